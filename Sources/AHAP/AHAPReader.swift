@@ -1,0 +1,101 @@
+import Foundation
+
+/// Reads AHAP files the way Core Haptics loads them, and says precisely what is wrong with them.
+///
+/// Apple's rules: unknown keys are ignored, missing entries take their defaults, out-of-range
+/// values are clamped, entries may come in any order. Each of those leniencies, and the
+/// "JSON-like" syntax real files use (trailing commas, `"Value"` for `"ParameterValue"`), is
+/// reported as a warning with its JSON path. Anything that cannot be given a meaning is an error
+/// with its path and, when read from text, line and column. All findings of a file are collected
+/// in one pass.
+public struct AHAPReader: Sendable {
+    /// The bounds enforced while reading.
+    public var limits: AHAPLimits
+
+    /// Makes a reader.
+    public init(limits: AHAPLimits = .default) { self.limits = limits }
+
+    /// The outcome of reading: the pattern when there were no errors, and every finding.
+    public struct Report: Sendable {
+        /// The pattern, nil when any error was found.
+        public var pattern: AHAPPattern?
+        /// Every finding, in source order.
+        public var diagnostics: [AHAPDiagnostic]
+        /// Only the errors.
+        public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
+        /// Only the warnings.
+        public var warnings: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .warning } }
+    }
+
+    /// Reads a file and returns the pattern, or throws every finding when there is an error.
+    public func read(contentsOf url: URL) throws(AHAPReadError) -> (pattern: AHAPPattern, warnings: [AHAPDiagnostic]) {
+        let report = diagnose(contentsOf: url)
+        guard let pattern = report.pattern else { throw AHAPReadError(diagnostics: report.diagnostics) }
+        return (pattern, report.warnings)
+    }
+
+    /// Reads AHAP text and returns the pattern, or throws every finding when there is an error.
+    public func read(data: Data, file: String? = nil) throws(AHAPReadError) -> (pattern: AHAPPattern, warnings: [AHAPDiagnostic]) {
+        let report = diagnose(data: data, file: file)
+        guard let pattern = report.pattern else { throw AHAPReadError(diagnostics: report.diagnostics) }
+        return (pattern, report.warnings)
+    }
+
+    /// Reads a file and reports every finding without throwing.
+    public func diagnose(contentsOf url: URL) -> Report {
+        let name = url.isFileURL ? url.relativePath : url.absoluteString
+        func unreadable(_ message: String) -> Report {
+            Report(pattern: nil, diagnostics: [AHAPDiagnostic(.fileUnreadable, path: .root, message: message, file: name)])
+        }
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        } catch {
+            return unreadable(FileManager.default.fileExists(atPath: url.path) ? "cannot read the file: permission denied or not a file" : "no such file")
+        }
+        if let type = attributes[.type] as? FileAttributeType, type == .typeDirectory {
+            return unreadable("is a directory, not an AHAP file")
+        }
+        if let size = (attributes[.size] as? NSNumber)?.intValue, size > limits.maxFileBytes {
+            return Report(pattern: nil, diagnostics: [AHAPDiagnostic(.limitExceeded, path: .root,
+                message: "file is \(size) bytes; the limit is \(limits.maxFileBytes) bytes", file: name)])
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            return unreadable("cannot read the file (permission denied?)")
+        }
+        return diagnose(data: data, file: name)
+    }
+
+    /// Reads AHAP text and reports every finding without throwing.
+    public func diagnose(data: Data, file: String? = nil) -> Report {
+        if data.count > limits.maxFileBytes {
+            return Report(pattern: nil, diagnostics: [AHAPDiagnostic(.limitExceeded, path: .root,
+                message: "input is \(data.count) bytes; the limit is \(limits.maxFileBytes) bytes", file: file)])
+        }
+        let bytes = [UInt8](data)
+        let source = SourceText(bytes)
+        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxNestingDepth)
+        var decoder = PatternDecoder(limits: limits, source: source, file: file)
+        let root: JSONValue
+        do {
+            root = try parser.parseDocument()
+        } catch {
+            for w in parser.warnings { decoder.report(w.0, w.1, offset: w.2, w.3) }
+            let code: AHAPDiagnostic.Code = error.message.hasPrefix("nesting deeper") ? .limitExceeded : .jsonSyntax
+            decoder.report(code, error.path, offset: error.offset, error.message)
+            return Report(pattern: nil, diagnostics: decoder.sortedDiagnostics)
+        }
+        for w in parser.warnings { decoder.report(w.0, w.1, offset: w.2, w.3) }
+        let pattern = decoder.decodePattern(root)
+        let diagnostics = decoder.sortedDiagnostics
+        return Report(pattern: diagnostics.contains { $0.severity == .error } ? nil : pattern, diagnostics: diagnostics)
+    }
+
+    /// Applies the loading rules to an already-parsed JSON document (used for patterns built in code).
+    public func diagnose(json: JSONValue, file: String? = nil) -> Report {
+        var decoder = PatternDecoder(limits: limits, source: nil, file: file)
+        let pattern = decoder.decodePattern(json)
+        let diagnostics = decoder.sortedDiagnostics
+        return Report(pattern: diagnostics.contains { $0.severity == .error } ? nil : pattern, diagnostics: diagnostics)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Finds the audio file an `EventWaveformPath` names, inside a fixed list of resource roots.
+///
+/// Roots are searched in order: the AHAP file's own folder first, then each `--resources` folder.
+/// A path must be relative and may not climb with `..`; after symbolic links are resolved the file
+/// must still lie inside the root it was found under. A path that breaks these rules is an error,
+/// never a file read.
+public struct AHAPResourceResolver: Sendable {
+    /// The folders searched, in order.
+    public var roots: [URL]
+
+    /// Makes a resolver over these roots, in search order.
+    public init(roots: [URL]) { self.roots = roots }
+
+    /// The usual roots for an AHAP file: its own folder, then the extra resource folders.
+    public init(ahapFile: URL, resources: [URL]) {
+        self.roots = [ahapFile.deletingLastPathComponent()] + resources
+    }
+
+    /// Why a resolution failed.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The path is empty, absolute or contains `..` (the associated text says which).
+        case unsafe(String)
+        /// Found, but a symbolic link takes it outside its root.
+        case outsideRoots(path: String, root: String, target: String)
+        /// Not found under any root.
+        case notFound(path: String, searched: [String])
+
+        /// A sentence for the user.
+        public var description: String {
+            switch self {
+            case .unsafe(let why): return why
+            case .outsideRoots(let path, let root, let target):
+                return "\"\(path)\" under \(root) is a symbolic link to \(target), outside the resource roots; refusing to read it"
+            case .notFound(let path, let searched):
+                return "\"\(path)\" not found; searched \(searched.joined(separator: ", ")) (add folders with --resources DIR)"
+            }
+        }
+
+        /// The diagnostic code for this failure.
+        public var code: AHAPDiagnostic.Code {
+            switch self {
+            case .unsafe: return .unsafeWaveformPath
+            case .outsideRoots: return .resourceOutsideRoots
+            case .notFound: return .resourceNotFound
+            }
+        }
+    }
+
+    /// Why a path may never be resolved, judged from its text alone, or nil when it is acceptable.
+    public static func staticProblem(with path: String) -> String? {
+        if path.isEmpty { return "is empty" }
+        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute; waveform paths are relative to the AHAP file's folder or a --resources folder" }
+        if path.contains("\0") { return "contains a NUL character" }
+        if path.split(separator: "/", omittingEmptySubsequences: false).contains("..") {
+            return "climbs out of its folder with '..'; waveform paths must stay inside the resource folders"
+        }
+        return nil
+    }
+
+    /// The file a waveform path names, or why there is none.
+    public func resolve(_ path: String) -> Result<URL, Failure> {
+        if let problem = Self.staticProblem(with: path) { return .failure(.unsafe("\"\(path)\" \(problem)")) }
+        let fm = FileManager.default
+        for root in roots {
+            let candidate = root.appendingPathComponent(path)
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let realRoot = root.resolvingSymlinksInPath().standardizedFileURL.path
+            let realFile = candidate.resolvingSymlinksInPath().standardizedFileURL.path
+            let prefix = realRoot.hasSuffix("/") ? realRoot : realRoot + "/"
+            guard realFile.hasPrefix(prefix) else {
+                return .failure(.outsideRoots(path: path, root: root.path, target: realFile))
+            }
+            return .success(URL(fileURLWithPath: realFile))
+        }
+        return .failure(.notFound(path: path, searched: roots.map(\.path)))
+    }
+
+    /// Resolves every audio file of a pattern; failures become diagnostics at the event's JSON path.
+    public func check(_ pattern: AHAPPattern, file: String? = nil) -> (resolved: [String: URL], diagnostics: [AHAPDiagnostic]) {
+        var resolved: [String: URL] = [:]
+        var diagnostics: [AHAPDiagnostic] = []
+        for (i, entry) in pattern.entries.enumerated() {
+            guard case .event(let e) = entry, let p = e.waveformPath else { continue }
+            switch resolve(p) {
+            case .success(let url): resolved[p] = url
+            case .failure(let f):
+                diagnostics.append(AHAPDiagnostic(f.code, path: AHAPPath("Pattern[\(i)].Event.EventWaveformPath"), message: f.description, file: file))
+            }
+        }
+        return (resolved, diagnostics)
+    }
+}

@@ -1,0 +1,3 @@
+import HapSyncCLI
+import Foundation
+exit(HapSyncCLI.main(Array(CommandLine.arguments.dropFirst())))
