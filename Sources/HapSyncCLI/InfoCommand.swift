@@ -86,7 +86,9 @@ enum InfoCommand {
 
     static func text(file: String, pattern: AHAPPattern, duration: Double, exact: Bool, audio: [Audio], check: FileCheck) -> String {
         var out = ""
-        func line(_ label: String, _ value: String) { out += label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n" }
+        func line(_ label: String, _ value: String) {
+            out += value.isEmpty ? label + "\n" : label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n"
+        }
         line("file", file)
         line("version", AHAPWriter.formatNumber(pattern.version))
         line("duration", seconds(duration) + (exact ? "" : " (at least: an audio file's length is unknown)"))
