@@ -1,0 +1,56 @@
+import AHAP
+import Foundation
+import Testing
+
+@Suite("Reading files")
+struct ReaderFileTests {
+    @Test func missingFileIsUnreadable() {
+        let report = AHAPReader().diagnose(contentsOf: URL(fileURLWithPath: "/nonexistent/x.ahap"))
+        #expect(report.errors.map(\.code) == [.fileUnreadable])
+        #expect(report.errors.first?.message == "no such file")
+        #expect(report.errors.first?.file == "/nonexistent/x.ahap")
+    }
+
+    @Test func directoryIsUnreadable() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let report = AHAPReader().diagnose(contentsOf: dir)
+        #expect(report.errors.map(\.code) == [.fileUnreadable])
+        #expect(report.errors.first?.message == "is a directory, not an AHAP file")
+    }
+
+    @Test func oversizedFileIsRejectedBeforeReading() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("big.ahap")
+        try Data(repeating: 0x20, count: 2048).write(to: url)
+        let limits = AHAPLimits(maxFileBytes: 1024, maxEntries: 10, maxCurvePoints: 10, maxNestingDepth: 10)
+        let report = AHAPReader(limits: limits).diagnose(contentsOf: url)
+        #expect(report.errors.map(\.code) == [.limitExceeded])
+        #expect(report.errors.first?.message == "file is 2048 bytes; the limit is 1024 bytes")
+    }
+
+    @Test func throwingReadCarriesAllFindings() {
+        do {
+            _ = try AHAPReader().read(data: Data(document(#"{ "Event": { "Time": -1, "EventType": "X" } }"#).utf8), file: "f.ahap")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.errors.map(\.code) == [.negativeTime, .unknownEventType])
+        }
+    }
+
+    @Test func byteOrderMarkAndUnicodeEscapes() throws {
+        let text = "\u{FEFF}" + #"{ "Metadata": { "Title": "caf\u00e9 \ud83c\udf89 \"q\"" }, "Pattern": [] }"#
+        let report = diagnose(text)
+        #expect(report.errors.isEmpty)
+        let members = try #require(report.pattern?.metadata?.objectMembers)
+        #expect(members.first?.value == .string("café 🎉 \"q\""))
+    }
+
+    @Test func columnsCountCharactersNotBytes() throws {
+        let report = diagnose("{ \"Metadata\": { \"Ünïcödé\": 1 }, \"Pattern\": [ { \"Event\": { \"Time\": -1 } } ] }")
+        let d = try #require(report.errors.first { $0.code == .negativeTime })
+        #expect(d.line == 1)
+        #expect(d.column == 67, "66 characters precede the '-'; its UTF-8 bytes number 70")
+    }
+}

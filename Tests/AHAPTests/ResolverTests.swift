@@ -1,0 +1,77 @@
+import AHAP
+import Foundation
+import Testing
+
+@Suite("Resource resolution")
+struct ResolverTests {
+    /// root1/ahap/x.ahap, root1/ahap/here.wav, root2/sounds/there.wav, outside/secret.wav,
+    /// root2/sounds/link.wav -> outside/secret.wav, root2/inner -> root2/sounds (a link that stays inside).
+    func makeTree() throws -> (base: URL, ahapFile: URL, resources: URL) {
+        let base = try temporaryDirectory()
+        let fm = FileManager.default
+        for d in ["root1/ahap", "root2/sounds", "outside"] {
+            try fm.createDirectory(at: base.appendingPathComponent(d), withIntermediateDirectories: true)
+        }
+        for f in ["root1/ahap/here.wav", "root2/sounds/there.wav", "outside/secret.wav", "root2/sounds/both.wav", "root1/ahap/both.wav"] {
+            try Data("RIFF".utf8).write(to: base.appendingPathComponent(f))
+        }
+        try fm.createSymbolicLink(atPath: base.appendingPathComponent("root2/sounds/link.wav").path,
+                                  withDestinationPath: base.appendingPathComponent("outside/secret.wav").path)
+        try fm.createSymbolicLink(atPath: base.appendingPathComponent("root2/inner").path, withDestinationPath: "sounds")
+        return (base, base.appendingPathComponent("root1/ahap/x.ahap"), base.appendingPathComponent("root2"))
+    }
+
+    @Test func searchesTheAHAPFolderThenEachRoot() throws {
+        let t = try makeTree()
+        defer { try? FileManager.default.removeItem(at: t.base) }
+        let r = AHAPResourceResolver(ahapFile: t.ahapFile, resources: [t.resources])
+        #expect(try r.resolve("here.wav").get().lastPathComponent == "here.wav")
+        #expect(try r.resolve("sounds/there.wav").get().path.hasSuffix("root2/sounds/there.wav"))
+        #expect(try r.resolve("both.wav").get().path.hasSuffix("root1/ahap/both.wav"), "the AHAP file's own folder comes first")
+        #expect(try r.resolve("inner/there.wav").get().path.hasSuffix("root2/sounds/there.wav"), "a link that stays inside its root is fine")
+    }
+
+    @Test func symlinkOutOfTheRootsIsAnError() throws {
+        let t = try makeTree()
+        defer { try? FileManager.default.removeItem(at: t.base) }
+        let r = AHAPResourceResolver(ahapFile: t.ahapFile, resources: [t.resources])
+        guard case .failure(let f) = r.resolve("sounds/link.wav") else { Issue.record("a link out must not resolve"); return }
+        #expect(f.code == .resourceOutsideRoots)
+        #expect(f.description.contains("is a symbolic link to") && f.description.contains("outside/secret.wav") && f.description.contains("refusing to read it"))
+    }
+
+    @Test func unsafePathsAreRefusedWithoutTouchingTheDisk() {
+        let r = AHAPResourceResolver(roots: [URL(fileURLWithPath: "/")])
+        for (path, words) in [("/etc/passwd", "is absolute"), ("../x.wav", "'..'"), ("a/../../x.wav", "'..'"), ("", "is empty"), ("~/x.wav", "is absolute")] {
+            guard case .failure(let f) = r.resolve(path) else { Issue.record("\(path) must not resolve"); continue }
+            #expect(f.code == .unsafeWaveformPath)
+            #expect(f.description.contains(words), "\(f.description)")
+        }
+    }
+
+    @Test func notFoundListsTheRootsSearched() throws {
+        let t = try makeTree()
+        defer { try? FileManager.default.removeItem(at: t.base) }
+        let r = AHAPResourceResolver(ahapFile: t.ahapFile, resources: [t.resources])
+        guard case .failure(let f) = r.resolve("missing.wav") else { Issue.record("must not resolve"); return }
+        #expect(f.code == .resourceNotFound)
+        #expect(f.description.contains(t.base.appendingPathComponent("root1/ahap").path) && f.description.contains(t.resources.path))
+        #expect(f.description.contains("--resources DIR"))
+    }
+
+    @Test func checkReportsEventPaths() throws {
+        let t = try makeTree()
+        defer { try? FileManager.default.removeItem(at: t.base) }
+        let pattern = try AHAPPatternBuilder()
+            .transient(at: 0)
+            .audioCustom(at: 0, path: "here.wav")
+            .audioCustom(at: 0.1, path: "nowhere.wav")
+            .audioCustom(at: 0.2, path: "sounds/link.wav")
+            .build()
+        let checked = AHAPResourceResolver(ahapFile: t.ahapFile, resources: [t.resources]).check(pattern, file: "x.ahap")
+        #expect(checked.resolved.keys.sorted() == ["here.wav"])
+        #expect(checked.diagnostics.map(\.code) == [.resourceNotFound, .resourceOutsideRoots])
+        #expect(checked.diagnostics.map(\.path.description) == ["Pattern[2].Event.EventWaveformPath", "Pattern[3].Event.EventWaveformPath"])
+        #expect(checked.diagnostics.map(\.severity) == [.warning, .error])
+    }
+}
