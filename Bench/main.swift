@@ -1,1 +1,158 @@
-print("bench")
+// hapsync-bench: HapSync's benchmarks, each figure beside a baseline measured in the same run.
+//
+//   swift run -c release hapsync-bench [--json FILE] [--corpus DIR] [NAME...]
+//
+// Benchmarks so far: parse (AHAP reading speed on the conformance corpus). Later issues add
+// dispatch, sync, drift, ring, trigger, render and cpu here.
+import AHAP
+import Foundation
+
+#if DEBUG
+let buildKind = "debug"
+#else
+let buildKind = "release"
+#endif
+
+/// Monotonic nanoseconds.
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Median of a non-empty list.
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+}
+
+/// One measured figure.
+struct Row {
+    var benchmark: String
+    var subject: String
+    var unit: String
+    var median: Double
+    var min: Double
+    var max: Double
+    var ratioToBaseline: Double?
+}
+
+/// Runs `body` (which processes `work` items) repeatedly: one warm-up, then `runs` timed runs of
+/// enough iterations to last about `target` seconds; returns items per second for each run.
+func throughput(work: Int, runs: Int = 7, target: Double = 0.25, _ body: () -> Void) -> [Double] {
+    body()
+    var iterations = 1
+    while true {
+        let t0 = now()
+        for _ in 0..<iterations { body() }
+        let dt = Double(now() - t0) / 1e9
+        if dt >= target / 4 || iterations >= 1 << 20 { iterations = max(1, Int(Double(iterations) * target / max(dt, 1e-9))); break }
+        iterations *= 4
+    }
+    return (0..<runs).map { _ in
+        let t0 = now()
+        for _ in 0..<iterations { body() }
+        return Double(work * iterations) / (Double(now() - t0) / 1e9)
+    }
+}
+
+/// The baseline's view of an AHAP file: plain Codable structs, decoded by Foundation with JSON5
+/// allowed (for trailing commas); no defaults, clamping, paths or positions.
+struct CodableAHAP: Decodable {
+    struct Param: Decodable { var ParameterID: String; var ParameterValue: Double?; var Time: Double? }
+    struct Point: Decodable { var Time: Double; var ParameterValue: Double }
+    struct Event: Decodable {
+        var Time: Double; var EventType: String; var EventDuration: Double?; var EventParameters: [Param]?
+        var EventWaveformPath: String?; var EventWaveformUseVolumeEnvelope: Bool?; var EventWaveformLoopEnabled: Bool?
+    }
+    struct Curve: Decodable { var Time: Double; var ParameterID: String; var ParameterCurveControlPoints: [Point] }
+    struct Entry: Decodable { var Event: Event?; var Parameter: Param?; var ParameterCurve: Curve? }
+    var Version: Double?
+    var Pattern: [Entry]
+}
+
+func parseBenchmark(corpus: URL) -> [Row] {
+    let files = (FileManager.default.enumerator(at: corpus, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? [])
+        .filter { $0.pathExtension == "ahap" }.sorted { $0.path < $1.path }
+    guard !files.isEmpty else {
+        FileHandle.standardError.write(Data("error: no .ahap files under \(corpus.path); pass --corpus DIR\n".utf8))
+        exit(1)
+    }
+    let data = files.map { FileManager.default.contents(atPath: $0.path)! }
+    let bytes = data.reduce(0) { $0 + $1.count }
+    let reader = AHAPReader()
+    var sink = 0
+    let ours = throughput(work: files.count) {
+        for d in data { sink &+= reader.diagnose(data: d).diagnostics.count }
+    }
+    let decoder = JSONDecoder()
+    decoder.allowsJSON5 = true
+    let foundation = throughput(work: files.count) {
+        for d in data { if let f = try? decoder.decode(CodableAHAP.self, from: d) { sink &+= f.Pattern.count } }
+    }
+    precondition(sink != 0)
+    func row(_ subject: String, _ xs: [Double], baseline: [Double]?) -> [Row] {
+        let mb = Double(bytes) / Double(files.count) / 1e6
+        let ratio = baseline.map { median(xs) / median($0) }
+        return [
+            Row(benchmark: "parse", subject: subject, unit: "files/s", median: median(xs), min: xs.min()!, max: xs.max()!, ratioToBaseline: ratio),
+            Row(benchmark: "parse", subject: subject, unit: "MB/s", median: median(xs) * mb, min: xs.min()! * mb, max: xs.max()! * mb, ratioToBaseline: ratio),
+        ]
+    }
+    print("parse: \(files.count) files, \(bytes) bytes, read from memory; 1 warm-up + 7 timed runs each")
+    return row("AHAPReader (JSON + AHAP rules + diagnostics)", ours, baseline: foundation)
+        + row("baseline: JSONDecoder allowsJSON5 into Codable structs (no checks)", foundation, baseline: nil)
+}
+
+// MARK: - Main
+
+var args = Array(CommandLine.arguments.dropFirst())
+var jsonPath: String?
+var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs")
+var names: [String] = []
+while let a = args.first {
+    args.removeFirst()
+    switch a {
+    case "-h", "--help":
+        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse")
+        exit(0)
+    case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
+    case "--corpus": corpus = URL(fileURLWithPath: args.isEmpty ? "." : args.removeFirst())
+    default: names.append(a)
+    }
+}
+let all = ["parse"]
+if names.isEmpty { names = all }
+for n in names where !all.contains(n) {
+    FileHandle.standardError.write(Data("error: unknown benchmark '\(n)'; known: \(all.joined(separator: ", "))\n".utf8))
+    exit(64)
+}
+if buildKind == "debug" {
+    print(String(repeating: "!", count: 72))
+    print("!!! DEBUG BUILD: numbers are meaningless. Use: swift run -c release hapsync-bench")
+    print(String(repeating: "!", count: 72))
+}
+var uts = utsname()
+uname(&uts)
+let kernel = withUnsafeBytes(of: uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(kernel), \(buildKind) build")
+
+var rows: [Row] = []
+if names.contains("parse") { rows += parseBenchmark(corpus: corpus) }
+
+func fmt(_ x: Double) -> String { x >= 100 ? String(Int(x.rounded())) : String((x * 100).rounded() / 100) }
+print("")
+print("| benchmark | subject | unit | median | min | max | vs baseline |")
+print("|---|---|---|---:|---:|---:|---:|")
+for r in rows {
+    print("| \(r.benchmark) | \(r.subject) | \(r.unit) | \(fmt(r.median)) | \(fmt(r.min)) | \(fmt(r.max)) | \(r.ratioToBaseline.map { fmt($0) + "x" } ?? "-") |")
+}
+if let jsonPath {
+    let doc: JSONValue = .object([
+        ("machine", .object([("cores", .integer(ProcessInfo.processInfo.activeProcessorCount)), ("kernel", .string(kernel)), ("build", .string(buildKind))])),
+        ("results", .array(rows.map { r in
+            .object([("benchmark", .string(r.benchmark)), ("subject", .string(r.subject)), ("unit", .string(r.unit)),
+                     ("median", .number(r.median)), ("min", .number(r.min)), ("max", .number(r.max)),
+                     ("ratioToBaseline", r.ratioToBaseline.map { .number($0) } ?? JSONValue(.null))])
+        })),
+    ])
+    FileManager.default.createFile(atPath: jsonPath, contents: Data(JSONWriter.string(doc).utf8))
+    print("\nwrote \(jsonPath)")
+}
