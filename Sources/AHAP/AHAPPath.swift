@@ -17,9 +17,10 @@ public struct AHAPPath: Sendable, Hashable, CustomStringConvertible {
     /// Makes a path from its steps.
     public init(components: [Component]) { self.components = components }
 
-    /// Parses the printed form (`Pattern[4].Event.Time`); keys may not contain `.` or `[`.
+    /// Parses the printed form (`Pattern[4].Event.Time`, `(root)`); keys may not contain `.` or `[`.
     public init(_ text: String) {
         var comps: [Component] = []
+        if text == "(root)" { self.components = comps; return }
         for part in text.split(separator: ".", omittingEmptySubsequences: true) {
             var rest = Substring(part)
             if let bracket = rest.firstIndex(of: "[") {

@@ -25,6 +25,37 @@ public struct AHAPReader: Sendable {
         public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
         /// Only the warnings.
         public var warnings: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .warning } }
+        /// The parsed document (nil when the text is not JSON), kept to locate paths.
+        var root: JSONValue?
+        var source: SourceText?
+
+        /// Line and column where the value at `path` starts in the source text, if it is there.
+        public func location(of path: AHAPPath) -> (line: Int, column: Int)? {
+            guard var node = root, let source else { return nil }
+            for component in path.components {
+                switch (component, node.kind) {
+                case (.key(let k), .object(let members)):
+                    guard let m = members.last(where: { $0.key == k }) else { return nil }
+                    node = m.value
+                case (.index(let i), .array(let items)) where items.indices.contains(i):
+                    node = items[i]
+                default:
+                    return nil
+                }
+            }
+            return node.offset.map { source.lineColumn(of: $0) }
+        }
+
+        /// The same diagnostics with line and column filled in from their paths where missing.
+        public func located(_ diagnostics: [AHAPDiagnostic]) -> [AHAPDiagnostic] {
+            diagnostics.map { d in
+                guard d.line == nil, let lc = location(of: d.path) else { return d }
+                var located = d
+                located.line = lc.line
+                located.column = lc.column
+                return located
+            }
+        }
     }
 
     /// Reads a file and returns the pattern, or throws every finding when there is an error.
@@ -88,7 +119,8 @@ public struct AHAPReader: Sendable {
         for w in parser.warnings { decoder.report(w.0, w.1, offset: w.2, w.3) }
         let pattern = decoder.decodePattern(root)
         let diagnostics = decoder.sortedDiagnostics
-        return Report(pattern: diagnostics.contains { $0.severity == .error } ? nil : pattern, diagnostics: diagnostics)
+        return Report(pattern: diagnostics.contains { $0.severity == .error } ? nil : pattern, diagnostics: diagnostics,
+                      root: root, source: source)
     }
 
     /// Applies the loading rules to an already-parsed JSON document (used for patterns built in code).

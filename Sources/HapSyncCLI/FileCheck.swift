@@ -20,7 +20,7 @@ struct FileCheck {
             let resolver = AHAPResourceResolver(ahapFile: url, resources: resources)
             let checked = resolver.check(pattern, file: file)
             audio = checked.resolved
-            diagnostics += checked.diagnostics
+            diagnostics += report.located(checked.diagnostics)
         }
         if strict {
             diagnostics = diagnostics.map { d in

@@ -54,3 +54,23 @@ struct ReaderFileTests {
         #expect(d.column == 67, "66 characters precede the '-'; its UTF-8 bytes number 70")
     }
 }
+
+@Suite("Locating paths")
+struct LocationTests {
+    @Test func reportLocatesAnyPathInTheSource() throws {
+        let report = diagnose(document(#"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "x.wav" } }"#))
+        let loc = try #require(report.location(of: AHAPPath("Pattern[0].Event.EventWaveformPath")))
+        #expect(loc.line == 2 && loc.column == 74)
+        #expect(report.location(of: AHAPPath("Pattern[5]")) == nil)
+        let found = AHAPDiagnostic(.resourceNotFound, path: AHAPPath("Pattern[0].Event.EventWaveformPath"), message: "m")
+        #expect(report.located([found]).first?.line == 2)
+    }
+
+    @Test func pathsPrintAndParseBack() {
+        for text in ["Pattern[4].Event.EventParameters[0]", "(root)", "Metadata.Tags[2]", "[0][1]"] {
+            #expect(AHAPPath(text).description == text)
+        }
+        #expect(AHAPPath("(root)") == .root)
+        #expect(AHAPPath.root.key("Pattern").index(3).key("Event").description == "Pattern[3].Event")
+    }
+}
