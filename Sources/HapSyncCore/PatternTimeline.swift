@@ -1,0 +1,293 @@
+import AHAP
+
+/// What an AHAP pattern means over time, compiled once: the haptic actuator's state at any moment,
+/// the haptic command stream at a control rate, and the audio voices with their automation.
+///
+/// Building allocates; every query afterwards (`hapticState(at:)`, `commands(from:to:)`,
+/// `voiceState(_:at:)`, `value(of:at:)`) only reads immutable arrays, so the real-time threads can
+/// call them: they do not allocate, lock or block.
+///
+/// Semantics (also in README "Rendering"):
+/// - A transient is a tap of fixed logical length (`RenderOptions.transientLength`, 25 ms) with its
+///   intensity × HapticIntensityControl and sharpness + HapticSharpnessControl taken at its start;
+///   its EventDuration only pads the pattern.
+/// - A continuous event holds for EventDuration (30 s when the file gives none, the most Core
+///   Haptics allows) under its `Envelope`; its release runs after EventDuration. Attack and decay
+///   take Haptic/AudioAttackTimeControl and ...DecayTimeControl at the event's start, the release
+///   takes ...ReleaseTimeControl at the release's start (normalized values added, then clamped to 0...1).
+/// - Dynamic parameters (`ParameterTrack`) act on every event active at that time: intensity and
+///   volume controls multiply; sharpness, pan, pitch and brightness controls add and the result is
+///   clamped to the parameter's range.
+/// - Overlap: contributions (intensity × envelope × control) of all active haptic events are summed
+///   and saturate at 1; sharpness is the intensity-weighted mean of their sharpnesses.
+/// - Level commands sample the continuous events at the control rate on a fixed grid (k / rate) and
+///   are emitted only when intensity or sharpness moved more than `epsilon`, and always when the
+///   level returns to exactly 0; transient commands sit at their event's exact time.
+public final class PatternTimeline: Sendable {
+    /// The pattern this timeline was compiled from.
+    public let pattern: AHAPPattern
+    /// The options it was compiled with.
+    public let options: RenderOptions
+    /// Duration as Core Haptics defines it (see `AHAPPattern.duration`).
+    public let duration: Double
+    /// When everything has stopped: the last release, tap or audio voice (at least `duration`).
+    public let end: Double
+    /// The haptic command stream, sorted by time (level before transient at equal times).
+    public let commands: [HapticCommand]
+    /// The audio voices in pattern order.
+    public let voices: [AudioVoice]
+
+    struct ContinuousRecord: Sendable {
+        var start: Double
+        var end: Double
+        var intensity: Double
+        var sharpness: Double
+        var envelope: Envelope
+    }
+
+    struct TransientRecord: Sendable {
+        var start: Double
+        var end: Double
+        var intensity: Double
+        var sharpness: Double
+    }
+
+    private let tracks: [ParameterTrack]
+    private let continuous: [ContinuousRecord]
+    private let longestContinuous: Double
+    private let transients: [TransientRecord]
+
+    /// Compiles a pattern. `audioLength` gives the length in seconds of an `EventWaveformPath`'s
+    /// file at its natural rate (nil when unknown).
+    public init(pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
+                audioLength: (String) -> Double? = { _ in nil }) throws(RenderError) {
+        guard options.controlRate.isFinite, options.controlRate > 0, options.controlRate <= 100_000 else {
+            throw .invalidOption("control rate must be between 0 and 100000 Hz, got \(options.controlRate)")
+        }
+        guard options.epsilon >= 0, options.epsilon < 1 else { throw .invalidOption("epsilon must be in 0..<1, got \(options.epsilon)") }
+        guard options.transientLength > 0, options.transientLength <= 1 else {
+            throw .invalidOption("transient length must be in (0, 1] s, got \(options.transientLength)")
+        }
+        self.pattern = pattern
+        self.options = options
+        let tracks = AHAPDynamicParameterID.allCases.map { ParameterTrack($0, entries: pattern.entries) }
+        self.tracks = tracks
+        func control(_ id: AHAPDynamicParameterID, _ t: Double) -> Double { tracks[id.ordinal].value(at: t) }
+
+        var continuous: [ContinuousRecord] = []
+        var transients: [TransientRecord] = []
+        var voices: [AudioVoice] = []
+        for (index, entry) in pattern.entries.enumerated() {
+            guard case .event(let e) = entry else { continue }
+            switch e.type {
+            case .hapticTransient:
+                transients.append(TransientRecord(
+                    start: e.time, end: e.time + options.transientLength,
+                    intensity: e.value(.hapticIntensity) * control(.hapticIntensityControl, e.time),
+                    sharpness: clamp(e.value(.hapticSharpness) + control(.hapticSharpnessControl, e.time), 0...1)))
+            case .hapticContinuous:
+                let env = Self.envelope(e, attack: .hapticAttackTimeControl, decay: .hapticDecayTimeControl,
+                                        release: .hapticReleaseTimeControl, control: control)
+                continuous.append(ContinuousRecord(start: e.time, end: e.time + env.end, intensity: e.value(.hapticIntensity),
+                                                   sharpness: e.value(.hapticSharpness), envelope: env))
+            case .audioContinuous:
+                let env = Self.envelope(e, attack: .audioAttackTimeControl, decay: .audioDecayTimeControl,
+                                        release: .audioReleaseTimeControl, control: control)
+                voices.append(AudioVoice(entryIndex: index, source: .tone, start: e.time, end: e.time + env.end, fileLength: nil,
+                                         loop: false, useVolumeEnvelope: true, volume: e.value(.audioVolume), pan: e.value(.audioPan),
+                                         pitch: e.value(.audioPitch), brightness: e.value(.audioBrightness), envelope: env))
+            case .audioCustom:
+                let path = e.waveformPath ?? ""
+                let length = audioLength(path)
+                let rate = AudioVoice.playbackRate(pitch: clamp(e.value(.audioPitch) + control(.audioPitchControl, e.time), -1...1))
+                let end: Double? = e.duration.map { e.time + $0 } ?? length.map { e.time + $0 / rate }
+                voices.append(AudioVoice(entryIndex: index, source: .file(path), start: e.time, end: end, fileLength: length,
+                                         loop: e.loopEnabled, useVolumeEnvelope: e.useVolumeEnvelope, volume: e.value(.audioVolume),
+                                         pan: e.value(.audioPan), pitch: e.value(.audioPitch), brightness: e.value(.audioBrightness),
+                                         envelope: nil))
+            }
+        }
+        continuous.sort { $0.start < $1.start }
+        transients.sort { $0.start < $1.start }
+        self.continuous = continuous
+        self.transients = transients
+        self.longestContinuous = continuous.map { $0.end - $0.start }.max() ?? 0
+        self.voices = voices
+        let duration = pattern.duration(audioLength: audioLength)
+        self.duration = duration
+        self.end = max(duration, continuous.map(\.end).max() ?? 0, transients.map(\.end).max() ?? 0,
+                       voices.compactMap(\.end).max() ?? 0)
+
+        // The command stream: taps at their times, and the continuous level on the control grid
+        // over every stretch where a continuous event sounds.
+        var stretches: [(start: Double, end: Double)] = []
+        for r in continuous {
+            if let last = stretches.last, r.start <= last.end {
+                stretches[stretches.count - 1].end = max(last.end, r.end)
+            } else {
+                stretches.append((r.start, r.end))
+            }
+        }
+        let rate = options.controlRate
+        let grid = stretches.map { (first: Int(($0.start * rate).rounded(.up)), last: Int(($0.end * rate).rounded(.up))) }
+        let needed = transients.count + grid.reduce(0) { $0 + $1.last - $1.first + 1 }
+        guard needed <= options.maxCommands else { throw .tooManyCommands(needed: needed, limit: options.maxCommands) }
+
+        var commands: [HapticCommand] = []
+        commands.reserveCapacity(min(needed, 1 << 16))
+        for t in transients {
+            commands.append(HapticCommand(time: t.start, kind: .transient, intensity: t.intensity, sharpness: t.sharpness))
+        }
+        var last = (intensity: 0.0, sharpness: 0.0)
+        for g in grid {
+            for k in g.first...g.last {
+                let t = Double(k) / rate
+                let sums = Self.continuousSums(at: t, continuous, longest: longestContinuous, tracks: tracks)
+                let level = Self.combine(sums.sum, sums.weighted)
+                let moved = abs(level.intensity - last.intensity) > options.epsilon
+                    || (level.intensity > 0 && abs(level.sharpness - last.sharpness) > options.epsilon)
+                    || (level.intensity == 0 && last.intensity != 0)
+                if moved {
+                    commands.append(HapticCommand(time: t, kind: .level, intensity: level.intensity, sharpness: level.sharpness))
+                    last = level
+                }
+            }
+        }
+        commands.sort { ($0.time, $0.kind.rawValue) < ($1.time, $1.kind.rawValue) }
+        self.commands = commands
+    }
+
+    private static func envelope(_ e: AHAPEvent, attack: AHAPDynamicParameterID, decay: AHAPDynamicParameterID,
+                                 release: AHAPDynamicParameterID, control: (AHAPDynamicParameterID, Double) -> Double) -> Envelope {
+        let hold = e.duration ?? AHAPEvent.maximumContinuousDuration
+        return Envelope(attack: Envelope.seconds(e.value(.attackTime) + control(attack, e.time)),
+                        decay: Envelope.seconds(e.value(.decayTime) + control(decay, e.time)),
+                        release: Envelope.seconds(e.value(.releaseTime) + control(release, e.time + hold)),
+                        hold: hold, sustained: e.value(.sustained) >= 0.5)
+    }
+
+    /// First index whose start is after `t`, in an array sorted by start.
+    private static func upperBound<T>(_ items: [T], _ t: Double, start: (T) -> Double) -> Int {
+        var lo = 0, hi = items.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if start(items[mid]) <= t { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Sum of the continuous events' contributions at `t`, and that sum weighted by sharpness.
+    /// Does not allocate, lock or block.
+    private static func continuousSums(at t: Double, _ records: [ContinuousRecord], longest: Double,
+                                       tracks: [ParameterTrack]) -> (sum: Double, weighted: Double) {
+        let hi = upperBound(records, t) { $0.start }
+        var lo = upperBound(records, t - longest) { $0.start }
+        if lo > 0 { lo -= 1 }
+        guard lo < hi else { return (0, 0) }
+        let intensityControl = tracks[AHAPDynamicParameterID.hapticIntensityControl.ordinal].value(at: t)
+        let sharpnessControl = tracks[AHAPDynamicParameterID.hapticSharpnessControl.ordinal].value(at: t)
+        var sum = 0.0, weighted = 0.0
+        for i in lo..<hi where t < records[i].end {
+            let r = records[i]
+            let a = r.intensity * r.envelope.level(at: t - r.start) * intensityControl
+            sum += a
+            weighted += a * clamp(r.sharpness + sharpnessControl, 0...1)
+        }
+        return (sum, weighted)
+    }
+
+    /// The overlap rule: intensities summed and saturated at 1, sharpness the intensity-weighted mean.
+    @inline(__always) private static func combine(_ sum: Double, _ weighted: Double) -> (intensity: Double, sharpness: Double) {
+        (min(1, sum), sum > 0 ? min(1, max(0, weighted / sum)) : 0)
+    }
+
+    // MARK: - Queries (real-time safe)
+
+    /// What the haptic actuator should do at pattern time `t`. Does not allocate, lock or block.
+    public func hapticState(at t: Double) -> HapticState {
+        let c = Self.continuousSums(at: t, continuous, longest: longestContinuous, tracks: tracks)
+        var sum = c.sum, weighted = c.weighted
+        let hi = Self.upperBound(transients, t) { $0.start }
+        var lo = Self.upperBound(transients, t - options.transientLength) { $0.start }
+        if lo > 0 { lo -= 1 }
+        if lo < hi {
+            for i in lo..<hi where t < transients[i].end {
+                sum += transients[i].intensity
+                weighted += transients[i].intensity * transients[i].sharpness
+            }
+        }
+        let all = Self.combine(sum, weighted), continuousOnly = Self.combine(c.sum, c.weighted)
+        return HapticState(intensity: all.intensity, sharpness: all.sharpness,
+                           continuousIntensity: continuousOnly.intensity, continuousSharpness: continuousOnly.sharpness)
+    }
+
+    /// The commands with `t0 <= time < t1`, as a view into `commands`. Does not allocate, lock or block.
+    public func commands(from t0: Double, to t1: Double) -> ArraySlice<HapticCommand> {
+        func lowerBound(_ t: Double) -> Int {
+            var lo = 0, hi = commands.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if commands[mid].time < t { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+        let a = lowerBound(t0)
+        return commands[a..<max(a, lowerBound(t1))]
+    }
+
+    /// The value of a dynamic parameter at pattern time `t`. Does not allocate, lock or block.
+    public func value(of id: AHAPDynamicParameterID, at t: Double) -> Double {
+        tracks[id.ordinal].value(at: t)
+    }
+
+    /// The settings of voice `index` at pattern time `t` (gain 0 outside the voice). Does not
+    /// allocate, lock or block.
+    public func voiceState(_ index: Int, at t: Double) -> AudioVoiceState {
+        let v = voices[index]
+        let pan = clamp(v.pan + value(of: .audioPanControl, at: t), -1...1)
+        let pitch = clamp(v.pitch + value(of: .audioPitchControl, at: t), -1...1)
+        let brightness = clamp(v.brightness + value(of: .audioBrightnessControl, at: t), 0...1)
+        guard t >= v.start, t < (v.end ?? .infinity) else { return AudioVoiceState(gain: 0, pan: pan, pitch: pitch, brightness: brightness) }
+        var shape = 1.0
+        if let env = v.envelope {
+            shape = env.level(at: t - v.start)
+        } else if v.useVolumeEnvelope {
+            // Fades at the voice's start and at the end of what it plays: its end, or where a
+            // non-looping file runs out first.
+            var soundEnd = v.end ?? .infinity
+            if !v.loop, let length = v.fileLength {
+                soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: clamp(v.pitch + value(of: .audioPitchControl, at: v.start), -1...1)))
+            }
+            let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
+            if fade > 0 {
+                shape = min(1, (t - v.start) / fade, max(0, (soundEnd - t) / fade))
+            }
+        }
+        return AudioVoiceState(gain: v.volume * value(of: .audioVolumeControl, at: t) * shape, pan: pan, pitch: pitch, brightness: brightness)
+    }
+}
+
+/// `x` limited to `range`.
+@inline(__always) func clamp(_ x: Double, _ range: ClosedRange<Double>) -> Double {
+    min(max(x, range.lowerBound), range.upperBound)
+}
+
+extension AHAPDynamicParameterID {
+    /// Position in `allCases`, for table lookups without searching.
+    var ordinal: Int {
+        switch self {
+        case .hapticIntensityControl: return 0
+        case .hapticSharpnessControl: return 1
+        case .hapticAttackTimeControl: return 2
+        case .hapticDecayTimeControl: return 3
+        case .hapticReleaseTimeControl: return 4
+        case .audioVolumeControl: return 5
+        case .audioPanControl: return 6
+        case .audioPitchControl: return 7
+        case .audioBrightnessControl: return 8
+        case .audioAttackTimeControl: return 9
+        case .audioDecayTimeControl: return 10
+        case .audioReleaseTimeControl: return 11
+        }
+    }
+}
