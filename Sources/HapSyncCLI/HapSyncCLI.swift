@@ -41,6 +41,8 @@ public enum HapSyncCLI {
     static let commands: [(name: String, summary: String)] = [
         ("validate", "check AHAP files and list every error and warning with its JSON path"),
         ("info", "describe a pattern: duration, events, parameters, curves, audio files"),
+        ("render", "the offline haptic command stream and audio-voice plan (jsonl or csv)"),
+        ("plot", "draw a pattern as SVG: intensity, sharpness, transients, audio voices"),
     ]
 
     static let mainHelp = """
@@ -78,6 +80,10 @@ public enum HapSyncCLI {
                 return try ValidateCommand.run(rest, console: console)
             case "info":
                 return try InfoCommand.run(rest, console: console)
+            case "render":
+                return try RenderCommand.run(rest, console: console)
+            case "plot":
+                return try PlotCommand.run(rest, console: console)
             default:
                 var message = "error: unknown command '\(first)'\n"
                 if let near = commands.first(where: { $0.name.hasPrefix(first.prefix(3)) }) { message += "hint: did you mean 'hapsync \(near.name)'?\n" }
@@ -95,6 +101,8 @@ public enum HapSyncCLI {
         switch command {
         case "validate": return ValidateCommand.help
         case "info": return InfoCommand.help
+        case "render": return RenderCommand.help
+        case "plot": return PlotCommand.help
         default: return nil
         }
     }

@@ -1,0 +1,145 @@
+import AHAP
+import Foundation
+import HapSyncCore
+
+/// `hapsync render FILE`: the offline haptic command stream and audio-voice plan, no device.
+enum RenderCommand {
+    static let help = """
+        USAGE: hapsync render [--rate HZ] [--format jsonl|csv] [--out PATH] [--force] [--resources DIR]... FILE
+
+        Renders what a pattern means over time, with no device: the haptic command stream
+        (level changes of the continuous signal on a control-rate grid, emitted only when
+        intensity or sharpness moves more than 0.001, and transient taps at their exact
+        times) and the audio-voice plan (each voice's start, end, source and settings,
+        then its gain, pan, pitch and brightness whenever they change).
+
+        jsonl: one JSON object per line; the first is {"type":"pattern",...}, then one
+        {"type":"voice",...} per voice, then "level", "transient" and "voice-params"
+        records in time order. csv: columns
+        time,type,voice,intensity,sharpness,gain,pan,pitch,brightness,source
+        with types level, transient, voice-start, voice-params, voice-end.
+        Times are seconds of pattern time.
+
+        OPTIONS:
+          --rate HZ           control rate (default 1000)
+          --format FORMAT     jsonl (default) or csv
+          --out PATH          write to PATH instead of standard output; an existing file
+                              is not replaced unless --force is given
+          --force             replace PATH if it exists
+          --resources DIR     also look for audio files here (repeatable)
+          -h, --help          show this help
+
+        """
+
+    static func run(_ args: [String], console: HapSyncCLI.Console) throws(CommandLineArguments.UsageError) -> Int32 {
+        let parsed = try CommandLineArguments(args, options: [
+            .init(name: "rate", takesValue: true), .init(name: "format", takesValue: true), .init(name: "out", takesValue: true),
+            .init(name: "force", takesValue: false), .init(name: "resources", takesValue: true, repeatable: true),
+        ], command: "hapsync render")
+        if parsed.has("help") { console.out(help); return HapSyncCLI.ExitCode.success }
+        guard parsed.positional.count == 1, let file = parsed.positional.first else {
+            throw .init(message: parsed.positional.isEmpty ? "render needs a FILE" : "render takes one FILE (got \(parsed.positional.count))")
+        }
+        let format = parsed.all("format").first ?? "jsonl"
+        guard format == "jsonl" || format == "csv" else { throw .init(message: "--format must be jsonl or csv, not '\(format)'") }
+        let rate = try parseRate(parsed.all("rate").first)
+        let roots = try HapSyncCLI.resourceRoots(parsed.all("resources"))
+        let loaded: LoadedTimeline
+        switch LoadedTimeline.load(file, resources: roots, options: RenderOptions(controlRate: rate), console: console) {
+        case .success(let l): loaded = l
+        case .failure(let status): return status.code
+        }
+        let text = format == "csv" ? csv(loaded) : jsonl(loaded, file: file)
+        if let problem = OutputTarget(path: parsed.all("out").first, force: parsed.has("force")).write(text, console: console) {
+            console.err("error: \(problem)\n")
+            return HapSyncCLI.ExitCode.failure
+        }
+        return HapSyncCLI.ExitCode.success
+    }
+
+    static func parseRate(_ text: String?) throws(CommandLineArguments.UsageError) -> Double {
+        guard let text else { return 1000 }
+        guard let r = Double(text), r.isFinite, r > 0, r <= 100_000 else {
+            throw .init(message: "--rate must be a number of Hz between 0 and 100000, not '\(text)'")
+        }
+        return r
+    }
+
+    /// Records of the stream in time order: commands and voice automation merged.
+    enum Record {
+        case command(HapticCommand)
+        case voice(VoiceAutomationPoint)
+        var time: Double {
+            switch self {
+            case .command(let c): return c.time
+            case .voice(let v): return v.time
+            }
+        }
+    }
+
+    static func records(_ t: PatternTimeline) -> [Record] {
+        (t.commands.map(Record.command) + t.voiceAutomation().map(Record.voice)).enumerated()
+            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+    }
+
+    static func sourceJSON(_ v: AudioVoice) -> (String, String?) {
+        if case .file(let p) = v.source { return ("file", p) }
+        return ("tone", nil)
+    }
+
+    static func jsonl(_ l: LoadedTimeline, file: String) -> String {
+        let t = l.timeline
+        func line(_ members: [(String, JSONValue)]) -> String { JSONWriter.string(.object(members), pretty: false) + "\n" }
+        func num(_ x: Double) -> JSONValue { JSONValue(.number(JSONNumber(x, literal: number(x)))) }
+        var out = line([("type", .string("pattern")), ("file", .string(file)), ("duration", num(t.duration)), ("end", num(t.end)),
+                        ("rate", num(t.options.controlRate)), ("transientLength", num(t.options.transientLength)),
+                        ("commands", .integer(t.commands.count)), ("voices", .integer(t.voices.count))])
+        for (i, v) in t.voices.enumerated() {
+            let (kind, path) = sourceJSON(v)
+            var m: [(String, JSONValue)] = [("type", .string("voice")), ("voice", .integer(i)), ("entry", .string("Pattern[\(v.entryIndex)].Event")),
+                                            ("source", .string(kind))]
+            if let path {
+                m.append(("path", .string(path)))
+                m.append(("resolved", l.audio[path].map { .string($0.path) } ?? JSONValue(.null)))
+                m.append(("fileLength", v.fileLength.map(num) ?? JSONValue(.null)))
+            }
+            m += [("start", num(v.start)), ("end", v.end.map(num) ?? JSONValue(.null)), ("loop", .bool(v.loop)),
+                  ("volumeEnvelope", .bool(v.useVolumeEnvelope)), ("volume", num(v.volume)), ("pan", num(v.pan)),
+                  ("pitch", num(v.pitch)), ("brightness", num(v.brightness))]
+            out += line(m)
+        }
+        for r in records(t) {
+            switch r {
+            case .command(let c):
+                out += line([("type", .string(c.kind == .level ? "level" : "transient")), ("t", num(c.time)),
+                             ("intensity", num(c.intensity)), ("sharpness", num(c.sharpness))])
+            case .voice(let p):
+                out += line([("type", .string("voice-params")), ("voice", .integer(p.voice)), ("t", num(p.time)),
+                             ("gain", num(p.state.gain)), ("pan", num(p.state.pan)), ("pitch", num(p.state.pitch)),
+                             ("brightness", num(p.state.brightness))])
+            }
+        }
+        return out
+    }
+
+    static func csv(_ l: LoadedTimeline) -> String {
+        let t = l.timeline
+        var rows: [(Double, Int, String)] = []
+        for (i, v) in t.voices.enumerated() {
+            let (kind, path) = sourceJSON(v)
+            let source = path.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" } ?? kind
+            rows.append((v.start, rows.count, "\(number(v.start)),voice-start,\(i),,,\(number(v.volume)),\(number(v.pan)),\(number(v.pitch)),\(number(v.brightness)),\(source)"))
+            if let end = v.end { rows.append((end, rows.count, "\(number(end)),voice-end,\(i),,,,,,,\(source)")) }
+        }
+        for r in records(t) {
+            switch r {
+            case .command(let c):
+                rows.append((c.time, rows.count, "\(number(c.time)),\(c.kind == .level ? "level" : "transient"),,\(number(c.intensity)),\(number(c.sharpness)),,,,,"))
+            case .voice(let p):
+                rows.append((p.time, rows.count, "\(number(p.time)),voice-params,\(p.voice),,,\(number(p.state.gain)),\(number(p.state.pan)),\(number(p.state.pitch)),\(number(p.state.brightness)),"))
+            }
+        }
+        return "time,type,voice,intensity,sharpness,gain,pan,pitch,brightness,source\n"
+            + rows.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map { $0.2 + "\n" }.joined()
+    }
+}
