@@ -2,10 +2,12 @@
 //
 //   swift run -c release hapsync-bench [--json FILE] [--corpus DIR] [NAME...]
 //
-// Benchmarks so far: parse (AHAP reading speed on the conformance corpus). Later issues add
+// Benchmarks so far: parse (AHAP reading speed on the conformance corpus), render (compiling
+// the corpus into timelines and command streams at 1 kHz, as a multiple of real time). Later issues add
 // dispatch, sync, drift, ring, trigger, render and cpu here.
 import AHAP
 import Foundation
+import HapSyncCore
 
 #if DEBUG
 let buildKind = "debug"
@@ -33,23 +35,30 @@ struct Row {
     var ratioToBaseline: Double?
 }
 
-/// Runs `body` (which processes `work` items) repeatedly: one warm-up, then `runs` timed runs of
-/// enough iterations to last about `target` seconds; returns items per second for each run.
-func throughput(work: Int, runs: Int = 7, target: Double = 0.25, _ body: () -> Void) -> [Double] {
-    body()
-    var iterations = 1
-    while true {
-        let t0 = now()
-        for _ in 0..<iterations { body() }
-        let dt = Double(now() - t0) / 1e9
-        if dt >= target / 4 || iterations >= 1 << 20 { iterations = max(1, Int(Double(iterations) * target / max(dt, 1e-9))); break }
-        iterations *= 4
+/// Times several bodies (each processing `work` items) interleaved, so that all of them see the
+/// same machine load: one warm-up each, then `runs` rounds, each round timing every body once for
+/// enough iterations to last about `target` seconds. Returns items per second per body per round.
+func interleaved(work: Int, runs: Int = 7, target: Double = 0.25, _ bodies: [() -> Void]) -> [[Double]] {
+    let iterations = bodies.map { body -> Int in
+        body()
+        var n = 1
+        while true {
+            let t0 = now()
+            for _ in 0..<n { body() }
+            let dt = Double(now() - t0) / 1e9
+            if dt >= target / 4 || n >= 1 << 20 { return max(1, Int(Double(n) * target / max(dt, 1e-9))) }
+            n *= 4
+        }
     }
-    return (0..<runs).map { _ in
-        let t0 = now()
-        for _ in 0..<iterations { body() }
-        return Double(work * iterations) / (Double(now() - t0) / 1e9)
+    var results = Array(repeating: [Double](), count: bodies.count)
+    for _ in 0..<runs {
+        for (i, body) in bodies.enumerated() {
+            let t0 = now()
+            for _ in 0..<iterations[i] { body() }
+            results[i].append(Double(work * iterations[i]) / (Double(now() - t0) / 1e9))
+        }
     }
+    return results
 }
 
 /// The baseline's view of an AHAP file: plain Codable structs, decoded by Foundation with JSON5
@@ -78,26 +87,47 @@ func parseBenchmark(corpus: URL) -> [Row] {
     let bytes = data.reduce(0) { $0 + $1.count }
     let reader = AHAPReader()
     var sink = 0
-    let ours = throughput(work: files.count) {
-        for d in data { sink &+= reader.diagnose(data: d).diagnostics.count }
-    }
     let decoder = JSONDecoder()
     decoder.allowsJSON5 = true
-    let foundation = throughput(work: files.count) {
-        for d in data { if let f = try? decoder.decode(CodableAHAP.self, from: d) { sink &+= f.Pattern.count } }
-    }
+    let measured = interleaved(work: files.count, [
+        { for d in data { sink &+= reader.diagnose(data: d).diagnostics.count } },
+        { for d in data { if let f = try? decoder.decode(CodableAHAP.self, from: d) { sink &+= f.Pattern.count } } },
+    ])
+    let ours = measured[0], foundation = measured[1]
     precondition(sink != 0)
     func row(_ subject: String, _ xs: [Double], baseline: [Double]?) -> [Row] {
         let mb = Double(bytes) / Double(files.count) / 1e6
-        let ratio = baseline.map { median(xs) / median($0) }
+        // The ratio is the median of the per-round ratios (each round ran both side by side).
+        let ratio = baseline.map { b in median(zip(xs, b).map { $0 / $1 }) }
         return [
             Row(benchmark: "parse", subject: subject, unit: "files/s", median: median(xs), min: xs.min()!, max: xs.max()!, ratioToBaseline: ratio),
             Row(benchmark: "parse", subject: subject, unit: "MB/s", median: median(xs) * mb, min: xs.min()! * mb, max: xs.max()! * mb, ratioToBaseline: ratio),
         ]
     }
-    print("parse: \(files.count) files, \(bytes) bytes, read from memory; 1 warm-up + 7 timed runs each")
+    print("parse: \(files.count) files, \(bytes) bytes, read from memory; 1 warm-up + 7 interleaved timed rounds")
     return row("AHAPReader (JSON + AHAP rules + diagnostics)", ours, baseline: foundation)
         + row("baseline: JSONDecoder allowsJSON5 into Codable structs (no checks)", foundation, baseline: nil)
+}
+
+func renderBenchmark(corpus: URL) -> [Row] {
+    let files = (FileManager.default.enumerator(at: corpus, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? [])
+        .filter { $0.pathExtension == "ahap" }.sorted { $0.path < $1.path }
+    let patterns = files.compactMap { try? AHAPReader().read(contentsOf: $0).pattern }
+    // Audio lengths as the corpus's files have them (read once, outside the timing).
+    let assets = corpus.deletingLastPathComponent().appendingPathComponent("StreamingAssets")
+    var lengths: [String: Double] = [:]
+    for p in patterns { for e in p.events { if let w = e.waveformPath, let i = try? AudioFileInfo(contentsOf: assets.appendingPathComponent(w)) { lengths[w] = i.duration } } }
+    let timelines = patterns.compactMap { try? PatternTimeline(pattern: $0, audioLength: { lengths[$0] }) }
+    let seconds = timelines.reduce(0) { $0 + $1.end }
+    var sink = 0
+    let perSecond = interleaved(work: 1, [{
+        for p in patterns { if let t = try? PatternTimeline(pattern: p, audioLength: { lengths[$0] }) { sink &+= t.commands.count } }
+    }])[0]
+    precondition(sink != 0)
+    let realTime = perSecond.map { $0 * seconds }
+    print("render: \(patterns.count) patterns, \(String(format: "%.3f", seconds)) s of pattern time (until the last release), 1 kHz control rate")
+    return [Row(benchmark: "render", subject: "PatternTimeline (timeline + command stream), whole corpus", unit: "x real time",
+                median: median(realTime), min: realTime.min()!, max: realTime.max()!, ratioToBaseline: nil)]
 }
 
 // MARK: - Main
@@ -111,14 +141,14 @@ while let a = args.first {
     args.removeFirst()
     switch a {
     case "-h", "--help":
-        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse")
+        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse, render")
         exit(0)
     case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
     case "--corpus": corpus = URL(fileURLWithPath: args.isEmpty ? "." : args.removeFirst())
     default: names.append(a)
     }
 }
-let all = ["parse"]
+let all = ["parse", "render"]
 if names.isEmpty { names = all }
 for n in names where !all.contains(n) {
     FileHandle.standardError.write(Data("error: unknown benchmark '\(n)'; known: \(all.joined(separator: ", "))\n".utf8))
@@ -136,6 +166,7 @@ print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(k
 
 var rows: [Row] = []
 if names.contains("parse") { rows += parseBenchmark(corpus: corpus) }
+if names.contains("render") { rows += renderBenchmark(corpus: corpus) }
 
 func fmt(_ x: Double) -> String { x >= 100 ? String(Int(x.rounded())) : String((x * 100).rounded() / 100) }
 print("")

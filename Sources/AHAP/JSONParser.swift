@@ -97,12 +97,16 @@ struct JSONParser {
             let value = try parseValue(depth: depth + 1)
             path.removeLast()
             let member = JSONMember(key: key, value: value, keyOffset: keyOffset)
-            if let earlier = indexByKey[key] {
+            // AHAP objects are small: search linearly, switching to a dictionary for large ones so
+            // that a hostile file cannot make this quadratic.
+            if members.count == 16 { for (i, m) in members.enumerated() { indexByKey[m.key] = i } }
+            let earlierIndex = members.count < 16 ? members.firstIndex { $0.key == key } : indexByKey[key]
+            if let earlier = earlierIndex {
                 warnings.append((.duplicateKey, currentPath.key(key), keyOffset,
                                  "key \"\(key)\" appears twice in this object; the last one is used"))
                 members[earlier] = member
             } else {
-                indexByKey[key] = members.count
+                if members.count >= 16 { indexByKey[key] = members.count }
                 members.append(member)
             }
             try skipTrivia()
@@ -141,6 +145,15 @@ struct JSONParser {
     private mutating func parseString() throws(SyntaxError) -> String {
         let open = pos
         pos += 1
+        // Fast path: no escapes before the closing quote; validate the bytes in place.
+        var end = pos
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            if let s = bytes.withUnsafeBufferPointer({ String(validating: UnsafeBufferPointer(rebasing: $0[pos..<end]), as: UTF8.self) }) {
+                pos = end + 1
+                return s
+            }
+        }
         var out: [UInt8] = []
         while true {
             guard pos < bytes.count else {

@@ -33,11 +33,13 @@ struct PatternDecoder {
 
     /// An object's members by key, with where it is.
     struct Object {
+        /// Members with unique keys (the parser already resolved duplicates).
         var members: [JSONMember]
-        var byKey: [String: JSONMember]
         var offset: Int?
         var path: AHAPPath
-        subscript(_ key: String) -> JSONValue? { byKey[key]?.value }
+        /// The member with this key; a linear search, as AHAP objects hold a handful of keys.
+        func member(_ key: String) -> JSONMember? { members.first { $0.key == key } }
+        subscript(_ key: String) -> JSONValue? { member(key)?.value }
     }
 
     private mutating func object(_ value: JSONValue, _ path: AHAPPath, _ what: String) -> Object? {
@@ -45,9 +47,7 @@ struct PatternDecoder {
             report(.wrongType, path, offset: value.offset, "\(what) must be an object, found \(value.typeDescription)")
             return nil
         }
-        var byKey: [String: JSONMember] = [:]
-        for m in members { byKey[m.key] = m }
-        return Object(members: members, byKey: byKey, offset: value.offset, path: path)
+        return Object(members: members, offset: value.offset, path: path)
     }
 
     private mutating func warnUnknownKeys(_ o: Object, known: [String], in what: String) {
@@ -85,17 +85,17 @@ struct PatternDecoder {
     // MARK: - Scalars
 
     /// A finite number, or nil after reporting why not.
-    private mutating func finiteNumber(_ value: JSONValue, _ path: AHAPPath, _ what: String) -> Double? {
+    private mutating func finiteNumber(_ value: JSONValue, _ path: @autoclosure () -> AHAPPath, _ what: String) -> Double? {
         guard case .number(let n) = value.kind else {
             var message = "\(what) must be a number, found \(value.typeDescription)"
             if case .string(let s) = value.kind, Double(s.replacingOccurrences(of: ",", with: ".")) != nil {
                 message += " (\"\(s)\"); write it without quotes"
             }
-            report(.wrongType, path, offset: value.offset, message)
+            report(.wrongType, path(), offset: value.offset, message)
             return nil
         }
         guard n.value.isFinite else {
-            report(.nonFiniteNumber, path, offset: value.offset, "\(what) \(n.literal ?? "\(n.value)") is out of range (not a finite number)")
+            report(.nonFiniteNumber, path(), offset: value.offset, "\(what) \(n.literal ?? "\(n.value)") is out of range (not a finite number)")
             return nil
         }
         return n.value
@@ -148,7 +148,7 @@ struct PatternDecoder {
     private mutating func parameterValue(_ o: Object, range: ClosedRange<Double>, default def: Double, name: String) -> Double? {
         var key = "ParameterValue"
         var v = o["ParameterValue"]
-        if let alias = o.byKey["Value"] {
+        if let alias = o.member("Value") {
             if v == nil {
                 report(.valueKeyAlias, o.path.key("Value"), offset: alias.keyOffset,
                        "key \"Value\" read as \"ParameterValue\" (Core Haptics' key is \"ParameterValue\")")
@@ -167,10 +167,10 @@ struct PatternDecoder {
         return clamp(x, range, o.path.key(key), offset: v.offset, name: name)
     }
 
-    private mutating func clamp(_ x: Double, _ range: ClosedRange<Double>, _ path: AHAPPath, offset: Int?, name: String) -> Double {
+    private mutating func clamp(_ x: Double, _ range: ClosedRange<Double>, _ path: @autoclosure () -> AHAPPath, offset: Int?, name: String) -> Double {
         guard !range.contains(x) else { return x }
         let c = min(max(x, range.lowerBound), range.upperBound)
-        report(.clamped, path, offset: offset,
+        report(.clamped, path(), offset: offset,
                "\(name) value \(Self.format(x)) is outside \(Self.format(range.lowerBound))...\(Self.format(range.upperBound)); clamped to \(Self.format(c))")
         return c
     }
@@ -223,7 +223,7 @@ struct PatternDecoder {
 
     private mutating func decodeEntry(_ value: JSONValue, _ path: AHAPPath) -> AHAPEntry? {
         guard let o = object(value, path, "a Pattern entry") else { return nil }
-        let kinds = Self.entryKinds.filter { o.byKey[$0] != nil }
+        let kinds = Self.entryKinds.filter { o.member($0) != nil }
         if kinds.count > 1 {
             report(.ambiguousEntry, path, offset: o.offset,
                    "one entry holds \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); put each in its own entry")
@@ -311,7 +311,7 @@ struct PatternDecoder {
             }
         } else if let type {
             for key in ["EventWaveformPath", "EventWaveformUseVolumeEnvelope", "EventWaveformLoopEnabled"] {
-                if let m = o.byKey[key] {
+                if let m = o.member(key) {
                     report(.inapplicableKey, path.key(key), offset: m.keyOffset, "\(key) applies only to AudioCustom events; ignored on \(type.rawValue)")
                 }
             }
