@@ -7,7 +7,8 @@ let package = Package(
     products: [
         // The library other Swift packages depend on. Later layers (rendering, runtime,
         // backends) join this product as they land.
-        .library(name: "HapSync", targets: ["AHAP", "HapSyncCore"]),
+        .library(name: "HapSync", targets: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput"]),
+        .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
     ],
@@ -17,13 +18,22 @@ let package = Package(
         // Pure core: what a pattern means over time (timeline, command stream, voices, plots).
         .target(name: "HapSyncCore", dependencies: ["AHAP"]),
         // Command-line logic as a library, so tests can run it in process.
-        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore"]),
+        // C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE sem_clockwait).
+        .target(name: "CHapSyncSystem"),
+        // Runtime: clock, scheduler thread, lock-free rings, output stage, engine and player API.
+        .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "CHapSyncSystem"]),
+        // Backends at the edge: trace (and later evdev).
+        .target(name: "HapticOutput", dependencies: ["HapSyncRuntime"]),
+        // Test doubles others may want: a manual clock and a recording backend.
+        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncRuntime"]),
+        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // Benchmarks (see Bench/README.md).
         .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore"], path: "Bench"),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
+        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
         // Depends on the executable so `swift test` builds the binary the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync"]),
     ]

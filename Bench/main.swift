@@ -184,6 +184,6 @@ if let jsonPath {
                      ("ratioToBaseline", r.ratioToBaseline.map { .number($0) } ?? JSONValue(.null))])
         })),
     ])
-    FileManager.default.createFile(atPath: jsonPath, contents: Data(JSONWriter.string(doc).utf8))
+    _ = FileManager.default.createFile(atPath: jsonPath, contents: Data(JSONWriter.string(doc).utf8))
     print("\nwrote \(jsonPath)")
 }

@@ -30,7 +30,8 @@ public final class PatternTimeline: Sendable {
     public let options: RenderOptions
     /// Duration as Core Haptics defines it (see `AHAPPattern.duration`).
     public let duration: Double
-    /// When everything has stopped: the last release, tap or audio voice (at least `duration`).
+    /// When everything has stopped: the last release, tap, audio voice or command (the final zero
+    /// level sits on the first grid point after the last release); at least `duration`.
     public let end: Double
     /// The haptic command stream, sorted by time (level before transient at equal times).
     public let commands: [HapticCommand]
@@ -115,8 +116,6 @@ public final class PatternTimeline: Sendable {
         self.voices = voices
         let duration = pattern.duration(audioLength: audioLength)
         self.duration = duration
-        self.end = max(duration, continuous.map(\.end).max() ?? 0, transients.map(\.end).max() ?? 0,
-                       voices.compactMap(\.end).max() ?? 0)
 
         // The command stream: taps at their times, and the continuous level on the control grid
         // over every stretch where a continuous event sounds.
@@ -155,6 +154,8 @@ public final class PatternTimeline: Sendable {
         }
         commands.sort { ($0.time, $0.kind.rawValue) < ($1.time, $1.kind.rawValue) }
         self.commands = commands
+        self.end = max(duration, continuous.map(\.end).max() ?? 0, transients.map(\.end).max() ?? 0,
+                       voices.compactMap(\.end).max() ?? 0, commands.last?.time ?? 0)
     }
 
     private static func envelope(_ e: AHAPEvent, attack: AHAPDynamicParameterID, decay: AHAPDynamicParameterID,

@@ -1,0 +1,20 @@
+// C shims for the few system calls Swift cannot reach directly. Each says why it exists.
+#ifndef CHAPSYNC_SYSTEM_H
+#define CHAPSYNC_SYSTEM_H
+
+#include <semaphore.h>
+#include <time.h>
+
+/// prctl(PR_SET_TIMERSLACK, ns) for the calling thread. prctl is variadic, which Swift cannot
+/// call. Returns 0 or -1 with errno set.
+int hapsync_set_timer_slack(unsigned long nanoseconds);
+
+/// sem_clockwait(sem, CLOCK_MONOTONIC, deadline): wait on a semaphore until an absolute
+/// CLOCK_MONOTONIC time. glibc declares it only under _GNU_SOURCE, which Swift's Glibc module
+/// does not define. Returns 0, or -1 with errno (ETIMEDOUT, EINTR).
+int hapsync_sem_wait_until(sem_t *sem, long long deadline_ns);
+
+/// Size of sem_t, so Swift can allocate one (it is an opaque union there).
+unsigned long hapsync_sem_size(void);
+
+#endif

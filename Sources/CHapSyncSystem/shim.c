@@ -1,0 +1,16 @@
+#define _GNU_SOURCE
+#include "CHapSyncSystem.h"
+#include <sys/prctl.h>
+
+int hapsync_set_timer_slack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}
+
+int hapsync_sem_wait_until(sem_t *sem, long long deadline_ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(deadline_ns / 1000000000LL);
+    ts.tv_nsec = (long)(deadline_ns % 1000000000LL);
+    return sem_clockwait(sem, CLOCK_MONOTONIC, &ts);
+}
+
+unsigned long hapsync_sem_size(void) { return sizeof(sem_t); }

@@ -1,0 +1,471 @@
+import AHAP
+import Foundation
+import HapSyncCore
+import Synchronization
+
+/// Plays haptic patterns on one monotonic clock, the way Core Haptics' `CHHapticEngine` does.
+///
+/// ```swift
+/// let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: "out.jsonl")))
+/// try engine.start()
+/// let player = try engine.makePlayer(with: pattern)
+/// try player.start(atTime: HapticEngine.timeImmediate)
+/// ```
+///
+/// Threads (real-time mode): a scheduler thread (SCHED_FIFO where granted) sleeps to each
+/// command's deadline with clock_nanosleep(TIMER_ABSTIME), spins the last stretch and releases the
+/// command into a lock-free ring; an output thread hands commands to the backend; a notifier thread
+/// runs completion and engine handlers. API calls from any thread reach the scheduler through a
+/// second ring and never wait for it: starting a player posts a message and returns.
+///
+/// Manual mode (`Threading.manual`, with a `ManualClock`) runs no threads: `pump()` does one
+/// scheduling pass, output pass and notification pass at the clock's time, so tests are exact.
+public final class HapticEngine: @unchecked Sendable {
+    /// How the engine runs its scheduler.
+    public enum Threading: Sendable {
+        /// Real threads on CLOCK_MONOTONIC (the clock must be a `MonotonicClock`).
+        case realtime
+        /// No threads; the caller drives time with `pump()` (for tests with a manual clock).
+        case manual
+    }
+
+    /// Settings of an engine.
+    public struct Configuration {
+        /// Where haptic commands go.
+        public var backend: HapticBackend
+        /// Engine time; `MonotonicClock` unless testing.
+        public var clock: EngineClock
+        /// Threads or manual pumping.
+        public var threading: Threading
+        /// The scheduler sleeps until this long before a deadline, then spins (default 150 µs).
+        public var spinMargin: UInt64
+        /// SCHED_FIFO priority asked for the scheduler thread (default 80; the output thread asks one less).
+        public var realtimePriority: Int32
+        /// Whether to mlockall the process at start so no page fault stalls the real-time threads (default true).
+        public var lockMemory: Bool
+        /// Timer slack asked for the scheduler thread, ns (default 1000).
+        public var timerSlack: UInt
+        /// Players that can exist at once (default 32).
+        public var maxPlayers: Int
+        /// Output ring slots (power of two, default 4096).
+        public var outputCapacity: Int
+        /// Commands whose timing figures are kept for `statistics` (default 1,048,576).
+        public var statisticsCapacity: Int
+
+        /// Makes a configuration; every argument has the default described on its property.
+        public init(backend: HapticBackend, clock: EngineClock = MonotonicClock(), threading: Threading = .realtime,
+                    spinMargin: UInt64 = 150_000, realtimePriority: Int32 = 80, lockMemory: Bool = true, timerSlack: UInt = 1000,
+                    maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20) {
+            self.backend = backend
+            self.clock = clock
+            self.threading = threading
+            self.spinMargin = spinMargin
+            self.realtimePriority = realtimePriority
+            self.lockMemory = lockMemory
+            self.timerSlack = timerSlack
+            self.maxPlayers = maxPlayers
+            self.outputCapacity = outputCapacity
+            self.statisticsCapacity = statisticsCapacity
+        }
+    }
+
+    /// Why the engine stopped on its own (Core Haptics' `CHHapticEngine.StoppedReason` in spirit).
+    public enum StoppedReason: Sendable, Equatable {
+        /// The engine object was released while running.
+        case engineDestroyed
+        /// The haptic device went away (unplugged).
+        case deviceDisconnected
+        /// The backend failed and could not be reopened.
+        case systemError(String)
+    }
+
+    /// What this engine can do.
+    public struct Capabilities: Sendable, Equatable {
+        /// Haptics go somewhere (the backend is not "none").
+        public var supportsHaptics: Bool
+        /// Audio playback (comes with the PulseAudio backend; false for now).
+        public var supportsAudio: Bool
+        /// The haptic backend's name.
+        public var hapticBackend: String
+    }
+
+    /// Errors of engine and player calls.
+    public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The call needs a running engine.
+        case notRunning
+        /// All player slots are in use.
+        case tooManyPlayers(limit: Int)
+        /// The configuration cannot work.
+        case invalidConfiguration(String)
+        /// The engine's control queue is full (more than 1024 calls waiting for the scheduler).
+        case controlQueueFull
+        /// The backend could not be opened.
+        case backendUnavailable(String)
+
+        /// A sentence for the user.
+        public var description: String {
+            switch self {
+            case .notRunning: return "the haptic engine is not running; call start() first"
+            case .tooManyPlayers(let limit): return "all \(limit) player slots are in use; release players or raise maxPlayers"
+            case .invalidConfiguration(let why): return "invalid engine configuration: \(why)"
+            case .controlQueueFull: return "the engine's control queue is full"
+            case .backendUnavailable(let why): return "cannot open the haptic backend: \(why)"
+            }
+        }
+    }
+
+    /// Core Haptics' `CHHapticTimeImmediate`: start or stop now.
+    public static let timeImmediate: TimeInterval = 0
+
+    /// The configuration the engine was made with.
+    public let configuration: Configuration
+    /// Called (on the notifier thread) when the engine stops on its own.
+    public var stoppedHandler: (@Sendable (StoppedReason) -> Void)? {
+        get { handlers.withLock { $0.stopped } }
+        set { handlers.withLock { $0.stopped = newValue } }
+    }
+    /// Called (on the notifier thread) after the engine had to reset its backend and carried on.
+    public var resetHandler: (@Sendable () -> Void)? {
+        get { handlers.withLock { $0.reset } }
+        set { handlers.withLock { $0.reset = newValue } }
+    }
+
+    private struct Handlers {
+        var stopped: (@Sendable (StoppedReason) -> Void)?
+        var reset: (@Sendable () -> Void)?
+    }
+
+    /// Control-side bookkeeping, under a lock (control threads and the notifier only).
+    private struct ControlState {
+        var running = false
+        var freeSlots: [Int]
+        var players: [Int: WeakPlayer] = [:]
+        var oneShots: [UInt32: HapticPatternPlayer] = [:]
+        var nextPlayerID: UInt32 = 1
+    }
+
+    private struct WeakPlayer { weak var player: HapticPatternPlayer? }
+
+    private let handlers = Mutex(Handlers())
+    private let control: Mutex<ControlState>
+    private let controlRing = SPSCRing<ControlMessage>(capacity: 1024)
+    private let outputRing: SPSCRing<OutputCommand>
+    private let schedulerNotifications = SPSCRing<EngineNotification>(capacity: 1024)
+    private let outputNotifications = SPSCRing<EngineNotification>(capacity: 64)
+    private let scheduler: Scheduler
+    private let output: OutputStage
+    private let schedulerWake = Syscalls.Semaphore()
+    private let outputWake = Syscalls.Semaphore()
+    private let notifierWake = Syscalls.Semaphore()
+    private let threadsRunning = Atomic<Bool>(false)
+    private let exited = Syscalls.Semaphore()
+    private let status = Mutex(RealtimeStatus.unknown)
+
+    /// Makes an engine; nothing runs until `start()`.
+    public init(configuration: Configuration) throws(EngineError) {
+        if configuration.threading == .realtime, !configuration.clock.isSystemMonotonic {
+            throw .invalidConfiguration("real-time threads sleep on CLOCK_MONOTONIC; use Threading.manual with a manual clock")
+        }
+        guard configuration.maxPlayers >= 1, configuration.maxPlayers <= 1024 else {
+            throw .invalidConfiguration("maxPlayers must be 1...1024, got \(configuration.maxPlayers)")
+        }
+        guard configuration.outputCapacity >= 2, configuration.outputCapacity & (configuration.outputCapacity - 1) == 0 else {
+            throw .invalidConfiguration("outputCapacity must be a power of two, got \(configuration.outputCapacity)")
+        }
+        self.configuration = configuration
+        control = Mutex(ControlState(freeSlots: Array((0..<configuration.maxPlayers).reversed())))
+        outputRing = SPSCRing(capacity: configuration.outputCapacity)
+        let outputWake = self.outputWake, notifierWake = self.notifierWake
+        scheduler = Scheduler(capacity: configuration.maxPlayers, control: controlRing, output: outputRing,
+                              notifications: schedulerNotifications, notify: { notifierWake.post() }, wakeOutput: { outputWake.post() })
+        output = OutputStage(ring: outputRing, notifications: outputNotifications, backend: configuration.backend,
+                             clock: configuration.clock, statsCapacity: configuration.statisticsCapacity, notify: { notifierWake.post() })
+    }
+
+    deinit {
+        if isRunning {
+            stop()
+            handlers.withLock { $0.stopped }?(.engineDestroyed)
+        }
+        for s in 0..<scheduler.capacity { scheduler.timelines[s]?.release() }
+    }
+
+    /// Engine time in seconds (the clock's nanoseconds / 1e9), the time base of `start(atTime:)`.
+    public var currentTime: TimeInterval { Double(configuration.clock.now()) / 1e9 }
+
+    /// Whether `start()` has been called without `stop()`.
+    public var isRunning: Bool { control.withLock { $0.running } }
+
+    /// What this engine can do.
+    public var capabilities: Capabilities {
+        Capabilities(supportsHaptics: !(configuration.backend is NullHapticBackend), supportsAudio: false,
+                     hapticBackend: configuration.backend.name)
+    }
+
+    /// What the system granted for real-time scheduling (known after `start()`).
+    public var realtimeStatus: RealtimeStatus { status.withLock { $0 } }
+
+    /// Opens the backend and starts the threads (real-time mode). Starting a running engine does nothing.
+    public func start() throws(EngineError) {
+        let already = control.withLock { state -> Bool in
+            defer { state.running = true }
+            return state.running
+        }
+        if already { return }
+        do {
+            try configuration.backend.open()
+        } catch {
+            control.withLock { $0.running = false }
+            throw .backendUnavailable("\(error)")
+        }
+        guard configuration.threading == .realtime else { return }
+        var lock = RealtimeStatus()
+        if configuration.lockMemory {
+            switch Syscalls.lockAllMemory() {
+            case .success: lock.memoryLocked = true
+            case .failure(let e): lock.memoryLocked = false; lock.memoryLockError = e.description
+            }
+        }
+        status.withLock { $0 = lock }
+        controlRing.resetOwnership()
+        outputRing.resetOwnership()
+        schedulerNotifications.resetOwnership()
+        outputNotifications.resetOwnership()
+        threadsRunning.store(true, ordering: .sequentiallyConsistent)
+        let ready = Syscalls.Semaphore()
+        spawn("hapsync-sched") { [self] in schedulerLoop(ready: ready) }
+        ready.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 5_000_000_000)
+        spawn("hapsync-output") { [self] in outputLoop() }
+        spawn("hapsync-notify") { [self] in notifierLoop() }
+    }
+
+    /// Stops every player at once, silences the backend and ends the threads. Players stay valid
+    /// and can be started again after another `start()`.
+    public func stop() {
+        let wasRunning = control.withLock { state -> Bool in
+            defer { state.running = false }
+            return state.running
+        }
+        guard wasRunning else { return }
+        send(ControlMessage(kind: .stopAll, slot: -1, player: 0, time: configuration.clock.now()))
+        if configuration.threading == .realtime {
+            threadsRunning.store(false, ordering: .sequentiallyConsistent)
+            schedulerWake.post()
+            outputWake.post()
+            notifierWake.post()
+            for _ in 0..<3 { exited.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 10_000_000_000) }
+        } else {
+            pump()
+        }
+        try? configuration.backend.stopAll()
+        try? configuration.backend.close()
+    }
+
+    /// Manual mode: one scheduling pass, output pass and notification pass at the clock's time.
+    public func pump() {
+        precondition(configuration.threading == .manual, "pump() drives engines in Threading.manual; real-time engines run themselves")
+        _ = scheduler.service(clock: configuration.clock)
+        output.drain()
+        deliverNotifications()
+    }
+
+    /// Makes a player for a pattern (compiled here: allocation happens now, not when it starts).
+    public func makePlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
+                           audioLength: (String) -> Double? = { _ in nil }) throws -> HapticPatternPlayer {
+        try makePlayer(timeline: PatternTimeline(pattern: pattern, options: options, audioLength: audioLength))
+    }
+
+    /// Makes a player for a compiled timeline.
+    public func makePlayer(timeline: PatternTimeline) throws(EngineError) -> HapticPatternPlayer {
+        let (slot, id) = try control.withLock { state throws(EngineError) -> (Int, UInt32) in
+            guard let slot = state.freeSlots.popLast() else { throw .tooManyPlayers(limit: configuration.maxPlayers) }
+            let id = state.nextPlayerID
+            state.nextPlayerID &+= 1
+            return (slot, id)
+        }
+        // The scheduler reads this slot only after a start message, which the ring orders after this write.
+        scheduler.timelines[slot] = Unmanaged.passRetained(timeline)
+        let player = HapticPatternPlayer(engine: self, slot: slot, id: id, timeline: timeline)
+        control.withLock { $0.players[slot] = WeakPlayer(player: player) }
+        return player
+    }
+
+    /// Reads an AHAP file, compiles it and plays it once, now (Core Haptics' `playPattern(from:)`).
+    public func playPattern(from url: URL, resources: [URL] = []) throws {
+        let pattern = try AHAPReader().read(contentsOf: url).pattern
+        let resolver = AHAPResourceResolver(ahapFile: url, resources: resources)
+        var lengths: [String: Double] = [:]
+        for e in pattern.events {
+            if let p = e.waveformPath, case .success(let file) = resolver.resolve(p), let info = try? AudioFileInfo(contentsOf: file) {
+                lengths[p] = info.duration
+            }
+        }
+        let player = try makePlayer(with: pattern, audioLength: { lengths[$0] })
+        control.withLock { $0.oneShots[player.id] = player }
+        try player.start(atTime: HapticEngine.timeImmediate)
+    }
+
+    /// Timing figures of every command applied so far (dispatch error = released − scheduled,
+    /// apply latency = applied − released, ns), ring overflows and counts.
+    public var statistics: EngineStatistics {
+        let t = output.timings()
+        return EngineStatistics(applied: output.appliedCount, dispatchErrors: t.dispatch, applyLatencies: t.apply,
+                                outputOverflows: outputRing.overflowCount, controlOverflows: controlRing.overflowCount)
+    }
+
+    // MARK: - Player support
+
+    /// Engine ns for a Core Haptics-style time: `timeImmediate` (or any past time) means now.
+    func engineNanoseconds(_ time: TimeInterval) -> UInt64 {
+        let now = configuration.clock.now()
+        guard time > 0, time.isFinite else { return now }
+        let t = UInt64((time * 1e9).rounded())
+        return max(t, now)
+    }
+
+    func send(_ message: ControlMessage) {
+        // Producers (any API thread) take turns; the scheduler consumes without a lock.
+        _ = control.withLock { _ in controlRing.push(message) }
+        schedulerWake.post()
+    }
+
+    func startPlayer(slot: Int, id: UInt32, at time: TimeInterval) throws(EngineError) {
+        guard isRunning else { throw .notRunning }
+        let before = controlRing.overflowCount
+        send(ControlMessage(kind: .start, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
+        if controlRing.overflowCount != before { throw .controlQueueFull }
+    }
+
+    func stopPlayer(slot: Int, id: UInt32, at time: TimeInterval) throws(EngineError) {
+        guard isRunning else { throw .notRunning }
+        send(ControlMessage(kind: .stop, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
+    }
+
+    func retire(slot: Int, id: UInt32) {
+        let running = control.withLock { state -> Bool in
+            state.players[slot] = nil
+            return state.running
+        }
+        if running {
+            send(ControlMessage(kind: .retire, slot: Int32(slot), player: id, time: configuration.clock.now()))
+            if configuration.threading == .manual { pump() }
+        } else {
+            freeSlot(slot)
+        }
+    }
+
+    private func freeSlot(_ slot: Int) {
+        scheduler.timelines[slot]?.release()
+        scheduler.timelines[slot] = nil
+        control.withLock { $0.freeSlots.append(slot) }
+    }
+
+    // MARK: - Threads
+
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { [exited] in
+            body()
+            exited.post()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private func schedulerLoop(ready: Syscalls.Semaphore) {
+        var granted = status.withLock { $0 }
+        switch Syscalls.setFIFO(priority: configuration.realtimePriority) {
+        case .success: granted.fifoPriority = configuration.realtimePriority
+        case .failure(let e): granted.fifoError = e.description
+        }
+        if case .success = Syscalls.setTimerSlack(nanoseconds: configuration.timerSlack) { granted.timerSlack = configuration.timerSlack }
+        status.withLock { $0 = granted }
+        ready.post()
+        runSchedulerLoop()
+    }
+
+    /// The real-time loop. Does not allocate, lock or block: it sleeps only until deadlines
+    /// (a semaphore wait, cut short by control messages, while the deadline is more than a
+    /// millisecond away; then clock_nanosleep to `spinMargin` before it) and spins the rest.
+    private func runSchedulerLoop() {
+        let clock = configuration.clock
+        let margin = configuration.spinMargin
+        let wakeWindow: UInt64 = 1_000_000
+        // Sequentially consistent: the shutdown flag is read once per pass; ordering with the rings is not needed.
+        while threadsRunning.load(ordering: .sequentiallyConsistent) {
+            let deadline = scheduler.service(clock: clock)
+            let now = clock.now()
+            if deadline == .max {
+                schedulerWake.wait(untilMonotonic: now &+ 100_000_000)
+                continue
+            }
+            if deadline <= now { continue }
+            let remaining = deadline - now
+            if remaining > margin + wakeWindow {
+                // Far: wait, but let a control message (a player starting) cut the wait short.
+                schedulerWake.wait(untilMonotonic: deadline - margin)
+                if clock.now() < deadline - margin { continue }
+            } else if remaining > margin {
+                // Near: the precise absolute sleep, uninterrupted.
+                Syscalls.sleep(untilMonotonic: deadline - margin)
+            }
+            while clock.now() < deadline {}
+        }
+    }
+
+    private func outputLoop() {
+        _ = Syscalls.setFIFO(priority: max(1, configuration.realtimePriority - 1))
+        while threadsRunning.load(ordering: .sequentiallyConsistent) {
+            output.drain()
+            outputWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
+        }
+        output.drain()
+    }
+
+    private func notifierLoop() {
+        while threadsRunning.load(ordering: .sequentiallyConsistent) {
+            deliverNotifications()
+            notifierWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
+        }
+        deliverNotifications()
+    }
+
+    /// Runs handlers for what the scheduler and output thread reported (notifier thread; may allocate).
+    private func deliverNotifications() {
+        while let n = schedulerNotifications.pop() ?? outputNotifications.pop() {
+            switch n.kind {
+            case .finished, .stopped:
+                let (player, oneShot) = control.withLock { state in
+                    (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
+                }
+                if let player, player.id == n.player {
+                    player.completionHandler?(n.kind == .finished ? .finished : .stopped)
+                }
+                _ = oneShot
+            case .retired:
+                freeSlot(Int(n.slot))
+            case .backendReset:
+                handlers.withLock { $0.reset }?()
+            case .backendFailed:
+                let reason = output.failure.withLock { $0 } ?? "backend failed"
+                let handler = handlers.withLock { $0.stopped }
+                control.withLock { $0.running = false }
+                handler?(.systemError(reason))
+            }
+        }
+    }
+}
+
+/// Timing figures of an engine's output so far.
+public struct EngineStatistics: Sendable {
+    /// Commands handed to the backend.
+    public var applied: Int
+    /// Released − scheduled, ns, per command (the scheduler's lateness).
+    public var dispatchErrors: [Int64]
+    /// Applied − released, ns, per command (the ring and output thread's delay).
+    public var applyLatencies: [Int64]
+    /// Commands lost because the output ring was full.
+    public var outputOverflows: Int
+    /// Control messages lost because the control ring was full.
+    public var controlOverflows: Int
+}

@@ -1,0 +1,106 @@
+import Synchronization
+
+/// The output side: takes released commands from the ring and hands them to the backend, stamping
+/// each with the time it was applied, and keeps the timing figures of every command.
+///
+/// `drain()` runs on the output thread (or in `pump()` with a manual clock). On the normal path it
+/// does not allocate, lock or block beyond what the backend's `apply` does; the failure path
+/// (a backend error) takes a lock to store the error and tries to close and reopen the backend once.
+final class OutputStage: @unchecked Sendable {
+    let ring: SPSCRing<OutputCommand>
+    let notifications: SPSCRing<EngineNotification>
+    let backend: HapticBackend
+    let clock: EngineClock
+    private let notify: @Sendable () -> Void
+
+    /// Dispatch error (released − scheduled) and apply latency (applied − released) per command,
+    /// ns, in preallocated storage; `recorded` is published with a releasing store.
+    let statsCapacity: Int
+    private let dispatchErrors: UnsafeMutablePointer<Int64>
+    private let applyLatencies: UnsafeMutablePointer<Int64>
+    private let recorded = Atomic<Int>(0)
+    private let applied = Atomic<Int>(0)
+    private let failed = Atomic<Bool>(false)
+    let failure = Mutex<String?>(nil)
+
+    init(ring: SPSCRing<OutputCommand>, notifications: SPSCRing<EngineNotification>, backend: HapticBackend,
+         clock: EngineClock, statsCapacity: Int, notify: @escaping @Sendable () -> Void) {
+        self.ring = ring
+        self.notifications = notifications
+        self.backend = backend
+        self.clock = clock
+        self.notify = notify
+        self.statsCapacity = statsCapacity
+        dispatchErrors = .allocate(capacity: max(statsCapacity, 1))
+        applyLatencies = .allocate(capacity: max(statsCapacity, 1))
+    }
+
+    deinit {
+        dispatchErrors.deallocate()
+        applyLatencies.deallocate()
+    }
+
+    /// Applies every waiting command; returns how many. Does not allocate, lock or block on the
+    /// normal path (see the type's note for the failure path).
+    @discardableResult
+    func drain() -> Int {
+        var n = 0
+        while let command = ring.pop() {
+            n += 1
+            // Relaxed: only this thread writes `failed`.
+            if failed.load(ordering: .relaxed) { continue }
+            let now = clock.now()
+            do {
+                try backend.apply(command, appliedAt: now)
+            } catch {
+                recover(from: error, command: command)
+                continue
+            }
+            // Relaxed: only this thread writes; readers use `recorded` below.
+            let i = recorded.load(ordering: .relaxed)
+            if i < statsCapacity {
+                dispatchErrors[i] = Int64(bitPattern: command.released &- command.scheduled)
+                applyLatencies[i] = Int64(bitPattern: now &- command.released)
+                // Releasing: the two entries are written before a reader can see the new count.
+                recorded.store(i + 1, ordering: .releasing)
+            }
+            // Relaxed: a statistic.
+            applied.add(1, ordering: .relaxed)
+        }
+        return n
+    }
+
+    /// Failure path: note the error, try to reopen the backend once and re-apply the command.
+    private func recover(from error: Error, command: OutputCommand) {
+        failure.withLock { $0 = "\(error)" }
+        let reopened: Bool
+        do {
+            try? backend.close()
+            try backend.open()
+            try backend.apply(command, appliedAt: clock.now())
+            reopened = true
+        } catch {
+            failure.withLock { $0 = "\(error)" }
+            reopened = false
+        }
+        if !reopened {
+            // Relaxed: only this thread reads it in drain; others learn through the notification.
+            failed.store(true, ordering: .relaxed)
+        }
+        notifications.push(EngineNotification(kind: reopened ? .backendReset : .backendFailed, slot: -1, player: 0, time: clock.now()))
+        notify()
+    }
+
+    /// Whether the backend failed for good.
+    var hasFailed: Bool { failed.load(ordering: .relaxed) }
+
+    /// Commands handed to the backend so far.
+    var appliedCount: Int { applied.load(ordering: .relaxed) }
+
+    /// Copies of the timing figures recorded so far (allocates; for reports, not the real-time path).
+    func timings() -> (dispatch: [Int64], apply: [Int64]) {
+        // Acquiring: pairs with the releasing store in drain, so entries below the count are complete.
+        let n = recorded.load(ordering: .acquiring)
+        return (Array(UnsafeBufferPointer(start: dispatchErrors, count: n)), Array(UnsafeBufferPointer(start: applyLatencies, count: n)))
+    }
+}

@@ -1,0 +1,127 @@
+import Synchronization
+#if DEBUG
+import Glibc
+#endif
+
+/// A lock-free ring buffer for exactly one producer thread and one consumer thread.
+///
+/// Contract:
+/// - Single producer, single consumer. `push` may be called only from one thread at a time (the
+///   producer), `pop` only from one (the consumer). Debug builds trap when a second thread does.
+/// - Fixed capacity, a power of two, chosen at creation; the storage is allocated once.
+/// - When full, `push` does not block and does not overwrite: it returns false and the item is
+///   counted in `overflowCount`.
+/// - Cost: `push` and `pop` are O(1): one relaxed load of the caller's own index, one acquiring
+///   load of the other side's index, one copy of the element and one releasing store. They never
+///   allocate, lock or block, so the real-time threads use them.
+/// - Elements are `BitwiseCopyable` (copied as bytes; no reference counting on the real-time path).
+///
+/// The producer's `tail` and the consumer's `head` sit 128 bytes apart (two cache lines, against
+/// adjacent-line prefetch) so the two threads do not falsely share a line.
+public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
+    /// Number of slots.
+    public let capacity: Int
+    private let mask: Int
+    private let storage: UnsafeMutablePointer<Element>
+    /// head at offset 0 (written by the consumer), tail at offset 128 (written by the producer),
+    /// overflow count at offset 256 (written by the producer).
+    private let indices: UnsafeMutableRawPointer
+    private var head: UnsafeMutablePointer<Atomic<Int>> { indices.assumingMemoryBound(to: Atomic<Int>.self) }
+    private var tail: UnsafeMutablePointer<Atomic<Int>> { (indices + 128).assumingMemoryBound(to: Atomic<Int>.self) }
+    private var overflows: UnsafeMutablePointer<Atomic<Int>> { (indices + 256).assumingMemoryBound(to: Atomic<Int>.self) }
+    #if DEBUG
+    private let producerThread = Atomic<UInt>(0)
+    private let consumerThread = Atomic<UInt>(0)
+    #endif
+
+    /// Makes an empty ring of `capacity` slots; `capacity` must be a power of two ≥ 2.
+    public init(capacity: Int) {
+        precondition(capacity >= 2 && capacity & (capacity - 1) == 0, "SPSCRing capacity must be a power of two ≥ 2, got \(capacity)")
+        self.capacity = capacity
+        self.mask = capacity - 1
+        self.storage = .allocate(capacity: capacity)
+        self.indices = .allocate(byteCount: 384, alignment: 128)
+        for offset in [0, 128, 256] {
+            (indices + offset).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic<Int>(0))
+        }
+    }
+
+    deinit {
+        storage.deallocate()
+        indices.deallocate()
+    }
+
+    /// Appends an element; false (and counted) when the ring is full. Producer only.
+    /// Does not allocate, lock or block.
+    @discardableResult
+    public func push(_ element: Element) -> Bool {
+        #if DEBUG
+        checkOwner(producerThread, "producer")
+        #endif
+        // Relaxed: only this thread writes tail.
+        let t = tail.pointee.load(ordering: .relaxed)
+        // Acquiring: the consumer's releasing store of head happens after it finished reading the
+        // slot we are about to overwrite.
+        let h = head.pointee.load(ordering: .acquiring)
+        if t &- h == capacity {
+            // Relaxed: a statistic, read by others only as a count.
+            overflows.pointee.add(1, ordering: .relaxed)
+            return false
+        }
+        storage[t & mask] = element
+        // Releasing: publishes the slot's contents before the consumer can see the new tail.
+        tail.pointee.store(t &+ 1, ordering: .releasing)
+        return true
+    }
+
+    /// Removes the oldest element, or nil when empty. Consumer only.
+    /// Does not allocate, lock or block.
+    public func pop() -> Element? {
+        #if DEBUG
+        checkOwner(consumerThread, "consumer")
+        #endif
+        // Relaxed: only this thread writes head.
+        let h = head.pointee.load(ordering: .relaxed)
+        // Acquiring: pairs with the producer's releasing store, so the slot's contents are visible.
+        let t = tail.pointee.load(ordering: .acquiring)
+        if h == t { return nil }
+        let element = storage[h & mask]
+        // Releasing: the slot has been read before the producer may reuse it.
+        head.pointee.store(h &+ 1, ordering: .releasing)
+        return element
+    }
+
+    /// Elements waiting (exact for the two owners, a snapshot for anyone else).
+    public var count: Int {
+        // Acquiring both: a consistent-enough snapshot; tail is read second so count is never negative
+        // for the consumer.
+        let h = head.pointee.load(ordering: .acquiring)
+        return tail.pointee.load(ordering: .acquiring) &- h
+    }
+
+    /// Pushes refused because the ring was full, since creation.
+    public var overflowCount: Int {
+        // Relaxed: a monotonically growing statistic.
+        overflows.pointee.load(ordering: .relaxed)
+    }
+
+    #if DEBUG
+    /// Traps when a second thread takes a role that belongs to one thread.
+    private func checkOwner(_ owner: borrowing Atomic<UInt>, _ role: String) {
+        let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
+        // Relaxed compare-exchange: only identity matters, no data is published through it.
+        let (exchanged, original) = owner.compareExchange(expected: 0, desired: me, ordering: .relaxed)
+        precondition(exchanged || original == me, "SPSCRing: a second \(role) thread; this ring allows exactly one")
+    }
+    #endif
+
+    /// Forgets which threads own the two roles, for handing a ring to new threads after the
+    /// previous owners have been joined. Only debug builds track owners; otherwise it does nothing.
+    public func resetOwnership() {
+        #if DEBUG
+        // Relaxed: the caller has already synchronized with the old owners by joining them.
+        producerThread.store(0, ordering: .relaxed)
+        consumerThread.store(0, ordering: .relaxed)
+        #endif
+    }
+}

@@ -1,0 +1,55 @@
+import HapSyncRuntime
+import Synchronization
+
+/// A backend that keeps every command it is given, with the time it was applied, for tests.
+public final class RecordingHapticBackend: HapticBackend, @unchecked Sendable {
+    /// One applied command.
+    public struct Entry: Sendable, Equatable {
+        /// The command.
+        public var command: OutputCommand
+        /// When it was applied (engine ns).
+        public var appliedAt: UInt64
+    }
+
+    private let state = Mutex<(entries: [Entry], opened: Int, closed: Int, stops: Int)>(([], 0, 0, 0))
+    /// When set, `apply` throws this many times before succeeding again.
+    public let failures = Atomic<Int>(0)
+    /// When set, `open` throws.
+    public let refuseOpen = Atomic<Bool>(false)
+
+    /// Makes an empty recorder.
+    public init() {}
+
+    /// "recording".
+    public var name: String { "recording" }
+    /// Counts the call; throws when `refuseOpen` is set.
+    public func open() throws {
+        if refuseOpen.load(ordering: .relaxed) { throw RecordingError.refused }
+        state.withLock { $0.opened += 1 }
+    }
+    /// Records the command (allocates and locks: a test double, not for real-time use).
+    public func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
+        if failures.load(ordering: .relaxed) > 0 {
+            failures.subtract(1, ordering: .relaxed)
+            throw RecordingError.failed
+        }
+        state.withLock { $0.entries.append(Entry(command: command, appliedAt: appliedAt)) }
+    }
+    /// Counts the call.
+    public func stopAll() { state.withLock { $0.stops += 1 } }
+    /// Counts the call.
+    public func close() { state.withLock { $0.closed += 1 } }
+
+    /// Everything applied so far.
+    public var entries: [Entry] { state.withLock { $0.entries } }
+    /// How often open, close and stopAll were called.
+    public var calls: (opened: Int, closed: Int, stops: Int) { state.withLock { ($0.opened, $0.closed, $0.stops) } }
+
+    /// The errors this double throws.
+    public enum RecordingError: Error, Sendable {
+        /// `open` refused.
+        case refused
+        /// `apply` failed.
+        case failed
+    }
+}
