@@ -43,6 +43,7 @@ public enum HapSyncCLI {
         ("info", "describe a pattern: duration, events, parameters, curves, audio files"),
         ("render", "the offline haptic command stream and audio-voice plan (jsonl or csv)"),
         ("plot", "draw a pattern as SVG: intensity, sharpness, transients, audio voices"),
+        ("play", "play a pattern's haptics on the real-time engine (trace output) with a timing summary"),
     ]
 
     static let mainHelp = """
@@ -84,6 +85,8 @@ public enum HapSyncCLI {
                 return try RenderCommand.run(rest, console: console)
             case "plot":
                 return try PlotCommand.run(rest, console: console)
+            case "play":
+                return try PlayCommand.run(rest, console: console)
             default:
                 var message = "error: unknown command '\(first)'\n"
                 if let near = commands.first(where: { $0.name.hasPrefix(first.prefix(3)) }) { message += "hint: did you mean 'hapsync \(near.name)'?\n" }
@@ -103,6 +106,7 @@ public enum HapSyncCLI {
         case "info": return InfoCommand.help
         case "render": return RenderCommand.help
         case "plot": return PlotCommand.help
+        case "play": return PlayCommand.help
         default: return nil
         }
     }

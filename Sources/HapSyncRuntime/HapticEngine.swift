@@ -137,7 +137,10 @@ public final class HapticEngine: @unchecked Sendable {
 
     /// Control-side bookkeeping, under a lock (control threads and the notifier only).
     private struct ControlState {
+        /// API calls accepted (start() called, no stop() or failure since).
         var running = false
+        /// Backend opened and (real-time mode) threads started; cleared by the one stop() that shuts them down.
+        var started = false
         var freeSlots: [Int]
         var players: [Int: WeakPlayer] = [:]
         var oneShots: [UInt32: HapticPatternPlayer] = [:]
@@ -148,7 +151,8 @@ public final class HapticEngine: @unchecked Sendable {
 
     private let handlers = Mutex(Handlers())
     private let control: Mutex<ControlState>
-    private let controlRing = SPSCRing<ControlMessage>(capacity: 1024)
+    /// API threads push under the `control` lock; the scheduler pops.
+    private let controlRing = SPSCRing<ControlMessage>(capacity: 1024, serializedProducers: true)
     private let outputRing: SPSCRing<OutputCommand>
     private let schedulerNotifications = SPSCRing<EngineNotification>(capacity: 1024)
     private let outputNotifications = SPSCRing<EngineNotification>(capacity: 64)
@@ -157,8 +161,15 @@ public final class HapticEngine: @unchecked Sendable {
     private let schedulerWake = Syscalls.Semaphore()
     private let outputWake = Syscalls.Semaphore()
     private let notifierWake = Syscalls.Semaphore()
-    private let threadsRunning = Atomic<Bool>(false)
+    /// One flag per thread, cleared in order at stop: scheduler, then output, then notifier, so each
+    /// one's final pass sees everything the one before it produced.
+    private let schedulerRunning = Atomic<Bool>(false)
+    private let outputRunning = Atomic<Bool>(false)
+    private let notifierRunning = Atomic<Bool>(false)
     private let exited = Syscalls.Semaphore()
+    /// Threads that have finished; a releasing add at exit, an acquiring load in `join`, so all a
+    /// thread wrote happens before whatever the joiner does next.
+    private let exitCount = Atomic<Int>(0)
     private let status = Mutex(RealtimeStatus.unknown)
 
     /// Makes an engine; nothing runs until `start()`.
@@ -183,7 +194,7 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     deinit {
-        if isRunning {
+        if control.withLock({ $0.started }) {
             stop()
             handlers.withLock { $0.stopped }?(.engineDestroyed)
         }
@@ -208,14 +219,17 @@ public final class HapticEngine: @unchecked Sendable {
     /// Opens the backend and starts the threads (real-time mode). Starting a running engine does nothing.
     public func start() throws(EngineError) {
         let already = control.withLock { state -> Bool in
-            defer { state.running = true }
-            return state.running
+            defer { state.running = true; state.started = true }
+            return state.started
         }
-        if already { return }
+        if already {
+            control.withLock { $0.running = true }
+            return
+        }
         do {
             try configuration.backend.open()
         } catch {
-            control.withLock { $0.running = false }
+            control.withLock { $0.running = false; $0.started = false }
             throw .backendUnavailable("\(error)")
         }
         guard configuration.threading == .realtime else { return }
@@ -231,7 +245,9 @@ public final class HapticEngine: @unchecked Sendable {
         outputRing.resetOwnership()
         schedulerNotifications.resetOwnership()
         outputNotifications.resetOwnership()
-        threadsRunning.store(true, ordering: .sequentiallyConsistent)
+        schedulerRunning.store(true, ordering: .sequentiallyConsistent)
+        outputRunning.store(true, ordering: .sequentiallyConsistent)
+        notifierRunning.store(true, ordering: .sequentiallyConsistent)
         let ready = Syscalls.Semaphore()
         spawn("hapsync-sched") { [self] in schedulerLoop(ready: ready) }
         ready.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 5_000_000_000)
@@ -240,20 +256,38 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     /// Stops every player at once, silences the backend and ends the threads. Players stay valid
-    /// and can be started again after another `start()`.
+    /// and can be started again after another `start()`. Safe to call from a handler: when called
+    /// on the notifier thread, the shutdown finishes on a helper thread.
     public func stop() {
-        let wasRunning = control.withLock { state -> Bool in
-            defer { state.running = false }
-            return state.running
+        if Thread.current.name == "hapsync-notify" {
+            control.withLock { $0.running = false }
+            Thread { [self] in stop() }.start()
+            return
         }
-        guard wasRunning else { return }
+        let wasStarted = control.withLock { state -> Bool in
+            defer { state.running = false; state.started = false }
+            return state.started
+        }
+        guard wasStarted else { return }
         send(ControlMessage(kind: .stopAll, slot: -1, player: 0, time: configuration.clock.now()))
         if configuration.threading == .realtime {
-            threadsRunning.store(false, ordering: .sequentiallyConsistent)
-            schedulerWake.post()
-            outputWake.post()
-            notifierWake.post()
-            for _ in 0..<3 { exited.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 10_000_000_000) }
+            let base = exitCount.load(ordering: .acquiring)
+            var joined = 0
+            func join(_ wake: Syscalls.Semaphore) {
+                wake.post()
+                joined += 1
+                let giveUp = Syscalls.monotonicNanoseconds() + 10_000_000_000
+                // Acquiring: pairs with the exiting thread's releasing add.
+                while exitCount.load(ordering: .acquiring) < base + joined, Syscalls.monotonicNanoseconds() < giveUp {
+                    exited.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 10_000_000)
+                }
+            }
+            schedulerRunning.store(false, ordering: .sequentiallyConsistent)
+            join(schedulerWake)
+            outputRunning.store(false, ordering: .sequentiallyConsistent)
+            join(outputWake)
+            notifierRunning.store(false, ordering: .sequentiallyConsistent)
+            join(notifierWake)
         } else {
             pump()
         }
@@ -363,8 +397,10 @@ public final class HapticEngine: @unchecked Sendable {
     // MARK: - Threads
 
     private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread { [exited] in
+        let thread = Thread { [self] in
             body()
+            // Releasing: everything this thread wrote happens before a joiner's acquiring load.
+            exitCount.add(1, ordering: .releasing)
             exited.post()
         }
         thread.name = name
@@ -392,7 +428,8 @@ public final class HapticEngine: @unchecked Sendable {
         let margin = configuration.spinMargin
         let wakeWindow: UInt64 = 1_000_000
         // Sequentially consistent: the shutdown flag is read once per pass; ordering with the rings is not needed.
-        while threadsRunning.load(ordering: .sequentiallyConsistent) {
+        defer { _ = scheduler.service(clock: clock) }  // the final pass takes the stopAll message
+        while schedulerRunning.load(ordering: .sequentiallyConsistent) {
             let deadline = scheduler.service(clock: clock)
             let now = clock.now()
             if deadline == .max {
@@ -415,7 +452,7 @@ public final class HapticEngine: @unchecked Sendable {
 
     private func outputLoop() {
         _ = Syscalls.setFIFO(priority: max(1, configuration.realtimePriority - 1))
-        while threadsRunning.load(ordering: .sequentiallyConsistent) {
+        while outputRunning.load(ordering: .sequentiallyConsistent) {
             output.drain()
             outputWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
         }
@@ -423,7 +460,7 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     private func notifierLoop() {
-        while threadsRunning.load(ordering: .sequentiallyConsistent) {
+        while notifierRunning.load(ordering: .sequentiallyConsistent) {
             deliverNotifications()
             notifierWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
         }
@@ -449,7 +486,8 @@ public final class HapticEngine: @unchecked Sendable {
             case .backendFailed:
                 let reason = output.failure.withLock { $0 } ?? "backend failed"
                 let handler = handlers.withLock { $0.stopped }
-                control.withLock { $0.running = false }
+                // Refuse new calls now; shut the threads down (from this thread that means a helper).
+                stop()
                 handler?(.systemError(reason))
             }
         }

@@ -7,7 +7,10 @@ import Glibc
 ///
 /// Contract:
 /// - Single producer, single consumer. `push` may be called only from one thread at a time (the
-///   producer), `pop` only from one (the consumer). Debug builds trap when a second thread does.
+///   producer), `pop` only from one (the consumer). Debug builds trap when a second thread does,
+///   unless the ring was made with `serializedProducers: true`: then several threads may push as
+///   long as they take turns under a lock (the lock orders their writes), and only the consumer is
+///   checked.
 /// - Fixed capacity, a power of two, chosen at creation; the storage is allocated once.
 /// - When full, `push` does not block and does not overwrite: it returns false and the item is
 ///   counted in `overflowCount`.
@@ -21,21 +24,24 @@ import Glibc
 public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// Number of slots.
     public let capacity: Int
-    private let mask: Int
-    private let storage: UnsafeMutablePointer<Element>
+    @usableFromInline let mask: Int
+    @usableFromInline let storage: UnsafeMutablePointer<Element>
     /// head at offset 0 (written by the consumer), tail at offset 128 (written by the producer),
     /// overflow count at offset 256 (written by the producer).
-    private let indices: UnsafeMutableRawPointer
-    private var head: UnsafeMutablePointer<Atomic<Int>> { indices.assumingMemoryBound(to: Atomic<Int>.self) }
-    private var tail: UnsafeMutablePointer<Atomic<Int>> { (indices + 128).assumingMemoryBound(to: Atomic<Int>.self) }
-    private var overflows: UnsafeMutablePointer<Atomic<Int>> { (indices + 256).assumingMemoryBound(to: Atomic<Int>.self) }
+    @usableFromInline let indices: UnsafeMutableRawPointer
+    @usableFromInline var head: UnsafeMutablePointer<Atomic<Int>> { indices.assumingMemoryBound(to: Atomic<Int>.self) }
+    @usableFromInline var tail: UnsafeMutablePointer<Atomic<Int>> { (indices + 128).assumingMemoryBound(to: Atomic<Int>.self) }
+    @usableFromInline var overflows: UnsafeMutablePointer<Atomic<Int>> { (indices + 256).assumingMemoryBound(to: Atomic<Int>.self) }
+    @usableFromInline let serializedProducers: Bool
     #if DEBUG
-    private let producerThread = Atomic<UInt>(0)
-    private let consumerThread = Atomic<UInt>(0)
+    @usableFromInline let producerThread = Atomic<UInt>(0)
+    @usableFromInline let consumerThread = Atomic<UInt>(0)
     #endif
 
     /// Makes an empty ring of `capacity` slots; `capacity` must be a power of two ≥ 2.
-    public init(capacity: Int) {
+    /// `serializedProducers`: several producer threads take turns under their own lock.
+    public init(capacity: Int, serializedProducers: Bool = false) {
+        self.serializedProducers = serializedProducers
         precondition(capacity >= 2 && capacity & (capacity - 1) == 0, "SPSCRing capacity must be a power of two ≥ 2, got \(capacity)")
         self.capacity = capacity
         self.mask = capacity - 1
@@ -53,10 +59,12 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// Appends an element; false (and counted) when the ring is full. Producer only.
     /// Does not allocate, lock or block.
-    @discardableResult
+    /// (Inlinable so that callers specialize it for their element type: plain loads and stores,
+    /// which ThreadSanitizer can see.)
+    @inlinable @discardableResult
     public func push(_ element: Element) -> Bool {
         #if DEBUG
-        checkOwner(producerThread, "producer")
+        if !serializedProducers { checkOwner(producerThread, "producer") }
         #endif
         // Relaxed: only this thread writes tail.
         let t = tail.pointee.load(ordering: .relaxed)
@@ -76,6 +84,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// Removes the oldest element, or nil when empty. Consumer only.
     /// Does not allocate, lock or block.
+    @inlinable
     public func pop() -> Element? {
         #if DEBUG
         checkOwner(consumerThread, "consumer")
@@ -107,7 +116,8 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     #if DEBUG
     /// Traps when a second thread takes a role that belongs to one thread.
-    private func checkOwner(_ owner: borrowing Atomic<UInt>, _ role: String) {
+    @usableFromInline
+    func checkOwner(_ owner: borrowing Atomic<UInt>, _ role: String) {
         let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
         // Relaxed compare-exchange: only identity matters, no data is published through it.
         let (exchanged, original) = owner.compareExchange(expected: 0, desired: me, ordering: .relaxed)

@@ -1,0 +1,220 @@
+import AHAP
+import Dispatch
+import Foundation
+import HapSyncCore
+import HapSyncRuntime
+import HapticOutput
+import Synchronization
+
+/// `hapsync play FILE`: plays a pattern on the real-time engine and reports how well it kept time.
+enum PlayCommand {
+    static let help = """
+        USAGE: hapsync play [--haptics trace:PATH|none] [--force] [--at +MS] [--loop N] [--rate HZ] [--resources DIR]... FILE
+
+        Plays a pattern's haptics on the real-time engine: a scheduler thread on
+        CLOCK_MONOTONIC (SCHED_FIFO where the system allows) releases each command at its
+        deadline into a lock-free ring, an output thread hands it to the backend.
+        Audio events are not played yet (PulseAudio output is a later issue).
+
+        At the end it prints a summary: commands played, dispatch error (released −
+        scheduled) and apply latency (applied − released) percentiles, ring overflows,
+        and whether real-time priority was granted. Ctrl-C stops at once, silences the
+        backend and still writes the trace (exit status 130).
+
+        OPTIONS:
+          --haptics trace:PATH  record every command with its scheduled, released and
+                                applied times (CLOCK_MONOTONIC ns): PATH.jsonl gives JSON
+                                Lines, PATH.json Chrome trace events (open in Perfetto)
+          --haptics none        no haptic output (default; timing is still measured)
+          --force               replace the trace file if it exists
+          --at +MS              start MS milliseconds from now (default +50)
+          --loop N              play N times back to back (default 1)
+          --rate HZ             control rate of the continuous signal (default 1000)
+          --resources DIR       also look for audio files here (repeatable)
+          -h, --help            show this help
+
+        """
+
+    static func run(_ args: [String], console: HapSyncCLI.Console) throws(CommandLineArguments.UsageError) -> Int32 {
+        let parsed = try CommandLineArguments(args, options: [
+            .init(name: "haptics", takesValue: true), .init(name: "force", takesValue: false), .init(name: "at", takesValue: true),
+            .init(name: "loop", takesValue: true), .init(name: "rate", takesValue: true),
+            .init(name: "resources", takesValue: true, repeatable: true),
+        ], command: "hapsync play")
+        if parsed.has("help") { console.out(help); return HapSyncCLI.ExitCode.success }
+        guard parsed.positional.count == 1, let file = parsed.positional.first else {
+            throw .init(message: parsed.positional.isEmpty ? "play needs a FILE" : "play takes one FILE (got \(parsed.positional.count))")
+        }
+        var tracePath: String?
+        switch parsed.all("haptics").first ?? "none" {
+        case "none": break
+        case let h where h.hasPrefix("trace:") && h.count > 6: tracePath = String(h.dropFirst(6))
+        case let h: throw .init(message: "--haptics must be trace:PATH or none, not '\(h)'")
+        }
+        let atText = parsed.all("at").first ?? "+50"
+        guard let atMs = Double(atText.hasPrefix("+") ? String(atText.dropFirst()) : atText), atMs >= 0, atMs <= 3_600_000 else {
+            throw .init(message: "--at must be +MS, a number of milliseconds from now, not '\(atText)'")
+        }
+        let loopText = parsed.all("loop").first ?? "1"
+        guard let loops = Int(loopText), loops >= 1, loops <= 1_000_000 else { throw .init(message: "--loop must be a whole number ≥ 1, not '\(loopText)'") }
+        let rate = try RenderCommand.parseRate(parsed.all("rate").first)
+        let roots = try HapSyncCLI.resourceRoots(parsed.all("resources"))
+        if let tracePath, FileManager.default.fileExists(atPath: tracePath), !parsed.has("force") {
+            console.err("error: \(tracePath) already exists; not overwriting it\nhint: pass --force to replace it, or choose another trace path\n")
+            return HapSyncCLI.ExitCode.failure
+        }
+
+        let loaded: LoadedTimeline
+        switch LoadedTimeline.load(file, resources: roots, options: RenderOptions(controlRate: rate), console: console) {
+        case .success(let l): loaded = l
+        case .failure(let status): return status.code
+        }
+        let timeline = loaded.timeline
+        if !timeline.voices.isEmpty {
+            console.err("note: \(plural(timeline.voices.count, "audio event")) not played: audio output (PulseAudio) is not built yet; haptics play alone\n")
+        }
+        let trace = tracePath.map { TraceBackend(path: $0, capacity: max(1024, (timeline.commands.count + 1) * loops + 16)) }
+        let backend: HapticBackend = trace ?? NullHapticBackend()
+        let engine: HapticEngine
+        do {
+            engine = try HapticEngine(configuration: .init(backend: backend))
+            try engine.start()
+        } catch {
+            console.err("error: \(error)\n")
+            return HapSyncCLI.ExitCode.failure
+        }
+        let outcome = Session(engine: engine, timeline: timeline, loops: loops, console: console).run(startIn: atMs / 1000)
+        engine.stop()
+        if case .failure(let message) = outcome {
+            console.err("error: \(message)\n")
+            return HapSyncCLI.ExitCode.failure
+        }
+        console.out(summary(file: file, loops: loops, engine: engine, timeline: timeline, trace: trace, interrupted: outcome == .interrupted))
+        return outcome == .interrupted ? 130 : HapSyncCLI.ExitCode.success
+    }
+
+    /// How a playback session ended.
+    enum Outcome: Equatable {
+        case completed
+        case interrupted
+        case failure(String)
+    }
+
+    /// One `play` run: loops back to back, played by up to four players taking turns (player k
+    /// plays loops k, k+4, ...; each completion starts that player's next loop at its exact time,
+    /// known in advance), a progress line on a terminal, and Ctrl-C / SIGTERM handling.
+    final class Session: @unchecked Sendable {
+        let engine: HapticEngine
+        let timeline: PatternTimeline
+        let loops: Int
+        let console: HapSyncCLI.Console
+        private let done = DispatchSemaphore(value: 0)
+        private let state = Mutex((loopOf: [UInt32: Int](), completed: 0, interrupted: false))
+        private var players: [HapticPatternPlayer] = []
+
+        init(engine: HapticEngine, timeline: PatternTimeline, loops: Int, console: HapSyncCLI.Console) {
+            self.engine = engine
+            self.timeline = timeline
+            self.loops = loops
+            self.console = console
+        }
+
+        func run(startIn delay: Double) -> Outcome {
+            let period = timeline.end
+            let turns = min(loops, 4)
+            let t0 = engine.currentTime + delay
+            do {
+                for k in 0..<turns {
+                    let player = try engine.makePlayer(timeline: timeline)
+                    state.withLock { $0.loopOf[player.id] = k }
+                    player.completionHandler = { [unowned self, unowned player] completion in
+                        self.completed(player, completion, t0: t0, period: period, turns: turns)
+                    }
+                    players.append(player)
+                }
+                for (k, player) in players.enumerated() { try player.start(atTime: t0 + Double(k) * period) }
+            } catch {
+                return .failure("\(error)")
+            }
+
+            let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { [self] in
+                    state.withLock { $0.interrupted = true }
+                    done.signal()
+                }
+                source.resume()
+                return source
+            }
+            defer {
+                for (sig, source) in zip([SIGINT, SIGTERM], signals) {
+                    source.cancel()
+                    signal(sig, SIG_DFL)
+                }
+            }
+
+            let total = Double(loops) * period
+            let giveUp = t0 + total + 10
+            let terminal = isatty(STDERR_FILENO) == 1
+            while done.wait(timeout: .now() + 0.1) == .timedOut {
+                let now = engine.currentTime
+                if terminal {
+                    let s = state.withLock { $0 }
+                    console.err("\r\u{1B}[Kplaying \(seconds(max(0, min(total, now - t0)))) / \(seconds(total)), loop \(min(loops, s.completed + 1))/\(loops)")
+                }
+                if now > giveUp { return .failure("playback did not finish \(seconds(now - t0 - total)) after its end; the engine may have stopped") }
+            }
+            if terminal { console.err("\r\u{1B}[K") }
+            if state.withLock({ $0.interrupted }) {
+                engine.stop()
+                return .interrupted
+            }
+            return .completed
+        }
+
+        /// A player finished a loop: start its next one, or signal the end. Notifier thread.
+        private func completed(_ player: HapticPatternPlayer, _ completion: HapticPatternPlayer.Completion, t0: Double, period: Double, turns: Int) {
+            let (next, finished) = state.withLock { s -> (Int?, Bool) in
+                s.completed += 1
+                if completion == .stopped { s.interrupted = true }
+                var next: Int?
+                if !s.interrupted, let current = s.loopOf[player.id], current + turns < loops {
+                    next = current + turns
+                    s.loopOf[player.id] = next
+                }
+                return (next, s.completed >= loops || s.interrupted)
+            }
+            if let next { try? player.start(atTime: t0 + Double(next) * period) }
+            if finished { done.signal() }
+        }
+    }
+
+    static func percentile(_ sorted: [Int64], _ p: Double) -> Int64 {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+        return sorted[min(max(rank, 0), sorted.count - 1)]
+    }
+
+    static func micro(_ ns: Int64) -> String {
+        let us = Double(ns) / 1000
+        return us < 100 ? "\((us * 10).rounded() / 10) µs" : "\(Int(us.rounded())) µs"
+    }
+
+    static func summary(file: String, loops: Int, engine: HapticEngine, timeline: PatternTimeline, trace: TraceBackend?, interrupted: Bool) -> String {
+        let stats = engine.statistics
+        let dispatch = stats.dispatchErrors.sorted(), apply = stats.applyLatencies.sorted()
+        var out = ""
+        func line(_ label: String, _ value: String) { out += label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n" }
+        line("played", "\(file)" + (loops > 1 ? " ×\(loops)" : "") + " on \(engine.configuration.backend.name)"
+             + (interrupted ? " (interrupted: stopped at once, backend silenced)" : ""))
+        line("commands", "\(stats.applied) applied of \(timeline.commands.count * loops) scheduled (+ the final stop), \(stats.outputOverflows) ring overflows")
+        line("dispatch", "p50 \(micro(percentile(dispatch, 50))), p99 \(micro(percentile(dispatch, 99))), max \(micro(dispatch.last ?? 0)) (released − scheduled)")
+        line("apply", "p50 \(micro(percentile(apply, 50))), p99 \(micro(percentile(apply, 99))), max \(micro(apply.last ?? 0)) (applied − released)")
+        line("real-time", engine.realtimeStatus.description)
+        if let trace {
+            line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.records.count) records)")
+        }
+        return out
+    }
+}

@@ -1,0 +1,89 @@
+import AHAP
+import Foundation
+import HapSyncCore
+@testable import HapSyncRuntime
+import HapticOutput
+import HapSyncTestSupport
+import Testing
+
+/// The engine on real threads and CLOCK_MONOTONIC. These tests check order and invariants of what
+/// was played, never how long anything took (the machines are shared and noisy).
+@Suite("Engine on real threads")
+struct RealtimeEngineTests {
+    @Test func playsTheRenderOneToOneAndCompletes() throws {
+        let backend = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
+        try engine.start()
+        defer { engine.stop() }
+        let pattern = try AHAPPatternBuilder()
+            .transient(at: 0, intensity: 0.9, sharpness: 0.1)
+            .continuous(at: 0.02, duration: 0.08, intensity: 0.6, sharpness: 0.4, attack: 0.3, release: 0.3)
+            .transient(at: 0.05, intensity: 0.4)
+            .build()
+        let player = try engine.makePlayer(with: pattern)
+        let finished = DispatchSemaphore(value: 0)
+        player.completionHandler = { if $0 == .finished { finished.signal() } }
+        try player.start(atTime: engine.currentTime + 0.05)
+        #expect(finished.wait(timeout: .now() + 30) == .success, "completion handler called")
+        let played = backend.entries
+        let rendered = player.timeline.commands
+        #expect(played.count == rendered.count)
+        for (p, r) in zip(played, rendered) {
+            #expect(p.command.patternTime == r.time && p.command.kind.rawValue == r.kind.rawValue)
+            #expect(p.command.intensity == Float(r.intensity) && p.command.sharpness == Float(r.sharpness))
+            #expect(p.command.released >= p.command.scheduled, "never released early")
+            #expect(p.appliedAt >= p.command.released)
+        }
+        let scheduled = played.map(\.command.scheduled)
+        #expect(scheduled == scheduled.sorted())
+        #expect(engine.statistics.applied == rendered.count)
+        #expect(engine.statistics.dispatchErrors.count == rendered.count)
+        #expect(engine.realtimeStatus.fifoPriority != nil || engine.realtimeStatus.fifoError != nil, "the attempt is reported either way")
+    }
+
+    @Test func playPatternFromAFileAndStopCleanly() throws {
+        let backend = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
+        try engine.start()
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Assets/taps.ahap")
+        try engine.playPattern(from: url)
+        // Stop while it may still be playing: everything is silenced and the backend closed.
+        engine.stop()
+        #expect(backend.calls.stops == 1 && backend.calls.closed == 1)
+        #expect(!engine.isRunning)
+        #expect(backend.entries.last?.command.kind == .stopAll)
+    }
+
+    @Test func traceIsWrittenFromTheRealRun() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-trace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for name in ["t.jsonl", "t.json"] {
+            let trace = TraceBackend(path: dir.appendingPathComponent(name).path)
+            let engine = try HapticEngine(configuration: .init(backend: trace, lockMemory: false))
+            try engine.start()
+            let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).transient(at: 0.01).build())
+            let finished = DispatchSemaphore(value: 0)
+            player.completionHandler = { _ in finished.signal() }
+            try player.start(atTime: HapticEngine.timeImmediate)
+            _ = finished.wait(timeout: .now() + 30)
+            engine.stop()
+            let text = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
+            if name.hasSuffix(".jsonl") {
+                let lines = text.split(separator: "\n")
+                #expect(lines.count == 3, "two taps and the stop")
+                let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+                #expect(first["kind"] as? String == "transient" && first["player"] as? Int == Int(player.id))
+                let scheduled = try #require(first["scheduled_ns"] as? Int), released = try #require(first["released_ns"] as? Int)
+                let applied = try #require(first["applied_ns"] as? Int)
+                #expect(released >= scheduled && applied >= released && first["dispatch_ns"] as? Int == released - scheduled)
+            } else {
+                let doc = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+                let events = try #require(doc["traceEvents"] as? [[String: Any]])
+                #expect(events.filter { $0["ph"] as? String == "i" && $0["name"] as? String == "transient" }.count == 2)
+                #expect(events.filter { $0["ph"] as? String == "X" }.count == 3)
+            }
+        }
+    }
+}
