@@ -13,4 +13,8 @@ int hapsync_sem_wait_until(sem_t *sem, long long deadline_ns) {
     return sem_clockwait(sem, CLOCK_MONOTONIC, &ts);
 }
 
+int hapsync_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 unsigned long hapsync_sem_size(void) { return sizeof(sem_t); }

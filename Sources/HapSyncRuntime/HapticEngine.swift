@@ -398,6 +398,7 @@ public final class HapticEngine: @unchecked Sendable {
 
     private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
+            Syscalls.setThreadName(name)
             body()
             // Releasing: everything this thread wrote happens before a joiner's acquiring load.
             exitCount.add(1, ordering: .releasing)

@@ -29,6 +29,11 @@ enum Syscalls {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
 
+    /// Names the calling thread (at most 15 bytes; shown by top, ps -L and debuggers).
+    static func setThreadName(_ name: String) {
+        _ = hapsync_set_thread_name(String(decoding: name.utf8.prefix(15), as: UTF8.self))
+    }
+
     /// Sets SCHED_FIFO at `priority` for the calling thread.
     static func setFIFO(priority: Int32) -> Result<Void, Errno> {
         var param = sched_param()

@@ -14,6 +14,10 @@ int hapsync_set_timer_slack(unsigned long nanoseconds);
 /// does not define. Returns 0, or -1 with errno (ETIMEDOUT, EINTR).
 int hapsync_sem_wait_until(sem_t *sem, long long deadline_ns);
 
+/// prctl(PR_SET_NAME, name): names the calling thread (15 bytes at most). Variadic prctl again;
+/// pthread_setname_np needs _GNU_SOURCE. Returns 0 or -1 with errno set.
+int hapsync_set_thread_name(const char *name);
+
 /// Size of sem_t, so Swift can allocate one (it is an opaque union there).
 unsigned long hapsync_sem_size(void);
 
