@@ -92,6 +92,26 @@ struct PlayTests {
         #expect(lines.last?.contains("\"kind\":\"stop-all\"") == true)
     }
 
+    /// Without the right to real-time scheduling (an unprivileged user, all capabilities dropped)
+    /// the engine still plays and the summary says what the system refused.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to drop to an unprivileged user"))
+    func runsAnywayWhenRealtimeIsRefused() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                       try BinaryTests.binary().path, "play", packageRoot.appendingPathComponent("Assets/taps.ahap").path]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = Pipe()
+        try p.run()
+        let summary = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(summary.contains("commands    4 applied of 3 scheduled"))
+        #expect(summary.contains("real-time   SCHED_FIFO refused (Operation not permitted (errno 1)): normal priority"))
+    }
+
     @Test func usageErrors() {
         let taps = packageRoot.appendingPathComponent("Assets/taps.ahap").path
         #expect(hapsync("play", "--haptics", "rumble", taps).err.hasPrefix("error: --haptics must be trace:PATH or none, not 'rumble'"))
