@@ -22,8 +22,10 @@ let package = Package(
         .target(name: "CHapSyncSystem"),
         // Runtime: clock, scheduler thread, lock-free rings, output stage, engine and player API.
         .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "CHapSyncSystem"]),
-        // Backends at the edge: trace (and later evdev).
-        .target(name: "HapticOutput", dependencies: ["HapSyncRuntime"]),
+        // The kernel's input/uinput ioctl numbers (function-like macros) and fixed-signature ioctl.
+        .target(name: "CLinuxInput"),
+        // Backends at the edge: trace and evdev rumble.
+        .target(name: "HapticOutput", dependencies: ["HapSyncRuntime", "CLinuxInput"]),
         // Test doubles others may want: a manual clock and a recording backend.
         .target(name: "HapSyncTestSupport", dependencies: ["HapSyncRuntime"]),
         .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput"]),
@@ -33,6 +35,7 @@ let package = Package(
         .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore"], path: "Bench"),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
+        .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapticOutput", "HapSyncRuntime", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
         // Depends on the executable so `swift test` builds the binary the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync"]),

@@ -73,7 +73,8 @@ public final class HapticEngine: @unchecked Sendable {
     public enum StoppedReason: Sendable, Equatable {
         /// The engine object was released while running.
         case engineDestroyed
-        /// The haptic device went away (unplugged).
+        /// The haptic device went away (unplugged). When other outputs are configured (a trace,
+        /// audio) the engine keeps running with them; otherwise it has stopped.
         case deviceDisconnected
         /// The backend failed and could not be reopened.
         case systemError(String)
@@ -300,6 +301,7 @@ public final class HapticEngine: @unchecked Sendable {
         precondition(configuration.threading == .manual, "pump() drives engines in Threading.manual; real-time engines run themselves")
         _ = scheduler.service(clock: configuration.clock)
         output.drain()
+        _ = output.serviceBackend()
         deliverNotifications()
     }
 
@@ -455,7 +457,9 @@ public final class HapticEngine: @unchecked Sendable {
         _ = Syscalls.setFIFO(priority: max(1, configuration.realtimePriority - 1))
         while outputRunning.load(ordering: .sequentiallyConsistent) {
             output.drain()
-            outputWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
+            let now = Syscalls.monotonicNanoseconds()
+            let backendDeadline = output.serviceBackend() ?? .max
+            outputWake.wait(untilMonotonic: min(backendDeadline, now &+ 50_000_000))
         }
         output.drain()
     }
@@ -484,6 +488,10 @@ public final class HapticEngine: @unchecked Sendable {
                 freeSlot(Int(n.slot))
             case .backendReset:
                 handlers.withLock { $0.reset }?()
+            case .deviceDisconnected:
+                let handler = handlers.withLock { $0.stopped }
+                if output.hasFailed { stop() }
+                handler?(.deviceDisconnected)
             case .backendFailed:
                 let reason = output.failure.withLock { $0 } ?? "backend failed"
                 let handler = handlers.withLock { $0.stopped }

@@ -30,6 +30,8 @@ struct EngineNotification: Sendable, BitwiseCopyable {
         case backendFailed
         /// The backend failed and was closed and reopened; playback goes on.
         case backendReset
+        /// The haptic device went away; the error is in the output stage. Other outputs may go on.
+        case deviceDisconnected
     }
 
     var kind: Kind

@@ -56,6 +56,33 @@ public protocol HapticBackend: AnyObject {
     func stopAll() throws
     /// Releases the device or finishes the file. Called once, last.
     func close() throws
+    /// Gives the backend time of its own (a rate limiter's deferred update, a dead-man refresh),
+    /// on the output thread; returns when it next needs to be called (engine ns), or nil. The
+    /// output thread calls it after every batch of commands and at the time it asked for.
+    func service(now: UInt64) throws -> UInt64?
+}
+
+extension HapticBackend {
+    /// Backends without timers of their own never need service.
+    public func service(now: UInt64) throws -> UInt64? { nil }
+}
+
+/// Thrown by a backend whose device went away (unplugged): the engine reports
+/// `StoppedReason.deviceDisconnected` instead of trying to reopen it.
+public struct HapticDeviceDisconnected: Error, Sendable, CustomStringConvertible {
+    /// The device, e.g. "/dev/input/event5 (Xbox Wireless Controller)".
+    public var device: String
+    /// Whether other outputs (a trace, audio) go on without it.
+    public var othersContinue: Bool
+
+    /// Makes the error.
+    public init(device: String, othersContinue: Bool) {
+        self.device = device
+        self.othersContinue = othersContinue
+    }
+
+    /// A sentence for the user.
+    public var description: String { "haptic device \(device) disconnected" + (othersContinue ? "; other outputs continue" : "") }
 }
 
 /// A backend that does nothing: haptics off.

@@ -70,14 +70,21 @@ final class OutputStage: @unchecked Sendable {
         return n
     }
 
-    /// Failure path: note the error, try to reopen the backend once and re-apply the command.
-    private func recover(from error: Error, command: OutputCommand) {
+    /// Failure path: note the error; a disconnected device is reported as such (and the stage
+    /// stops applying unless other outputs go on); any other error gets one close-and-reopen.
+    private func recover(from error: Error, command: OutputCommand?) {
         failure.withLock { $0 = "\(error)" }
+        if let gone = error as? HapticDeviceDisconnected {
+            if !gone.othersContinue { failed.store(true, ordering: .relaxed) }
+            notifications.push(EngineNotification(kind: .deviceDisconnected, slot: -1, player: 0, time: clock.now()))
+            notify()
+            return
+        }
         let reopened: Bool
         do {
             try? backend.close()
             try backend.open()
-            try backend.apply(command, appliedAt: clock.now())
+            if let command { try backend.apply(command, appliedAt: clock.now()) }
             reopened = true
         } catch {
             failure.withLock { $0 = "\(error)" }
@@ -89,6 +96,18 @@ final class OutputStage: @unchecked Sendable {
         }
         notifications.push(EngineNotification(kind: reopened ? .backendReset : .backendFailed, slot: -1, player: 0, time: clock.now()))
         notify()
+    }
+
+    /// Gives the backend its own time; returns when it wants the next call (engine ns), or nil.
+    /// Output thread; does not allocate, lock or block on the normal path.
+    func serviceBackend() -> UInt64? {
+        if failed.load(ordering: .relaxed) { return nil }
+        do {
+            return try backend.service(now: clock.now())
+        } catch {
+            recover(from: error, command: nil)
+            return nil
+        }
     }
 
     /// Whether the backend failed for good.

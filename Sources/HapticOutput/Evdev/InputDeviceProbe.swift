@@ -1,0 +1,102 @@
+import CLinuxInput
+import Glibc
+
+/// What an input device says about itself: name, whether it can rumble, how many effects it holds.
+public struct InputDeviceInfo: Sendable, Equatable {
+    /// The device node.
+    public var path: String
+    /// EVIOCGNAME.
+    public var name: String
+    /// FF_RUMBLE in EVIOCGBIT(EV_FF).
+    public var hasRumble: Bool
+    /// EVIOCGEFFECTS.
+    public var effectSlots: Int
+    /// Whether it opens read-write (needed to play effects); when not, why.
+    public var openProblem: String?
+}
+
+/// Reads device capabilities through `EvdevSystem`.
+public enum InputDeviceProbe {
+    /// Name, rumble bit and effect slots of an open device.
+    static func probe(fd: Int32, system: EvdevSystem) throws -> (name: String, hasRumble: Bool, effectSlots: Int) {
+        var nameBuffer = [UInt8](repeating: 0, count: 256)
+        let name: String
+        switch nameBuffer.withUnsafeMutableBytes({ system.ioctl(fd, EvdevABI.EVIOCGNAME, $0.baseAddress!) }) {
+        case .success: name = String(decoding: nameBuffer.prefix { $0 != 0 }, as: UTF8.self)
+        case .failure: name = "(unnamed)"
+        }
+        var bits = [UInt8](repeating: 0, count: 16)
+        if case .failure(let e) = bits.withUnsafeMutableBytes({ system.ioctl(fd, EvdevABI.EVIOCGBIT_FF, $0.baseAddress!) }) {
+            throw EvdevError.system(path: "", what: "reading force-feedback capabilities (EVIOCGBIT)", errno: e)
+        }
+        let rumble = Int(EvdevABI.FF_RUMBLE)
+        let hasRumble = bits[rumble / 8] & (1 << UInt8(rumble % 8)) != 0
+        var slots: Int32 = 0
+        if case .failure(let e) = system.ioctl(fd, EvdevABI.EVIOCGEFFECTS, &slots) {
+            throw EvdevError.system(path: "", what: "reading the effect count (EVIOCGEFFECTS)", errno: e)
+        }
+        return (name, hasRumble, Int(slots))
+    }
+
+    /// Every /dev/input/event* with its name, rumble capability, slots and whether it opens
+    /// read-write.
+    public static func list(system: EvdevSystem = LinuxEvdevSystem()) -> [InputDeviceInfo] {
+        system.eventDevicePaths().map { path in
+            var problem: String?
+            var fd: Int32 = -1
+            switch system.open(path, readWrite: true) {
+            case .success(let f): fd = f
+            case .failure(let e):
+                problem = EvdevError.opening(path, e).description
+                if case .success(let f) = system.open(path, readWrite: false) { fd = f }
+            }
+            guard fd >= 0 else { return InputDeviceInfo(path: path, name: "?", hasRumble: false, effectSlots: 0, openProblem: problem) }
+            defer { system.close(fd) }
+            let info = try? probe(fd: fd, system: system)
+            return InputDeviceInfo(path: path, name: info?.name ?? "?", hasRumble: info?.hasRumble ?? false,
+                                   effectSlots: info?.effectSlots ?? 0, openProblem: problem)
+        }
+    }
+
+    /// The first device that can rumble and opens read-write (`evdev:auto`).
+    public static func firstRumbleDevice(system: EvdevSystem = LinuxEvdevSystem()) -> InputDeviceInfo? {
+        list(system: system).first { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }
+    }
+}
+
+/// What goes wrong with evdev devices, in words a user can act on.
+public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The device could not be opened.
+    case opening(String, SystemErrno)
+    /// The device has no FF_RUMBLE.
+    case notRumbleCapable(path: String, name: String)
+    /// The device reports no effect slots.
+    case noEffectSlots(path: String, name: String)
+    /// `evdev:auto` found nothing.
+    case noRumbleDevice
+    /// Another system call failed.
+    case system(path: String, what: String, errno: SystemErrno)
+
+    /// A sentence for the user, with how to fix it where there is a way.
+    public var description: String {
+        switch self {
+        case .opening(let path, let e) where e.code == EACCES || e.code == EPERM:
+            return "cannot open \(path): permission denied. Rumble needs read-write access to the device: "
+                + "add your user to the 'input' group (sudo usermod -aG input $USER, then log in again), "
+                + "or install a udev rule such as /etc/udev/rules.d/70-hapsync.rules containing "
+                + "KERNEL==\"event*\", SUBSYSTEM==\"input\", TAG+=\"uaccess\" and run 'sudo udevadm trigger'"
+        case .opening(let path, let e) where e.code == ENOENT || e.code == ENODEV || e.code == ENXIO:
+            return "cannot open \(path): no such device (unplugged?); 'hapsync devices' lists what is there"
+        case .opening(let path, let e):
+            return "cannot open \(path): \(e)"
+        case .notRumbleCapable(let path, let name):
+            return "\(path) (\(name)) cannot rumble: it has no FF_RUMBLE force-feedback capability; 'hapsync devices' shows which devices can"
+        case .noEffectSlots(let path, let name):
+            return "\(path) (\(name)) reports no force-feedback effect slots"
+        case .noRumbleDevice:
+            return "no rumble-capable input device that this user can open; 'hapsync devices' lists devices and what is wrong with each"
+        case .system(let path, let what, let e):
+            return "\(path.isEmpty ? "" : path + ": ")\(what) failed: \(e)"
+        }
+    }
+}

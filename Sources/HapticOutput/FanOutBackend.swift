@@ -1,0 +1,85 @@
+import HapSyncRuntime
+
+/// Several haptic backends at once (a gamepad and a trace): every command goes to each, in order.
+///
+/// When a device among them disconnects it is dropped and the others go on: the error is passed
+/// to the engine as `HapticDeviceDisconnected` with `othersContinue` set, so the engine reports
+/// the disconnect and keeps running. Other errors pass through unchanged.
+public final class FanOutBackend: HapticBackend, @unchecked Sendable {
+    private var backends: [HapticBackend]
+
+    /// Makes a fan-out over `backends` (at least one).
+    public init(_ backends: [HapticBackend]) {
+        precondition(!backends.isEmpty, "FanOutBackend needs at least one backend")
+        self.backends = backends
+    }
+
+    /// The children's names joined with "+" ("evdev+trace").
+    public var name: String { backends.map(\.name).joined(separator: "+") }
+
+    /// The backends still in use.
+    public var children: [HapticBackend] { backends }
+
+    /// Opens each; if one fails, closes those already open and rethrows.
+    public func open() throws {
+        for (i, b) in backends.enumerated() {
+            do { try b.open() } catch {
+                for opened in backends[..<i] { try? opened.close() }
+                throw error
+            }
+        }
+    }
+
+    /// Applies to each (all of them, even after one dropped out). Allocates nothing unless a device
+    /// drops out (then the list shrinks).
+    public func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
+        var gone: HapticDeviceDisconnected?
+        var i = 0
+        while i < backends.count {
+            do {
+                try backends[i].apply(command, appliedAt: appliedAt)
+                i += 1
+            } catch let e as HapticDeviceDisconnected {
+                gone = drop(at: i, e)
+            }
+        }
+        if let gone { throw gone }
+    }
+
+    /// The earliest time any child wants service.
+    public func service(now: UInt64) throws -> UInt64? {
+        var next: UInt64?
+        var gone: HapticDeviceDisconnected?
+        var i = 0
+        while i < backends.count {
+            do {
+                if let t = try backends[i].service(now: now) { next = min(next ?? t, t) }
+                i += 1
+            } catch let e as HapticDeviceDisconnected {
+                gone = drop(at: i, e)
+            }
+        }
+        if let gone { throw gone }
+        return next
+    }
+
+    private func drop(at i: Int, _ gone: HapticDeviceDisconnected) -> HapticDeviceDisconnected {
+        let dead = backends.remove(at: i)
+        try? dead.close()
+        return HapticDeviceDisconnected(device: gone.device, othersContinue: !backends.isEmpty)
+    }
+
+    /// Stops each.
+    public func stopAll() throws {
+        for b in backends { try? b.stopAll() }
+    }
+
+    /// Closes each; the first error is rethrown after all were closed.
+    public func close() throws {
+        var first: Error?
+        for b in backends {
+            do { try b.close() } catch { first = first ?? error }
+        }
+        if let first { throw first }
+    }
+}
