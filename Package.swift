@@ -31,6 +31,9 @@ let package = Package(
         .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
+        // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).
+        .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
+        .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see Bench/README.md).
         .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore"], path: "Bench"),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),

@@ -43,7 +43,8 @@ public enum HapSyncCLI {
         ("info", "describe a pattern: duration, events, parameters, curves, audio files"),
         ("render", "the offline haptic command stream and audio-voice plan (jsonl or csv)"),
         ("plot", "draw a pattern as SVG: intensity, sharpness, transients, audio voices"),
-        ("play", "play a pattern's haptics on the real-time engine (trace output) with a timing summary"),
+        ("play", "play a pattern's haptics on the real-time engine (rumble pad, trace) with a timing summary"),
+        ("devices", "list input devices: name, rumble capability, effect slots, access"),
     ]
 
     static let mainHelp = """
@@ -87,6 +88,8 @@ public enum HapSyncCLI {
                 return try PlotCommand.run(rest, console: console)
             case "play":
                 return try PlayCommand.run(rest, console: console)
+            case "devices":
+                return try DevicesCommand.run(rest, console: console)
             default:
                 var message = "error: unknown command '\(first)'\n"
                 if let near = commands.first(where: { $0.name.hasPrefix(first.prefix(3)) }) { message += "hint: did you mean 'hapsync \(near.name)'?\n" }
@@ -107,6 +110,7 @@ public enum HapSyncCLI {
         case "render": return RenderCommand.help
         case "plot": return PlotCommand.help
         case "play": return PlayCommand.help
+        case "devices": return DevicesCommand.help
         default: return nil
         }
     }

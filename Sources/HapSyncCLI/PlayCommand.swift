@@ -9,7 +9,8 @@ import Synchronization
 /// `hapsync play FILE`: plays a pattern on the real-time engine and reports how well it kept time.
 enum PlayCommand {
     static let help = """
-        USAGE: hapsync play [--haptics trace:PATH|none] [--force] [--at +MS] [--loop N] [--rate HZ] [--resources DIR]... FILE
+        USAGE: hapsync play [--haptics evdev:PATH|evdev:auto|trace:PATH|none]... [--force] [--at +MS] [--loop N]
+                            [--rate HZ] [--rumble-interval MS] [--rumble-burst MS] [--resources DIR]... FILE
 
         Plays a pattern's haptics on the real-time engine: a scheduler thread on
         CLOCK_MONOTONIC (SCHED_FIFO where the system allows) releases each command at its
@@ -22,10 +23,15 @@ enum PlayCommand {
         backend and still writes the trace (exit status 130).
 
         OPTIONS:
+          --haptics evdev:PATH  rumble a gamepad (/dev/input/eventN; see 'hapsync devices')
+          --haptics evdev:auto  the first rumble-capable device this user can open
           --haptics trace:PATH  record every command with its scheduled, released and
                                 applied times (CLOCK_MONOTONIC ns): PATH.jsonl gives JSON
                                 Lines, PATH.json Chrome trace events (open in Perfetto)
           --haptics none        no haptic output (default; timing is still measured)
+                                --haptics may be given more than once: evdev and a trace together
+          --rumble-interval MS  shortest time between two rumble updates (default 10)
+          --rumble-burst MS     shortest rumble a transient makes (default 30)
           --force               replace the trace file if it exists
           --at +MS              start MS milliseconds from now (default +50)
           --loop N              play N times back to back (default 1)
@@ -37,7 +43,8 @@ enum PlayCommand {
 
     static func run(_ args: [String], console: HapSyncCLI.Console) throws(CommandLineArguments.UsageError) -> Int32 {
         let parsed = try CommandLineArguments(args, options: [
-            .init(name: "haptics", takesValue: true), .init(name: "force", takesValue: false), .init(name: "at", takesValue: true),
+            .init(name: "haptics", takesValue: true, repeatable: true), .init(name: "force", takesValue: false), .init(name: "at", takesValue: true),
+            .init(name: "rumble-interval", takesValue: true), .init(name: "rumble-burst", takesValue: true),
             .init(name: "loop", takesValue: true), .init(name: "rate", takesValue: true),
             .init(name: "resources", takesValue: true, repeatable: true),
         ], command: "hapsync play")
@@ -46,11 +53,26 @@ enum PlayCommand {
             throw .init(message: parsed.positional.isEmpty ? "play needs a FILE" : "play takes one FILE (got \(parsed.positional.count))")
         }
         var tracePath: String?
-        switch parsed.all("haptics").first ?? "none" {
-        case "none": break
-        case let h where h.hasPrefix("trace:") && h.count > 6: tracePath = String(h.dropFirst(6))
-        case let h: throw .init(message: "--haptics must be trace:PATH or none, not '\(h)'")
+        var evdevPath: String?
+        for h in parsed.all("haptics") {
+            switch h {
+            case "none": break
+            case let h where h.hasPrefix("trace:") && h.count > 6:
+                guard tracePath == nil else { throw .init(message: "--haptics trace: given twice") }
+                tracePath = String(h.dropFirst(6))
+            case let h where h.hasPrefix("evdev:") && h.count > 6:
+                guard evdevPath == nil else { throw .init(message: "--haptics evdev: given twice") }
+                evdevPath = String(h.dropFirst(6))
+            default: throw .init(message: "--haptics must be evdev:PATH, evdev:auto, trace:PATH or none, not '\(h)'")
+            }
         }
+        func milliseconds(_ name: String, default d: UInt64) throws(CommandLineArguments.UsageError) -> UInt64 {
+            guard let text = parsed.all(name).first else { return d * 1_000_000 }
+            guard let v = Double(text), v >= 1, v <= 10_000 else { throw .init(message: "--\(name) must be a number of milliseconds from 1 to 10000, not '\(text)'") }
+            return UInt64(v * 1_000_000)
+        }
+        let rumbleInterval = try milliseconds("rumble-interval", default: 10)
+        let rumbleBurst = try milliseconds("rumble-burst", default: 30)
         let atText = parsed.all("at").first ?? "+50"
         guard let atMs = Double(atText.hasPrefix("+") ? String(atText.dropFirst()) : atText), atMs >= 0, atMs <= 3_600_000 else {
             throw .init(message: "--at must be +MS, a number of milliseconds from now, not '\(atText)'")
@@ -74,14 +96,34 @@ enum PlayCommand {
             console.err("note: \(plural(timeline.voices.count, "audio event")) not played: audio output (PulseAudio) is not built yet; haptics play alone\n")
         }
         let trace = tracePath.map { TraceBackend(path: $0, capacity: max(1024, (timeline.commands.count + 1) * loops + 16)) }
-        let backend: HapticBackend = trace ?? NullHapticBackend()
+        var backends: [HapticBackend] = []
+        if var path = evdevPath {
+            if path == "auto" {
+                guard let found = InputDeviceProbe.firstRumbleDevice() else {
+                    console.err("error: \(EvdevError.noRumbleDevice)\n")
+                    return HapSyncCLI.ExitCode.failure
+                }
+                path = found.path
+                console.err("note: evdev:auto chose \(found.path) (\(found.name))\n")
+            }
+            backends.append(EvdevBackend(configuration: .init(path: path, minimumUpdateInterval: rumbleInterval, burstLength: rumbleBurst)))
+        }
+        if let trace { backends.append(trace) }
+        let backend: HapticBackend = backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
         let engine: HapticEngine
         do {
             engine = try HapticEngine(configuration: .init(backend: backend))
             try engine.start()
+        } catch HapticEngine.EngineError.backendUnavailable(let why) {
+            console.err("error: \(why)\n")
+            return HapSyncCLI.ExitCode.failure
         } catch {
             console.err("error: \(error)\n")
             return HapSyncCLI.ExitCode.failure
+        }
+        let disconnected = Mutex(false)
+        engine.stoppedHandler = { reason in
+            if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
         }
         let outcome = Session(engine: engine, timeline: timeline, loops: loops, console: console).run(startIn: atMs / 1000)
         engine.stop()
@@ -90,6 +132,9 @@ enum PlayCommand {
             return HapSyncCLI.ExitCode.failure
         }
         console.out(summary(file: file, loops: loops, engine: engine, timeline: timeline, trace: trace, interrupted: outcome == .interrupted))
+        if disconnected.withLock({ $0 }) {
+            console.err("warning: the rumble device disconnected during playback; \(trace == nil ? "playback stopped" : "the trace went on without it")\n")
+        }
         return outcome == .interrupted ? 130 : HapSyncCLI.ExitCode.success
     }
 

@@ -9,7 +9,7 @@ struct AssetsTests {
     static let files = ahapFiles(under: assets)
 
     @Test func thereAreExamples() {
-        #expect(Self.files.map(\.lastPathComponent) == ["engine.ahap", "heartbeat.ahap", "taps.ahap"])
+        #expect(Self.files.map(\.lastPathComponent) == ["engine.ahap", "heartbeat.ahap", "rumble-steps.ahap", "taps.ahap"])
     }
 
     @Test(arguments: files)

@@ -15,7 +15,7 @@ let streamingAssets = conformance.appendingPathComponent("StreamingAssets").path
 
 @Suite("render and plot")
 struct RenderPlotTests {
-    @Test func everyPatternIsThere() { #expect(everyPattern.count == 24) }
+    @Test func everyPatternIsThere() { #expect(everyPattern.count == 25) }
 
     @Test(arguments: everyPattern)
     func rendersBothFormats(_ file: String) throws {

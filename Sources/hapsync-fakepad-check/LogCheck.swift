@@ -1,0 +1,175 @@
+import Foundation
+import HapticOutput
+
+/// Checks a fake-pad log against the trace of the `hapsync play` that drove it, from the outside:
+/// what the kernel passed to the device must follow HapSync's documented rumble behaviour.
+final class LogCheck {
+    struct PadEvent {
+        var t: UInt64
+        var kind: String
+        var id: Int
+        var new: Bool
+        var strong: UInt16
+        var weak: UInt16
+        var lengthMs: Int
+        var reason: String
+    }
+
+    struct TraceRecord {
+        var applied: UInt64
+        var kind: String
+        var intensity: Double
+        var sharpness: Double
+    }
+
+    let interval: UInt64
+    let burst: UInt64
+    let window: UInt64
+    /// Kernel timestamps land a little after HapSync's own clock readings; this much slack (ns)
+    /// is allowed when comparing gaps (TCG emulation can delay a system call by a few ms).
+    let slack: UInt64 = 3_000_000
+    var failures: [String] = []
+    var report: [String] = []
+
+    init(interval: UInt64, burst: UInt64, window: UInt64) {
+        self.interval = interval
+        self.burst = burst
+        self.window = window
+    }
+
+    static func lines(_ path: String) throws -> [[String: Any]] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    static func pad(_ path: String) throws -> [PadEvent] {
+        try lines(path).map { o in
+            PadEvent(t: (o["t_ns"] as? NSNumber)?.uint64Value ?? 0, kind: o["event"] as? String ?? "", id: o["id"] as? Int ?? -1,
+                     new: o["new"] as? Bool ?? false, strong: UInt16(o["strong"] as? Int ?? 0), weak: UInt16(o["weak"] as? Int ?? 0),
+                     lengthMs: o["length_ms"] as? Int ?? 0, reason: o["reason"] as? String ?? "")
+        }
+    }
+
+    static func trace(_ path: String) throws -> [TraceRecord] {
+        try lines(path).map { o in
+            TraceRecord(applied: (o["applied_ns"] as? NSNumber)?.uint64Value ?? 0, kind: o["kind"] as? String ?? "",
+                        intensity: o["intensity"] as? Double ?? 0, sharpness: o["sharpness"] as? Double ?? 0)
+        }
+    }
+
+    func expect(_ ok: Bool, _ what: @autoclosure () -> String) {
+        if !ok { failures.append(what()) }
+    }
+
+    /// The device's state at `t`: the magnitudes last uploaded and whether the motor runs.
+    func state(_ pad: [PadEvent], at t: UInt64) -> (strong: UInt16, weak: UInt16, on: Bool) {
+        var m: (UInt16, UInt16) = (0, 0)
+        var on = false
+        for e in pad where e.t <= t {
+            switch e.kind {
+            case "upload": m = (e.strong, e.weak)
+            case "play": on = true
+            case "stop", "erase", "motor-off": on = false
+            default: break
+            }
+        }
+        return (m.0, m.1, on)
+    }
+
+    /// Run 1: a whole playback. `mapping` is HapSync's standard mapping.
+    func checkPlayback(pad: [PadEvent], trace: [TraceRecord]) {
+        let map = RumbleMapping.standard.map
+        let uploads = pad.filter { $0.kind == "upload" }
+        // 1. One effect, uploaded once, then updated in place.
+        let ids = Set(uploads.map(\.id))
+        expect(uploads.filter(\.new).count == 1, "expected exactly one new upload, got \(uploads.filter(\.new).count)")
+        expect(ids.count == 1, "every upload should use the same effect id, got \(ids.sorted())")
+        expect(uploads.allSatisfy { $0.lengthMs == Int(window / 1_000_000) }, "every upload should carry the \(window / 1_000_000) ms dead-man replay length")
+        report.append("uploads: \(uploads.count) (1 new, \(uploads.count - 1) in place), effect id \(ids.first ?? -1)")
+
+        // 2. Steady levels: 20 ms after a level that holds, the device plays exactly its mapping.
+        let commands = trace.filter { $0.kind == "level" || $0.kind == "transient" }
+        var steady = 0
+        for (k, c) in commands.enumerated() where c.kind == "level" {
+            let next = k + 1 < commands.count ? commands[k + 1].applied : UInt64.max
+            let nearTap = commands.contains { $0.kind == "transient" && $0.applied + burst + interval + slack >= c.applied && $0.applied <= c.applied + 20_000_000 }
+            guard next >= c.applied + 25_000_000, !nearTap else { continue }
+            steady += 1
+            let s = state(pad, at: c.applied + 20_000_000)
+            let want = map(c.intensity, c.sharpness)
+            if want == (0, 0) {
+                expect(!s.on, "level \(c.intensity)/\(c.sharpness) at \(c.applied): motor should be off 20 ms later")
+            } else {
+                expect(s.on && s.strong == want.strong && s.weak == want.weak,
+                       "level \(c.intensity)/\(c.sharpness) at \(c.applied): device should play \(want) 20 ms later, plays \(s.on ? "\((s.strong, s.weak))" : "nothing")")
+            }
+        }
+        expect(steady >= 3, "the pattern should have at least 3 steady levels to check, found \(steady)")
+        report.append("steady levels checked against the mapping: \(steady)")
+
+        // 3. Transients: a burst with the mapping of level + tap, lasting at least the burst length.
+        var taps = 0
+        for c in commands where c.kind == "transient" {
+            taps += 1
+            let levelBefore = commands.last { $0.kind == "level" && $0.applied <= c.applied }
+            let li = levelBefore?.intensity ?? 0, ls = levelBefore?.sharpness ?? 0
+            let sum = li + c.intensity
+            let want = map(min(1, sum), sum > 0 ? (li * ls + c.intensity * c.sharpness) / sum : 0)
+            guard let start = uploads.first(where: { $0.t >= c.applied && $0.strong == want.strong && $0.weak == want.weak }) else {
+                failures.append("transient at \(c.applied): no upload of \(want)")
+                continue
+            }
+            let end = pad.first { $0.t > start.t && ($0.kind == "stop" || ($0.kind == "upload" && ($0.strong, $0.weak) != want)) }
+            let lasted = (end?.t ?? UInt64.max) - start.t
+            expect(lasted + slack >= burst, "transient at \(c.applied): burst lasted \(lasted / 1000) µs, less than \(burst / 1_000_000) ms")
+            report.append("transient burst \(want): \(end.map { String(($0.t - start.t) / 1000) + " µs" } ?? "open")")
+        }
+        expect(taps >= 1, "the pattern should have transients to check")
+
+        // 4. Rate limit: uploads at least the interval apart.
+        let gaps = zip(uploads.dropFirst(), uploads).map { $0.t - $1.t }
+        if let minGap = gaps.min() {
+            expect(minGap + slack >= interval, "uploads \(minGap / 1000) µs apart, closer than \(interval / 1_000_000) ms")
+            let levels = trace.filter { $0.kind == "level" }.count
+            expect(levels > uploads.count * 2, "the pattern should send far more level commands (\(levels)) than uploads (\(uploads.count)) to exercise the rate limit")
+            report.append("\(levels) level commands became \(uploads.count) uploads; closest uploads \(minGap / 1000) µs apart (limit \(interval / 1_000_000) ms, \(slack / 1_000_000) ms slack for kernel timestamps)")
+        }
+
+        // 5. Dead-man: the motor never ran out while HapSync wanted it on; refreshes kept it going.
+        let expired = pad.filter { $0.kind == "motor-off" && $0.reason == "expired" }
+        expect(expired.isEmpty, "the motor ran out of replay time during playback \(expired.count) time(s): refresh missing")
+        report.append("plays (including dead-man refreshes): \(pad.filter { $0.kind == "play" }.count), expiries during playback: \(expired.count)")
+
+        // 6. The end: stopped and erased, nothing played after.
+        if let last = trace.last {
+            let after = pad.filter { $0.t >= last.applied }
+            expect(after.contains { $0.kind == "erase" }, "the effect should be erased after playback")
+            let eraseAt = pad.last { $0.kind == "erase" }?.t ?? 0
+            expect(!pad.contains { $0.kind == "play" && $0.t > eraseAt }, "nothing may play after the erase")
+            expect(!state(pad, at: UInt64.max).on, "the motor must be off at the end")
+            report.append("end: " + after.map { $0.kind + ($0.reason.isEmpty ? "" : "(\($0.reason))") }.joined(separator: ", "))
+        }
+    }
+
+    /// Run 2: the player was killed with SIGKILL right after the pad logged its "mark". Events are
+    /// taken in log order after the mark (the kernel's cleanup can carry a timestamp a hair before
+    /// the pad got round to logging the mark).
+    func checkKilled(pad: [PadEvent]) {
+        guard let markIndex = pad.firstIndex(where: { $0.kind == "mark" }) else {
+            failures.append("killed run: no mark in the pad log")
+            return
+        }
+        let mark = pad[markIndex]
+        let after = pad[(markIndex + 1)...]
+        expect(state(pad, at: mark.t).on, "killed run: the motor should have been running when the player was killed")
+        let off = after.first { $0.kind == "motor-off" || $0.kind == "stop" || $0.kind == "erase" }
+        let erase = after.first { $0.kind == "erase" }
+        func delay(_ e: PadEvent?) -> String { e.map { $0.t > mark.t ? "\(($0.t - mark.t) / 1000) µs" : "0 µs" } ?? "never" }
+        expect(off != nil && (off!.t <= mark.t || off!.t - mark.t <= window + 50_000_000),
+               "killed run: motor still on \(window / 1_000_000) ms after SIGKILL")
+        expect(erase != nil, "killed run: the kernel should erase the dead process's effect")
+        expect(!after.contains { $0.kind == "play" }, "killed run: nothing may play after the kill")
+        report.append("killed run: motor off \(delay(off)) after SIGKILL (\(off?.kind ?? "-")\(off?.reason.isEmpty == false ? "/" + off!.reason : "")), effect erased \(delay(erase)) after")
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+// hapsync-fakepad-check: reads the logs of the real-kernel test on the host and checks them
+// against HapSync's rumble rules (see LogCheck).
+//
+//   hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]
+//                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250]
+
+func value(_ args: [String], _ name: String) -> String? {
+    guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}
+
+func warn(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard let padPath = value(args, "--pad"), let tracePath = value(args, "--trace") else {
+    warn("usage: hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]\n")
+    exit(64)
+}
+let ms = { (name: String, d: UInt64) in (value(args, name).flatMap { UInt64($0) } ?? d) * 1_000_000 }
+let check = LogCheck(interval: ms("--interval-ms", 10), burst: ms("--burst-ms", 30), window: ms("--window-ms", 250))
+do {
+    check.checkPlayback(pad: try LogCheck.pad(padPath), trace: try LogCheck.trace(tracePath))
+    if let killed = value(args, "--killed") { check.checkKilled(pad: try LogCheck.pad(killed)) }
+} catch {
+    warn("hapsync-fakepad-check: cannot read the logs: \(error)\n")
+    exit(1)
+}
+for line in check.report { print("  " + line) }
+if check.failures.isEmpty {
+    print("PASS: the device saw what HapSync's rumble rules say")
+} else {
+    for f in check.failures { print("FAIL: " + f) }
+    exit(1)
+}
