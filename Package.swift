@@ -7,7 +7,7 @@ let package = Package(
     products: [
         // The library other Swift packages depend on. Later layers (rendering, runtime,
         // backends) join this product as they land.
-        .library(name: "HapSync", targets: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput"]),
+        .library(name: "HapSync", targets: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
@@ -24,11 +24,18 @@ let package = Package(
         .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "CHapSyncSystem"]),
         // The kernel's input/uinput ioctl numbers (function-like macros) and fixed-signature ioctl.
         .target(name: "CLinuxInput"),
+        // C libraries from Debian for audio: libsndfile (decoding), libsamplerate (rate conversion),
+        // libpulse (output). System-library targets with module maps.
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
+        .target(name: "AudioOutput", dependencies: ["HapSyncCore", "HapSyncRuntime", "CSndFile", "CSampleRate", "CPulse"]),
         // Backends at the edge: trace and evdev rumble.
         .target(name: "HapticOutput", dependencies: ["HapSyncRuntime", "CLinuxInput"]),
         // Test doubles others may want: a manual clock and a recording backend.
         .target(name: "HapSyncTestSupport", dependencies: ["HapSyncRuntime"]),
-        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput"]),
+        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).

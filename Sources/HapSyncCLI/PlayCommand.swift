@@ -1,4 +1,5 @@
 import AHAP
+import AudioOutput
 import Dispatch
 import Foundation
 import HapSyncCore
@@ -10,12 +11,14 @@ import Synchronization
 enum PlayCommand {
     static let help = """
         USAGE: hapsync play [--haptics evdev:PATH|evdev:auto|trace:PATH|none]... [--force] [--at +MS] [--loop N]
+                            [--audio pulse|none] [--sink NAME] [--latency-ms N] [--haptic-latency-ms N]
                             [--rate HZ] [--rumble-interval MS] [--rumble-burst MS] [--resources DIR]... FILE
 
-        Plays a pattern's haptics on the real-time engine: a scheduler thread on
-        CLOCK_MONOTONIC (SCHED_FIFO where the system allows) releases each command at its
-        deadline into a lock-free ring, an output thread hands it to the backend.
-        Audio events are not played yet (PulseAudio output is a later issue).
+        Plays a pattern on the real-time engine: a scheduler thread on CLOCK_MONOTONIC
+        (SCHED_FIFO where the system allows) releases each haptic command at its deadline
+        into a lock-free ring, an output thread hands it to the backend. A pattern with
+        audio events plays them through PulseAudio, and its haptics follow the audio
+        clock: pattern time t is the moment its audio frame is heard.
 
         At the end it prints a summary: commands played, dispatch error (released −
         scheduled) and apply latency (applied − released) percentiles, ring overflows,
@@ -30,6 +33,12 @@ enum PlayCommand {
                                 Lines, PATH.json Chrome trace events (open in Perfetto)
           --haptics none        no haptic output (default; timing is still measured)
                                 --haptics may be given more than once: evdev and a trace together
+          --audio pulse|none    play audio events through PulseAudio (default when the
+                                pattern has any) or not at all
+          --sink NAME           the PulseAudio sink (default: the server's default)
+          --latency-ms N        target latency of the audio stream (default 20)
+          --haptic-latency-ms N release haptics this much before their audio is heard,
+                                to make up for the haptic device's delay (default 0)
           --rumble-interval MS  shortest time between two rumble updates (default 10)
           --rumble-burst MS     shortest rumble a transient makes (default 30)
           --force               replace the trace file if it exists
@@ -45,6 +54,8 @@ enum PlayCommand {
         let parsed = try CommandLineArguments(args, options: [
             .init(name: "haptics", takesValue: true, repeatable: true), .init(name: "force", takesValue: false), .init(name: "at", takesValue: true),
             .init(name: "rumble-interval", takesValue: true), .init(name: "rumble-burst", takesValue: true),
+            .init(name: "audio", takesValue: true), .init(name: "sink", takesValue: true), .init(name: "latency-ms", takesValue: true),
+            .init(name: "haptic-latency-ms", takesValue: true),
             .init(name: "loop", takesValue: true), .init(name: "rate", takesValue: true),
             .init(name: "resources", takesValue: true, repeatable: true),
         ], command: "hapsync play")
@@ -71,6 +82,18 @@ enum PlayCommand {
             guard let v = Double(text), v >= 1, v <= 10_000 else { throw .init(message: "--\(name) must be a number of milliseconds from 1 to 10000, not '\(text)'") }
             return UInt64(v * 1_000_000)
         }
+        let audioChoice = parsed.all("audio").first
+        guard audioChoice == nil || audioChoice == "pulse" || audioChoice == "none" else {
+            throw .init(message: "--audio must be pulse or none, not '\(audioChoice!)'")
+        }
+        let latencyText = parsed.all("latency-ms").first ?? "20"
+        guard let latencyMs = Double(latencyText), latencyMs >= 1, latencyMs <= 2000 else {
+            throw .init(message: "--latency-ms must be a number of milliseconds from 1 to 2000, not '\(latencyText)'")
+        }
+        let hapticLatencyText = parsed.all("haptic-latency-ms").first ?? "0"
+        guard let hapticLatencyMs = Double(hapticLatencyText), hapticLatencyMs >= 0, hapticLatencyMs <= 1000 else {
+            throw .init(message: "--haptic-latency-ms must be a number of milliseconds from 0 to 1000, not '\(hapticLatencyText)'")
+        }
         let rumbleInterval = try milliseconds("rumble-interval", default: 10)
         let rumbleBurst = try milliseconds("rumble-burst", default: 30)
         let atText = parsed.all("at").first ?? "+50"
@@ -92,8 +115,17 @@ enum PlayCommand {
         case .failure(let status): return status.code
         }
         let timeline = loaded.timeline
-        if !timeline.voices.isEmpty {
-            console.err("note: \(plural(timeline.voices.count, "audio event")) not played: audio output (PulseAudio) is not built yet; haptics play alone\n")
+        var audioDevice: PulseAudioOutput?
+        if !timeline.voices.isEmpty, audioChoice != "none" {
+            let unresolved = loaded.check.diagnostics.filter { $0.code == .resourceNotFound }
+            if !unresolved.isEmpty {
+                for d in unresolved { console.err("error: \(d.path): \(d.message)\n") }
+                console.err("hint: pass --resources DIR, or play without audio with --audio none\n")
+                return HapSyncCLI.ExitCode.failure
+            }
+            audioDevice = PulseAudioOutput(configuration: .init(sink: parsed.all("sink").first, latency: latencyMs / 1000))
+        } else if !timeline.voices.isEmpty {
+            console.err("note: \(plural(timeline.voices.count, "audio event")) not played (--audio none); haptics run on the monotonic clock\n")
         }
         let trace = tracePath.map { TraceBackend(path: $0, capacity: max(1024, (timeline.commands.count + 1) * loops + 16)) }
         var backends: [HapticBackend] = []
@@ -112,9 +144,13 @@ enum PlayCommand {
         let backend: HapticBackend = backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
         let engine: HapticEngine
         do {
-            engine = try HapticEngine(configuration: .init(backend: backend))
+            engine = try HapticEngine(configuration: .init(backend: backend, audio: audioDevice,
+                                                           hapticLatency: UInt64(hapticLatencyMs * 1_000_000)))
             try engine.start()
         } catch HapticEngine.EngineError.backendUnavailable(let why) {
+            console.err("error: \(why)\n")
+            return HapSyncCLI.ExitCode.failure
+        } catch HapticEngine.EngineError.audioUnavailable(let why) {
             console.err("error: \(why)\n")
             return HapSyncCLI.ExitCode.failure
         } catch {
@@ -122,16 +158,23 @@ enum PlayCommand {
             return HapSyncCLI.ExitCode.failure
         }
         let disconnected = Mutex(false)
+        let audioLost = Mutex<String?>(nil)
         engine.stoppedHandler = { reason in
             if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
+            if case .audioServerLost(let why) = reason { audioLost.withLock { $0 = why } }
         }
-        let outcome = Session(engine: engine, timeline: timeline, loops: loops, console: console).run(startIn: atMs / 1000)
+        let session = Session(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : loaded.audio, loops: loops, console: console)
+        let outcome = session.run(startIn: atMs / 1000)
         engine.stop()
         if case .failure(let message) = outcome {
             console.err("error: \(message)\n")
             return HapSyncCLI.ExitCode.failure
         }
-        console.out(summary(file: file, loops: loops, engine: engine, timeline: timeline, trace: trace, interrupted: outcome == .interrupted))
+        console.out(summary(file: file, loops: loops, engine: engine, timeline: timeline, trace: trace, interrupted: outcome == .interrupted,
+                            audio: audioDevice, startFrames: session.startFrames))
+        if let why = audioLost.withLock({ $0 }) {
+            console.err("warning: the PulseAudio server went away during playback (\(why)); haptics went on\n")
+        }
         if disconnected.withLock({ $0 }) {
             console.err("warning: the rumble device disconnected during playback; \(trace == nil ? "playback stopped" : "the trace went on without it")\n")
         }
@@ -151,15 +194,21 @@ enum PlayCommand {
     final class Session: @unchecked Sendable {
         let engine: HapticEngine
         let timeline: PatternTimeline
+        let audioFiles: [String: URL]
         let loops: Int
         let console: HapSyncCLI.Console
         private let done = DispatchSemaphore(value: 0)
         private let state = Mutex((loopOf: [UInt32: Int](), completed: 0, interrupted: false))
         private var players: [HapticPatternPlayer] = []
 
-        init(engine: HapticEngine, timeline: PatternTimeline, loops: Int, console: HapSyncCLI.Console) {
+        /// Where each player's runs started on the audio output (player id → loop starts), for the summary.
+        private let frames = Mutex<[UInt32: [Int64]]>([:])
+        var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
+
+        init(engine: HapticEngine, timeline: PatternTimeline, audioFiles: [String: URL], loops: Int, console: HapSyncCLI.Console) {
             self.engine = engine
             self.timeline = timeline
+            self.audioFiles = audioFiles
             self.loops = loops
             self.console = console
         }
@@ -170,7 +219,7 @@ enum PlayCommand {
             let t0 = engine.currentTime + delay
             do {
                 for k in 0..<turns {
-                    let player = try engine.makePlayer(timeline: timeline)
+                    let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
                     state.withLock { $0.loopOf[player.id] = k }
                     player.completionHandler = { [unowned self, unowned player] completion in
                         self.completed(player, completion, t0: t0, period: period, turns: turns)
@@ -220,6 +269,7 @@ enum PlayCommand {
 
         /// A player finished a loop: start its next one, or signal the end. Notifier thread.
         private func completed(_ player: HapticPatternPlayer, _ completion: HapticPatternPlayer.Completion, t0: Double, period: Double, turns: Int) {
+            if let frame = player.audioStartFrame { frames.withLock { $0[player.id, default: []].append(frame) } }
             let (next, finished) = state.withLock { s -> (Int?, Bool) in
                 s.completed += 1
                 if completion == .stopped { s.interrupted = true }
@@ -243,10 +293,11 @@ enum PlayCommand {
 
     static func micro(_ ns: Int64) -> String {
         let us = Double(ns) / 1000
-        return us < 100 ? "\((us * 10).rounded() / 10) µs" : "\(Int(us.rounded())) µs"
+        return abs(us) < 100 ? "\((us * 10).rounded() / 10) µs" : "\(Int(us.rounded())) µs"
     }
 
-    static func summary(file: String, loops: Int, engine: HapticEngine, timeline: PatternTimeline, trace: TraceBackend?, interrupted: Bool) -> String {
+    static func summary(file: String, loops: Int, engine: HapticEngine, timeline: PatternTimeline, trace: TraceBackend?, interrupted: Bool,
+                        audio: PulseAudioOutput?, startFrames: [UInt32: [Int64]]) -> String {
         let stats = engine.statistics
         let dispatch = stats.dispatchErrors.sorted(), apply = stats.applyLatencies.sorted()
         var out = ""
@@ -257,6 +308,23 @@ enum PlayCommand {
         line("dispatch", "p50 \(micro(percentile(dispatch, 50))), p99 \(micro(percentile(dispatch, 99))), max \(micro(dispatch.last ?? 0)) (released − scheduled)")
         line("apply", "p50 \(micro(percentile(apply, 50))), p99 \(micro(percentile(apply, 99))), max \(micro(apply.last ?? 0)) (applied − released)")
         line("real-time", engine.realtimeStatus.description)
+        if let audio {
+            line("audio", "pulse at \(Int(audio.sampleRate)) Hz, \(Int((audio.configuration.latency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC")
+            // Each haptic command against the moment its audio frame is heard (the final clock fit).
+            var offsets: [Int64] = []
+            for c in stats.commands where c.patternTime >= 0 {
+                guard let starts = startFrames[c.player], !starts.isEmpty else { continue }
+                // The run this command belongs to: the latest start whose frame is heard before it.
+                let frame = starts.last { (audio.clock.time(ofFrame: $0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
+                if let heard = audio.clock.time(ofFrame: frame + Int64((c.patternTime * audio.sampleRate).rounded())) {
+                    offsets.append(Int64(bitPattern: c.applied &- heard))
+                }
+            }
+            let sorted = offsets.sorted()
+            if !sorted.isEmpty {
+                line("sync", "haptic applied − audio heard: p50 \(micro(percentile(sorted, 50))), p99 \(micro(percentile(sorted, 99))), max |\(micro(sorted.map { abs($0) }.max()!))| over \(sorted.count) commands (engine's audio clock)")
+            }
+        }
         if let trace {
             line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.records.count) records)")
         }

@@ -51,11 +51,19 @@ public final class HapticEngine: @unchecked Sendable {
         public var outputCapacity: Int
         /// Commands whose timing figures are kept for `statistics` (default 1,048,576).
         public var statisticsCapacity: Int
+        /// Audio output; players whose patterns have audio follow its clock (default none).
+        public var audio: AudioDevice?
+        /// For players that follow the audio: haptic commands are released this long before their
+        /// audio frame is heard, to make up for the haptic device's own delay (default 0).
+        public var hapticLatency: UInt64
 
         /// Makes a configuration; every argument has the default described on its property.
         public init(backend: HapticBackend, clock: EngineClock = MonotonicClock(), threading: Threading = .realtime,
                     spinMargin: UInt64 = 150_000, realtimePriority: Int32 = 80, lockMemory: Bool = true, timerSlack: UInt = 1000,
-                    maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20) {
+                    maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20,
+                    audio: AudioDevice? = nil, hapticLatency: UInt64 = 0) {
+            self.audio = audio
+            self.hapticLatency = hapticLatency
             self.backend = backend
             self.clock = clock
             self.threading = threading
@@ -78,13 +86,15 @@ public final class HapticEngine: @unchecked Sendable {
         case deviceDisconnected
         /// The backend failed and could not be reopened.
         case systemError(String)
+        /// The audio server went away; haptics go on (on the last fitted audio clock).
+        case audioServerLost(String)
     }
 
     /// What this engine can do.
     public struct Capabilities: Sendable, Equatable {
         /// Haptics go somewhere (the backend is not "none").
         public var supportsHaptics: Bool
-        /// Audio playback (comes with the PulseAudio backend; false for now).
+        /// Audio playback (an audio device is configured).
         public var supportsAudio: Bool
         /// The haptic backend's name.
         public var hapticBackend: String
@@ -102,6 +112,8 @@ public final class HapticEngine: @unchecked Sendable {
         case controlQueueFull
         /// The backend could not be opened.
         case backendUnavailable(String)
+        /// The audio output could not be started.
+        case audioUnavailable(String)
 
         /// A sentence for the user.
         public var description: String {
@@ -111,6 +123,7 @@ public final class HapticEngine: @unchecked Sendable {
             case .invalidConfiguration(let why): return "invalid engine configuration: \(why)"
             case .controlQueueFull: return "the engine's control queue is full"
             case .backendUnavailable(let why): return "cannot open the haptic backend: \(why)"
+            case .audioUnavailable(let why): return "cannot start audio output: \(why)"
             }
         }
     }
@@ -146,6 +159,11 @@ public final class HapticEngine: @unchecked Sendable {
         var players: [Int: WeakPlayer] = [:]
         var oneShots: [UInt32: HapticPatternPlayer] = [:]
         var nextPlayerID: UInt32 = 1
+        /// Audio of players that are gone: the audio thread may still be fading them out, so they
+        /// are released when the engine stops.
+        var retiredAudio: [Unmanaged<PlayerAudio>] = []
+        /// Audio registered per slot.
+        var audioBySlot: [Int: Unmanaged<PlayerAudio>] = [:]
     }
 
     private struct WeakPlayer { weak var player: HapticPatternPlayer? }
@@ -189,7 +207,8 @@ public final class HapticEngine: @unchecked Sendable {
         outputRing = SPSCRing(capacity: configuration.outputCapacity)
         let outputWake = self.outputWake, notifierWake = self.notifierWake
         scheduler = Scheduler(capacity: configuration.maxPlayers, control: controlRing, output: outputRing,
-                              notifications: schedulerNotifications, notify: { notifierWake.post() }, wakeOutput: { outputWake.post() })
+                              notifications: schedulerNotifications, notify: { notifierWake.post() }, wakeOutput: { outputWake.post() },
+                              audio: configuration.audio, hapticLatency: configuration.hapticLatency)
         output = OutputStage(ring: outputRing, notifications: outputNotifications, backend: configuration.backend,
                              clock: configuration.clock, statsCapacity: configuration.statisticsCapacity, notify: { notifierWake.post() })
     }
@@ -210,7 +229,7 @@ public final class HapticEngine: @unchecked Sendable {
 
     /// What this engine can do.
     public var capabilities: Capabilities {
-        Capabilities(supportsHaptics: !(configuration.backend is NullHapticBackend), supportsAudio: false,
+        Capabilities(supportsHaptics: !(configuration.backend is NullHapticBackend), supportsAudio: configuration.audio != nil,
                      hapticBackend: configuration.backend.name)
     }
 
@@ -232,6 +251,17 @@ public final class HapticEngine: @unchecked Sendable {
         } catch {
             control.withLock { $0.running = false; $0.started = false }
             throw .backendUnavailable("\(error)")
+        }
+        if let audio = configuration.audio {
+            audio.onServerLost = { [weak self] why in self?.audioLost(why) }
+            do {
+                try audio.open()
+            } catch {
+                try? configuration.backend.close()
+                control.withLock { $0.running = false; $0.started = false }
+                throw .audioUnavailable("\(error)")
+            }
+            audio.messages.resetOwnership()
         }
         guard configuration.threading == .realtime else { return }
         var lock = RealtimeStatus()
@@ -294,6 +324,17 @@ public final class HapticEngine: @unchecked Sendable {
         }
         try? configuration.backend.stopAll()
         try? configuration.backend.close()
+        configuration.audio?.close()
+        let retired = control.withLock { state -> [Unmanaged<PlayerAudio>] in
+            defer { state.retiredAudio = [] }
+            return state.retiredAudio
+        }
+        for a in retired { a.release() }
+    }
+
+    /// The audio server went away: report it; haptics go on.
+    private func audioLost(_ why: String) {
+        handlers.withLock { $0.stopped }?(.audioServerLost(why))
     }
 
     /// Manual mode: one scheduling pass, output pass and notification pass at the clock's time.
@@ -306,37 +347,52 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     /// Makes a player for a pattern (compiled here: allocation happens now, not when it starts).
+    /// `audioFiles` maps each `EventWaveformPath` to its resolved file; with an audio device the
+    /// files are decoded now and the player follows the audio clock.
     public func makePlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
-                           audioLength: (String) -> Double? = { _ in nil }) throws -> HapticPatternPlayer {
-        try makePlayer(timeline: PatternTimeline(pattern: pattern, options: options, audioLength: audioLength))
+                           audioFiles: [String: URL] = [:]) throws -> HapticPatternPlayer {
+        var lengths: [String: Double] = [:]
+        for (path, url) in audioFiles { if let info = try? AudioFileInfo(contentsOf: url) { lengths[path] = info.duration } }
+        let timeline = try PatternTimeline(pattern: pattern, options: options, audioLength: { lengths[$0] })
+        return try makePlayer(timeline: timeline, audioFiles: audioFiles)
     }
 
-    /// Makes a player for a compiled timeline.
-    public func makePlayer(timeline: PatternTimeline) throws(EngineError) -> HapticPatternPlayer {
+    /// Makes a player for a compiled timeline; with an audio device and audio voices, its files
+    /// (`audioFiles`: waveform path → file) are decoded now and the player follows the audio clock.
+    public func makePlayer(timeline: PatternTimeline, audioFiles: [String: URL] = [:]) throws -> HapticPatternPlayer {
+        var audio: PlayerAudio?
+        if let device = configuration.audio, !timeline.voices.isEmpty {
+            audio = try device.load(timeline, files: audioFiles)
+        }
         let (slot, id) = try control.withLock { state throws(EngineError) -> (Int, UInt32) in
             guard let slot = state.freeSlots.popLast() else { throw .tooManyPlayers(limit: configuration.maxPlayers) }
             let id = state.nextPlayerID
             state.nextPlayerID &+= 1
             return (slot, id)
         }
-        // The scheduler reads this slot only after a start message, which the ring orders after this write.
+        // The scheduler reads this slot only after a start message, which the ring orders after these writes.
         scheduler.timelines[slot] = Unmanaged.passRetained(timeline)
+        scheduler.hasAudio[slot] = audio != nil
+        if let audio, let device = configuration.audio {
+            let retained = Unmanaged.passRetained(audio)
+            control.withLock { $0.audioBySlot[slot] = retained }
+            device.setSource(slot: slot, retained)
+        }
         let player = HapticPatternPlayer(engine: self, slot: slot, id: id, timeline: timeline)
         control.withLock { $0.players[slot] = WeakPlayer(player: player) }
         return player
     }
 
     /// Reads an AHAP file, compiles it and plays it once, now (Core Haptics' `playPattern(from:)`).
+    /// Audio files are looked up in the file's folder, then in `resources`.
     public func playPattern(from url: URL, resources: [URL] = []) throws {
         let pattern = try AHAPReader().read(contentsOf: url).pattern
         let resolver = AHAPResourceResolver(ahapFile: url, resources: resources)
-        var lengths: [String: Double] = [:]
+        var files: [String: URL] = [:]
         for e in pattern.events {
-            if let p = e.waveformPath, case .success(let file) = resolver.resolve(p), let info = try? AudioFileInfo(contentsOf: file) {
-                lengths[p] = info.duration
-            }
+            if let p = e.waveformPath, case .success(let file) = resolver.resolve(p) { files[p] = file }
         }
-        let player = try makePlayer(with: pattern, audioLength: { lengths[$0] })
+        let player = try makePlayer(with: pattern, audioFiles: files)
         control.withLock { $0.oneShots[player.id] = player }
         try player.start(atTime: HapticEngine.timeImmediate)
     }
@@ -346,7 +402,8 @@ public final class HapticEngine: @unchecked Sendable {
     public var statistics: EngineStatistics {
         let t = output.timings()
         return EngineStatistics(applied: output.appliedCount, dispatchErrors: t.dispatch, applyLatencies: t.apply,
-                                outputOverflows: outputRing.overflowCount, controlOverflows: controlRing.overflowCount)
+                                outputOverflows: outputRing.overflowCount, controlOverflows: controlRing.overflowCount,
+                                commands: t.commands, audioUnderruns: configuration.audio?.underruns ?? 0)
     }
 
     // MARK: - Player support
@@ -393,7 +450,12 @@ public final class HapticEngine: @unchecked Sendable {
     private func freeSlot(_ slot: Int) {
         scheduler.timelines[slot]?.release()
         scheduler.timelines[slot] = nil
-        control.withLock { $0.freeSlots.append(slot) }
+        scheduler.hasAudio[slot] = false
+        configuration.audio?.setSource(slot: slot, nil)
+        control.withLock { state in
+            if let audio = state.audioBySlot.removeValue(forKey: slot) { state.retiredAudio.append(audio) }
+            state.freeSlots.append(slot)
+        }
     }
 
     // MARK: - Threads
@@ -486,6 +548,9 @@ public final class HapticEngine: @unchecked Sendable {
                 _ = oneShot
             case .retired:
                 freeSlot(Int(n.slot))
+            case .startedOnAudio:
+                let player = control.withLock { $0.players[Int(n.slot)]?.player }
+                if let player, player.id == n.player { player.audioStartFrame = Int64(n.time) }
             case .backendReset:
                 handlers.withLock { $0.reset }?()
             case .deviceDisconnected:
@@ -515,4 +580,8 @@ public struct EngineStatistics: Sendable {
     public var outputOverflows: Int
     /// Control messages lost because the control ring was full.
     public var controlOverflows: Int
+    /// Every applied command: player, pattern time, applied time (ns), in order.
+    public var commands: [(player: UInt32, patternTime: Double, applied: UInt64)]
+    /// Audio buffer underruns reported by the audio device.
+    public var audioUnderruns: Int
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncCore
+import Synchronization
 
 /// Plays one compiled pattern on an engine, like Core Haptics' `CHHapticPatternPlayer`.
 ///
@@ -21,6 +22,13 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     public let id: UInt32
     /// Called on the engine's notifier thread when a playback ends.
     public var completionHandler: (@Sendable (Completion) -> Void)?
+    /// For a player that follows the audio clock: the output frame its latest start put pattern
+    /// time 0 on (known shortly after `start`), else nil.
+    public var audioStartFrame: Int64? {
+        get { startFrame.withLock { $0 } }
+        set { startFrame.withLock { $0 = newValue } }
+    }
+    private let startFrame = Mutex<Int64?>(nil)
 
     private weak var engine: HapticEngine?
     private let slot: Int

@@ -32,6 +32,8 @@ struct EngineNotification: Sendable, BitwiseCopyable {
         case backendReset
         /// The haptic device went away; the error is in the output stage. Other outputs may go on.
         case deviceDisconnected
+        /// The player follows the audio clock; its pattern time 0 is output frame `time`.
+        case startedOnAudio
     }
 
     var kind: Kind

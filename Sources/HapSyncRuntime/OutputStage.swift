@@ -18,6 +18,9 @@ final class OutputStage: @unchecked Sendable {
     let statsCapacity: Int
     private let dispatchErrors: UnsafeMutablePointer<Int64>
     private let applyLatencies: UnsafeMutablePointer<Int64>
+    private let appliedTimes: UnsafeMutablePointer<UInt64>
+    private let patternTimes: UnsafeMutablePointer<Double>
+    private let players: UnsafeMutablePointer<UInt32>
     private let recorded = Atomic<Int>(0)
     private let applied = Atomic<Int>(0)
     private let failed = Atomic<Bool>(false)
@@ -33,11 +36,17 @@ final class OutputStage: @unchecked Sendable {
         self.statsCapacity = statsCapacity
         dispatchErrors = .allocate(capacity: max(statsCapacity, 1))
         applyLatencies = .allocate(capacity: max(statsCapacity, 1))
+        appliedTimes = .allocate(capacity: max(statsCapacity, 1))
+        patternTimes = .allocate(capacity: max(statsCapacity, 1))
+        players = .allocate(capacity: max(statsCapacity, 1))
     }
 
     deinit {
         dispatchErrors.deallocate()
         applyLatencies.deallocate()
+        appliedTimes.deallocate()
+        patternTimes.deallocate()
+        players.deallocate()
     }
 
     /// Applies every waiting command; returns how many. Does not allocate, lock or block on the
@@ -61,6 +70,9 @@ final class OutputStage: @unchecked Sendable {
             if i < statsCapacity {
                 dispatchErrors[i] = Int64(bitPattern: command.released &- command.scheduled)
                 applyLatencies[i] = Int64(bitPattern: now &- command.released)
+                appliedTimes[i] = now
+                patternTimes[i] = command.patternTime
+                players[i] = command.player
                 // Releasing: the two entries are written before a reader can see the new count.
                 recorded.store(i + 1, ordering: .releasing)
             }
@@ -117,9 +129,10 @@ final class OutputStage: @unchecked Sendable {
     var appliedCount: Int { applied.load(ordering: .relaxed) }
 
     /// Copies of the timing figures recorded so far (allocates; for reports, not the real-time path).
-    func timings() -> (dispatch: [Int64], apply: [Int64]) {
+    func timings() -> (dispatch: [Int64], apply: [Int64], commands: [(player: UInt32, patternTime: Double, applied: UInt64)]) {
         // Acquiring: pairs with the releasing store in drain, so entries below the count are complete.
         let n = recorded.load(ordering: .acquiring)
-        return (Array(UnsafeBufferPointer(start: dispatchErrors, count: n)), Array(UnsafeBufferPointer(start: applyLatencies, count: n)))
+        return (Array(UnsafeBufferPointer(start: dispatchErrors, count: n)), Array(UnsafeBufferPointer(start: applyLatencies, count: n)),
+                (0..<n).map { (players[$0], patternTimes[$0], appliedTimes[$0]) })
     }
 }

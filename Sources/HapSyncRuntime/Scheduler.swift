@@ -19,7 +19,10 @@ final class Scheduler: @unchecked Sendable {
         var active = false
         var player: UInt32 = 0
         var start: UInt64 = 0
-        var end: UInt64 = 0
+        /// Output frame of pattern time 0 when the player follows the audio clock, else −1.
+        var startFrame: Int64 = -1
+        /// Pattern time (s) at which the player has finished.
+        var endTime: Double = 0
         var stopAt: UInt64 = .max
         var next = 0
         var intensity: Float = 0
@@ -38,10 +41,20 @@ final class Scheduler: @unchecked Sendable {
     private let notify: @Sendable () -> Void
     /// Called after pushing output commands (the output thread's semaphore post in threaded mode).
     private let wakeOutput: @Sendable () -> Void
+    /// The audio output players with audio follow, if any.
+    let audio: AudioDevice?
+    /// Haptic commands of audio-following players are released this much before their frame is heard.
+    let hapticLatency: UInt64
+    /// Whether the player in each slot has audio voices (written by the control side with the timeline).
+    let hasAudio: UnsafeMutablePointer<Bool>
 
     init(capacity: Int, control: SPSCRing<ControlMessage>, output: SPSCRing<OutputCommand>,
          notifications: SPSCRing<EngineNotification>, notify: @escaping @Sendable () -> Void,
-         wakeOutput: @escaping @Sendable () -> Void) {
+         wakeOutput: @escaping @Sendable () -> Void, audio: AudioDevice? = nil, hapticLatency: UInt64 = 0) {
+        self.audio = audio
+        self.hapticLatency = hapticLatency
+        hasAudio = .allocate(capacity: capacity)
+        hasAudio.initialize(repeating: false, count: capacity)
         self.capacity = capacity
         self.control = control
         self.output = output
@@ -59,11 +72,24 @@ final class Scheduler: @unchecked Sendable {
         timelines.deallocate()
         slots.deinitialize(count: capacity)
         slots.deallocate()
+        hasAudio.deallocate()
     }
 
     /// Deadline (engine ns) of a pattern time relative to a start.
     @inline(__always) static func deadline(start: UInt64, patternTime: Double) -> UInt64 {
         start &+ UInt64((patternTime * 1e9).rounded())
+    }
+
+    /// Deadline of a pattern time of slot `s`: on the audio clock (the moment its frame is heard,
+    /// less the haptic latency) when the player follows the audio, else on the monotonic clock.
+    /// Does not allocate, lock or block.
+    @inline(__always) private func deadline(_ s: Int, _ patternTime: Double) -> UInt64 {
+        let state = slots[s]
+        if state.startFrame >= 0, let audio,
+           let heard = audio.clock.time(ofFrame: state.startFrame + Int64((patternTime * audio.sampleRate).rounded())) {
+            return heard > hapticLatency ? heard - hapticLatency : 0
+        }
+        return Self.deadline(start: state.start, patternTime: patternTime)
     }
 
     /// One scheduling pass at the clock's time; returns the next deadline (`UInt64.max` when
@@ -77,32 +103,39 @@ final class Scheduler: @unchecked Sendable {
         while true {
             let now = clock.now()
             var best = -1
-            var bestTime = UInt64.max
+            var bestEvent: (time: UInt64, due: Due) = (.max, .end)
             for s in 0..<capacity where slots[s].active {
-                let t = nextEvent(s)
-                if t < bestTime { bestTime = t; best = s }
+                let e = nextEvent(s)
+                if e.time < bestEvent.time { bestEvent = e; best = s }
             }
-            guard best >= 0, bestTime <= now else { break }
-            fire(best, at: bestTime, now: now, pushed: &pushed)
+            guard best >= 0, bestEvent.time <= now else { break }
+            fire(best, bestEvent, now: now, pushed: &pushed)
         }
         if pushed { wakeOutput() }
         var next = UInt64.max
-        for s in 0..<capacity where slots[s].active { next = min(next, nextEvent(s)) }
+        for s in 0..<capacity where slots[s].active { next = min(next, nextEvent(s).time) }
         return next
     }
 
-    /// The earliest thing slot `s` has to do: its next command, its stop, or its completion.
-    private func nextEvent(_ s: Int) -> UInt64 {
+    /// What a slot has to do next.
+    enum Due: UInt8 { case command, stop, end }
+
+    /// The earliest thing slot `s` has to do and when: its next command (unless the stop comes
+    /// first), its stop, or its completion. Does not allocate, lock or block.
+    private func nextEvent(_ s: Int) -> (time: UInt64, due: Due) {
         let state = slots[s]
-        var t = min(state.stopAt, state.end)
+        let end = deadline(s, state.endTime)
+        var best: (time: UInt64, due: Due) = state.stopAt <= end ? (state.stopAt, .stop) : (end, .end)
         if let timeline = timelines[s] {
-            timeline._withUnsafeGuaranteedRef { tl in
-                if state.next < tl.commands.count {
-                    t = min(t, Self.deadline(start: state.start, patternTime: tl.commands[state.next].time))
-                }
+            let next: Double? = timeline._withUnsafeGuaranteedRef { tl in
+                state.next < tl.commands.count ? tl.commands[state.next].time : nil
+            }
+            if let next {
+                let t = deadline(s, next)
+                if t < state.stopAt, t <= best.time { best = (t, .command) }
             }
         }
-        return t
+        return best
     }
 
     private func handle(_ m: ControlMessage, now: UInt64, pushed: inout Bool) {
@@ -111,11 +144,25 @@ final class Scheduler: @unchecked Sendable {
         case .start:
             guard s >= 0, s < capacity, let timeline = timelines[s] else { return }
             if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed) }
-            let end = timeline._withUnsafeGuaranteedRef { Self.deadline(start: m.time, patternTime: $0.end) }
-            slots[s] = SlotState(active: true, player: m.player, start: m.time, end: end, stopAt: .max, next: 0)
+            let endTime = timeline._withUnsafeGuaranteedRef { $0.end }
+            var state = SlotState(active: true, player: m.player, start: m.time, startFrame: -1, endTime: endTime, stopAt: .max, next: 0)
+            if hasAudio[s], let audio, let heard = audio.clock.frame(atTime: m.time) {
+                // Pattern time 0 is the frame heard at the start time, or the first frame that can
+                // still be written if that one has gone by (an immediate start waits for the output
+                // latency, so that what is felt and what is heard stay together).
+                let frame = max(heard, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
+                state.startFrame = frame
+                state.start = audio.clock.time(ofFrame: frame) ?? m.time
+                audio.messages.push(AudioMessage(kind: .start, slot: m.slot, frame: frame))
+                post(EngineNotification(kind: .startedOnAudio, slot: m.slot, player: m.player, time: UInt64(frame)))
+            }
+            slots[s] = state
         case .stop:
             guard s >= 0, s < capacity, slots[s].active, slots[s].player == m.player else { return }
             slots[s].stopAt = min(slots[s].stopAt, m.time)
+            if slots[s].startFrame >= 0, let audio, let frame = audio.clock.frame(atTime: slots[s].stopAt) {
+                audio.messages.push(AudioMessage(kind: .stop, slot: m.slot, frame: frame))
+            }
         case .retire:
             guard s >= 0, s < capacity else { return }
             if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed) }
@@ -127,34 +174,31 @@ final class Scheduler: @unchecked Sendable {
             }
             pushed = output.push(OutputCommand(scheduled: now, released: now, player: 0, kind: .stopAll,
                                                intensity: 0, sharpness: 0, patternTime: -1)) || pushed
+            audio?.messages.push(AudioMessage(kind: .stopAll, slot: -1, frame: 0))
         }
     }
 
-    /// Does what slot `s` has due at `deadline` (its next command, its stop or its completion).
-    private func fire(_ s: Int, at deadline: UInt64, now: UInt64, pushed: inout Bool) {
+    /// Does what slot `s` has due (its next command, its stop or its completion).
+    private func fire(_ s: Int, _ event: (time: UInt64, due: Due), now: UInt64, pushed: inout Bool) {
         let state = slots[s]
         guard let timeline = timelines[s] else { slots[s].active = false; return }
-        var command: HapticCommand?
-        timeline._withUnsafeGuaranteedRef { tl in
-            if state.next < tl.commands.count { command = tl.commands[state.next] }
-        }
-        if let c = command, Self.deadline(start: state.start, patternTime: c.time) == deadline, deadline < state.stopAt {
+        switch event.due {
+        case .stop:
+            finish(s, at: state.stopAt, now: now, kind: .stopped, pushed: &pushed)
+        case .end:
+            finish(s, at: event.time, now: now, kind: .finished, pushed: &pushed)
+        case .command:
+            let c: HapticCommand = timeline._withUnsafeGuaranteedRef { $0.commands[state.next] }
             slots[s].next += 1
             switch c.kind {
             case .transient:
-                pushed = output.push(OutputCommand(scheduled: deadline, released: now, player: state.player, kind: .transient,
+                pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
                                                    intensity: Float(c.intensity), sharpness: Float(c.sharpness), patternTime: c.time)) || pushed
             case .level:
                 slots[s].intensity = Float(c.intensity)
                 slots[s].sharpness = Float(c.sharpness)
-                pushMixedLevel(scheduled: deadline, released: now, player: state.player, patternTime: c.time, pushed: &pushed)
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: c.time, pushed: &pushed)
             }
-            return
-        }
-        if state.stopAt <= deadline {
-            finish(s, at: state.stopAt, now: now, kind: .stopped, pushed: &pushed)
-        } else {
-            finish(s, at: deadline, now: now, kind: .finished, pushed: &pushed)
         }
     }
 
@@ -162,6 +206,9 @@ final class Scheduler: @unchecked Sendable {
     private func finish(_ s: Int, at time: UInt64, now: UInt64, kind: EngineNotification.Kind, pushed: inout Bool, emitLevel: Bool = true) {
         let state = slots[s]
         slots[s].active = false
+        if kind == .stopped, state.startFrame >= 0, let audio, let frame = audio.clock.frame(atTime: time) {
+            audio.messages.push(AudioMessage(kind: .stop, slot: Int32(s), frame: frame))
+        }
         if emitLevel, state.intensity != 0 {
             slots[s].intensity = 0
             let patternTime = Double(Int64(bitPattern: time &- state.start)) / 1e9

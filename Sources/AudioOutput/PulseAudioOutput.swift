@@ -1,0 +1,346 @@
+import CPulse
+import Foundation
+import Glibc
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// Audio through PulseAudio's asynchronous API, on its own clock.
+///
+/// One playback stream, float32 stereo at the sink's own rate, asking for a small target latency
+/// (`latency`, default 20 ms), started corked with prebuf 0 and fed silence whenever nothing plays,
+/// so its clock never stops. Every write comes from `AudioMixer`. After each write (at most every
+/// 10 ms) it asks the server for timing info; from the read index, sink and transport latency it
+/// knows which frame was heard when, and feeds that to `clock`, which the scheduler uses to put
+/// haptics where the audio is heard. Underruns are counted; if the server goes away mid-play,
+/// `onServerLost` is called (the engine reports it and its haptics go on).
+public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
+    /// Settings.
+    public struct Configuration: Sendable {
+        /// The sink to play to (nil: the server's default).
+        public var sink: String?
+        /// Target latency of the stream, seconds (default 0.020).
+        public var latency: Double
+        /// Largest player slot the engine uses (its `maxPlayers`, default 32).
+        public var maxPlayers: Int
+
+        /// Makes settings; defaults as described on each property.
+        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32) {
+            self.sink = sink
+            self.latency = latency
+            self.maxPlayers = maxPlayers
+        }
+    }
+
+    /// Why the output could not start.
+    public enum PulseError: Error, Sendable, CustomStringConvertible {
+        /// No server answered.
+        case noServer(String)
+        /// The sink does not exist.
+        case noSink(String)
+        /// The stream failed.
+        case stream(String)
+        /// No timing information arrived.
+        case noClock
+
+        /// A sentence with a way out.
+        public var description: String {
+            switch self {
+            case .noServer(let why): return "no PulseAudio server (\(why)); start one, or play without audio with --audio none"
+            case .noSink(let name): return "PulseAudio has no sink named '\(name)'; 'pactl list short sinks' lists them"
+            case .stream(let why): return "the PulseAudio stream failed: \(why)"
+            case .noClock: return "the PulseAudio stream gave no timing information within 5 s"
+            }
+        }
+    }
+
+    /// The settings.
+    public let configuration: Configuration
+    /// "pulse".
+    public var name: String { "pulse" }
+    /// The sink's rate (known after `open`).
+    public private(set) var sampleRate: Double = 48_000
+    /// Frame ↔ CLOCK_MONOTONIC, fitted from the server's timing info.
+    public private(set) var clock = AudioClock(sampleRate: 48_000)
+    /// Scheduler → audio thread.
+    public let messages = SPSCRing<AudioMessage>(capacity: 1024)
+    /// Called on the mainloop thread if the server goes away.
+    public var onServerLost: (@Sendable (String) -> Void)? {
+        get { lostHandler.withLock { $0 } }
+        set { lostHandler.withLock { $0 = newValue } }
+    }
+
+    private let lostHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private var mainloop: OpaquePointer?
+    private var context: OpaquePointer?
+    private var stream: OpaquePointer?
+    private var mixer = AudioMixer(sampleRate: 48_000)
+    private let written = Atomic<Int64>(0)
+    private let underrunCount = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
+    private var lastTimingRequest: UInt64 = 0
+    private var sinkRate: UInt32 = 0
+    private var sinkFound = false
+    private var sinkQueryDone = false
+    private let cache = Mutex<[String: AudioSamples]>([:])
+
+    /// Makes an output; nothing connects until `open`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        sources = .allocate(capacity: max(configuration.maxPlayers, 1))
+        sources.initialize(repeating: nil, count: max(configuration.maxPlayers, 1))
+    }
+
+    deinit {
+        close()
+        sources.deallocate()
+    }
+
+    /// The first frame not yet handed to the server. Does not allocate, lock or block.
+    public var nextWritableFrame: Int64 { written.load(ordering: .acquiring) }
+
+    /// Buffer underruns reported by the server.
+    public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+
+    /// Registers a player's audio (control thread, before its start message reaches the audio thread).
+    public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {
+        guard slot >= 0, slot < configuration.maxPlayers else { return }
+        sources[slot] = source
+    }
+
+    /// Decodes a timeline's files at the sink's rate, sharing samples between players of the same file.
+    public func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio {
+        var samples: [AudioSamples?] = []
+        for v in timeline.voices {
+            guard case .file(let path) = v.source else { samples.append(nil); continue }
+            guard let url = files[path] else {
+                throw AudioFileDecoder.LoadError.unreadable(path: path, reason: "not resolved (see 'hapsync validate' for the folders searched)")
+            }
+            let key = "\(url.path)@\(sampleRate)"
+            if let cached = cache.withLock({ $0[key] }) {
+                samples.append(cached)
+            } else {
+                let decoded = try AudioFileDecoder.decode(url, sampleRate: sampleRate)
+                cache.withLock { $0[key] = decoded }
+                samples.append(decoded)
+            }
+        }
+        return PlayerAudio(timeline: timeline, samples: samples)
+    }
+
+    // MARK: - Lifecycle
+
+    private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Connects, creates the stream at the sink's rate, starts it, and waits for the first clock fit.
+    public func open() throws {
+        guard mainloop == nil else { return }
+        guard let ml = pa_threaded_mainloop_new() else { throw PulseError.noServer("cannot create a mainloop") }
+        mainloop = ml
+        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(ml), "HapSync") else {
+            close()
+            throw PulseError.noServer("cannot create a context")
+        }
+        context = ctx
+        pa_context_set_state_callback(ctx, { _, userdata in
+            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+            output.contextStateChanged()
+        }, me)
+        pa_threaded_mainloop_lock(ml)
+        var unlocked = false
+        defer { if !unlocked { pa_threaded_mainloop_unlock(ml) } }
+        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else {
+            let why = String(cString: pa_strerror(pa_context_errno(ctx)))
+            pa_threaded_mainloop_unlock(ml)
+            unlocked = true
+            close()
+            throw PulseError.noServer(why)
+        }
+        while true {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+                let why = String(cString: pa_strerror(pa_context_errno(ctx)))
+                pa_threaded_mainloop_unlock(ml)
+                unlocked = true
+                close()
+                throw PulseError.noServer(why)
+            }
+            pa_threaded_mainloop_wait(ml)
+        }
+        // The sink's own rate.
+        let sinkName = configuration.sink ?? "@DEFAULT_SINK@"
+        sinkQueryDone = false
+        let op = pa_context_get_sink_info_by_name(ctx, sinkName, { _, info, eol, userdata in
+            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+            if eol == 0, let info {
+                output.sinkRate = info.pointee.sample_spec.rate
+                output.sinkFound = true
+            } else {
+                output.sinkQueryDone = true
+                pa_threaded_mainloop_signal(output.mainloop, 0)
+            }
+        }, me)
+        while !sinkQueryDone { pa_threaded_mainloop_wait(ml) }
+        if let op { pa_operation_unref(op) }
+        guard sinkFound, sinkRate > 0 else {
+            pa_threaded_mainloop_unlock(ml)
+            unlocked = true
+            close()
+            throw PulseError.noSink(sinkName)
+        }
+        sampleRate = Double(sinkRate)
+        clock = AudioClock(sampleRate: sampleRate)
+        mixer = AudioMixer(sampleRate: sampleRate)
+        written.store(0, ordering: .releasing)
+
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: sinkRate, channels: 2)
+        guard let s = pa_stream_new(ctx, "HapSync playback", &spec, nil) else { throw PulseError.stream("cannot create the stream") }
+        stream = s
+        pa_stream_set_state_callback(s, { _, userdata in
+            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+            output.streamStateChanged()
+        }, me)
+        pa_stream_set_write_callback(s, { _, bytes, userdata in
+            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+            output.write(bytes)
+        }, me)
+        pa_stream_set_underflow_callback(s, { _, userdata in
+            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+            output.underrunCount.add(1, ordering: .relaxed)
+        }, me)
+        let frameBytes = 8.0
+        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * sampleRate * frameBytes),
+                                  prebuf: 0, minreq: UInt32(0.005 * sampleRate * frameBytes), fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        guard pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil) >= 0 else {
+            throw PulseError.stream(String(cString: pa_strerror(pa_context_errno(ctx))))
+        }
+        while true {
+            let state = pa_stream_get_state(s)
+            if state == PA_STREAM_READY { break }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+                throw PulseError.stream(String(cString: pa_strerror(pa_context_errno(ctx))))
+            }
+            pa_threaded_mainloop_wait(ml)
+        }
+        running.store(true, ordering: .releasing)
+        if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+        pa_threaded_mainloop_unlock(ml)
+        unlocked = true
+        // The clock needs a first observation before players can follow it.
+        let giveUp = Date().addingTimeInterval(5)
+        while !clock.isFitted, Date() < giveUp { usleep(2000) }
+        guard clock.isFitted else {
+            close()
+            throw PulseError.noClock
+        }
+    }
+
+    /// Stops the stream and disconnects.
+    public func close() {
+        running.store(false, ordering: .releasing)
+        guard let ml = mainloop else { return }
+        pa_threaded_mainloop_lock(ml)
+        if let s = stream {
+            pa_stream_set_write_callback(s, nil, nil)
+            pa_stream_set_state_callback(s, nil, nil)
+            pa_stream_disconnect(s)
+            pa_stream_unref(s)
+            stream = nil
+        }
+        if let ctx = context {
+            pa_context_set_state_callback(ctx, nil, nil)
+            pa_context_disconnect(ctx)
+            pa_context_unref(ctx)
+            context = nil
+        }
+        pa_threaded_mainloop_unlock(ml)
+        pa_threaded_mainloop_stop(ml)
+        pa_threaded_mainloop_free(ml)
+        mainloop = nil
+    }
+
+    // MARK: - Mainloop thread
+
+    private func contextStateChanged() {
+        guard let ctx = context else { return }
+        let state = pa_context_get_state(ctx)
+        if (state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED), running.load(ordering: .acquiring) {
+            running.store(false, ordering: .releasing)
+            onServerLost?(String(cString: pa_strerror(pa_context_errno(ctx))))
+        }
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    private func streamStateChanged() {
+        guard let s = stream else { return }
+        let state = pa_stream_get_state(s)
+        if state == PA_STREAM_FAILED, running.load(ordering: .acquiring), let ctx = context {
+            running.store(false, ordering: .releasing)
+            onServerLost?(String(cString: pa_strerror(pa_context_errno(ctx))))
+        }
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    /// The server wants `bytes` more: take the scheduler's messages, mix, write, and now and then
+    /// ask for timing info. Mainloop thread; the mixing allocates and locks nothing.
+    private func write(_ bytes: Int) {
+        guard let s = stream else { return }
+        while let m = messages.pop() {
+            switch m.kind {
+            case .start:
+                if m.slot >= 0, Int(m.slot) < configuration.maxPlayers, let source = sources[Int(m.slot)] {
+                    mixer.start(slot: m.slot, audio: source, startFrame: m.frame)
+                }
+            case .stop: mixer.stop(slot: m.slot, atFrame: m.frame)
+            case .stopAll: mixer.stopAll()
+            }
+        }
+        var data: UnsafeMutableRawPointer?
+        var size = bytes
+        guard pa_stream_begin_write(s, &data, &size) >= 0, let data, size >= 8 else { return }
+        let frames = size / 8
+        let first = written.load(ordering: .relaxed)
+        mixer.render(into: data.assumingMemoryBound(to: Float.self), frames: frames, firstFrame: first)
+        pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
+        // Releasing: the scheduler reading this knows these frames are committed.
+        written.store(first + Int64(frames), ordering: .releasing)
+        let now = Self.monotonic()
+        if now - lastTimingRequest > 10_000_000 {
+            lastTimingRequest = now
+            if let op = pa_stream_update_timing_info(s, { stream, success, userdata in
+                guard success != 0 else { return }
+                let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+                output.timingUpdated()
+            }, me) { pa_operation_unref(op) }
+        }
+    }
+
+    /// Turns the server's timing info into "frame F was heard at monotonic time T".
+    private func timingUpdated() {
+        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.read_index_corrupt == 0 else { return }
+        let monoNow = Self.monotonic()
+        var real = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
+        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
+        // The timestamp is wall-clock time; move it onto CLOCK_MONOTONIC by its age.
+        let age = max(0, realNow - stamp)
+        guard age < 1_000_000_000 else { return }
+        let at = monoNow - UInt64(age)
+        // As pa_stream_get_time does: the server had read up to read_index; the data took
+        // transport_usec to get there and sits sink_usec in the sink before it is heard.
+        let readFrames = Double(info.read_index) / 8
+        let heard = readFrames + (Double(info.transport_usec) - Double(info.sink_usec)) * sampleRate / 1e6
+        clock.observe(frame: Int64(heard.rounded()), heardAt: at)
+    }
+
+    static func monotonic() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

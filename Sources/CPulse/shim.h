@@ -1,0 +1,2 @@
+// PulseAudio's asynchronous API (threaded mainloop).
+#include <pulse/pulseaudio.h>
