@@ -45,6 +45,7 @@ let package = Package(
         .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore"], path: "Bench"),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
+        .testTarget(name: "AudioTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapticOutput", "HapSyncRuntime", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
         // Depends on the executable so `swift test` builds the binary the end-to-end tests run.

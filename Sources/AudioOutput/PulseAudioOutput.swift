@@ -230,9 +230,10 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
         pa_threaded_mainloop_unlock(ml)
         unlocked = true
-        // The clock needs a first observation before players can follow it.
+        // Players follow the clock only once its fit has settled (about 0.35 s of timing updates;
+        // once per engine start, not per trigger).
         let giveUp = Date().addingTimeInterval(5)
-        while !clock.isFitted, Date() < giveUp { usleep(2000) }
+        while clock.observations < AudioClock.settlingObservations, Date() < giveUp { usleep(2000) }
         guard clock.isFitted else {
             close()
             throw PulseError.noClock
@@ -338,7 +339,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         clock.observe(frame: Int64(heard.rounded()), heardAt: at)
     }
 
-    static func monotonic() -> UInt64 {
+    /// CLOCK_MONOTONIC, ns.
+    public static func monotonic() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)

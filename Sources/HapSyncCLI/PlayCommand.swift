@@ -109,6 +109,10 @@ enum PlayCommand {
             return HapSyncCLI.ExitCode.failure
         }
 
+        // Ctrl-C and SIGTERM are ours from here on, so one that comes during start-up is not lost.
+        let signals = SignalWatch()
+        defer { signals.cancel() }
+
         let loaded: LoadedTimeline
         switch LoadedTimeline.load(file, resources: roots, options: RenderOptions(controlRate: rate), console: console) {
         case .success(let l): loaded = l
@@ -163,8 +167,9 @@ enum PlayCommand {
             if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
             if case .audioServerLost(let why) = reason { audioLost.withLock { $0 = why } }
         }
-        let session = Session(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : loaded.audio, loops: loops, console: console)
-        let outcome = session.run(startIn: atMs / 1000)
+        let session = Session(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : loaded.audio, loops: loops,
+                              console: console, signals: signals)
+        let outcome = signals.received ? .interrupted : session.run(startIn: atMs / 1000)
         engine.stop()
         if case .failure(let message) = outcome {
             console.err("error: \(message)\n")
@@ -205,7 +210,11 @@ enum PlayCommand {
         private let frames = Mutex<[UInt32: [Int64]]>([:])
         var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
 
-        init(engine: HapticEngine, timeline: PatternTimeline, audioFiles: [String: URL], loops: Int, console: HapSyncCLI.Console) {
+        let signals: SignalWatch
+
+        init(engine: HapticEngine, timeline: PatternTimeline, audioFiles: [String: URL], loops: Int, console: HapSyncCLI.Console,
+             signals: SignalWatch) {
+            self.signals = signals
             self.engine = engine
             self.timeline = timeline
             self.audioFiles = audioFiles
@@ -231,22 +240,11 @@ enum PlayCommand {
                 return .failure("\(error)")
             }
 
-            let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
-                signal(sig, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-                source.setEventHandler { [self] in
-                    state.withLock { $0.interrupted = true }
-                    done.signal()
-                }
-                source.resume()
-                return source
+            signals.onSignal = { [self] in
+                state.withLock { $0.interrupted = true }
+                done.signal()
             }
-            defer {
-                for (sig, source) in zip([SIGINT, SIGTERM], signals) {
-                    source.cancel()
-                    signal(sig, SIG_DFL)
-                }
-            }
+            if signals.received { state.withLock { $0.interrupted = true } }
 
             let total = Double(loops) * period
             let giveUp = t0 + total + 10
@@ -282,6 +280,46 @@ enum PlayCommand {
             }
             if let next { try? player.start(atTime: t0 + Double(next) * period) }
             if finished { done.signal() }
+        }
+    }
+
+    /// Catches SIGINT and SIGTERM for the whole `play` run (from before the engine starts), so a
+    /// Ctrl-C at any moment ends playback cleanly instead of being lost or killing the process.
+    final class SignalWatch: @unchecked Sendable {
+        private let sources: [DispatchSourceSignal]
+        private let flag = Mutex(false)
+        private let handler = Mutex<(@Sendable () -> Void)?>(nil)
+
+        init() {
+            var made: [DispatchSourceSignal] = []
+            for sig in [SIGINT, SIGTERM] {
+                signal(sig, SIG_IGN)
+                made.append(DispatchSource.makeSignalSource(signal: sig, queue: .global()))
+            }
+            sources = made
+            for source in sources {
+                source.setEventHandler { [weak self] in
+                    guard let self else { return }
+                    flag.withLock { $0 = true }
+                    handler.withLock { $0 }?()
+                }
+                source.resume()
+            }
+        }
+
+        /// Whether a signal came.
+        var received: Bool { flag.withLock { $0 } }
+        /// Called (on a dispatch queue) when one comes.
+        var onSignal: (@Sendable () -> Void)? {
+            get { handler.withLock { $0 } }
+            set { handler.withLock { $0 = newValue } }
+        }
+
+        func cancel() {
+            for (sig, source) in zip([SIGINT, SIGTERM], sources) {
+                source.cancel()
+                signal(sig, SIG_DFL)
+            }
         }
     }
 

@@ -156,7 +156,9 @@ public final class AudioMixer: @unchecked Sendable {
             while f < blockEnd {
                 let chunkEnd = min(blockEnd, (f / Int64(Self.controlInterval) + 1) * Int64(Self.controlInterval))
                 let t0 = Double(f - v.playerStart) / sampleRate
-                let t1 = Double(chunkEnd - v.playerStart) / sampleRate
+                // The next control point, but never past the voice's last frame: a voice ends
+                // exactly at its end frame instead of ramping towards the silence after it.
+                let t1 = Double(min(chunkEnd, v.endFrame == .max ? chunkEnd : v.endFrame - 1) - v.playerStart) / sampleRate
                 let s0 = timeline.voiceState(index, at: t0)
                 let g1 = timeline.voiceState(index, at: t1).gain
                 let theta = (s0.pan + 1) * Double.pi / 4
@@ -171,6 +173,7 @@ public final class AudioMixer: @unchecked Sendable {
                 }
                 for k in 0..<n {
                     let frame = f + Int64(k)
+                    if frame >= v.endFrame { break }
                     var gain = Float(s0.gain + (g1 - s0.gain) * Double(k) / Double(n))
                     if frame >= v.stopFrame { gain *= Float(max(0, 1 - Double(frame - v.stopFrame) / stopFadeFrames)) }
                     var l: Float, r: Float

@@ -12,6 +12,13 @@ import Synchronization
 /// late, is followed continuously. The slope is kept within ±2000 ppm of nominal; with fewer than
 /// 8 observations the nominal rate is used.
 ///
+/// The published mapping is slewed, as NTP slews a clock: each observation may move the time of the
+/// newest frame by at most 25 µs (2500 ppm at one observation per 10 ms: far faster than any real
+/// drift, far slower than timing jitter), so deadlines derived from it stay smooth and in order.
+/// A disagreement over 5 ms (a stream that started late or was restarted) is taken in one step and
+/// restarts the fit from that observation; for the first 32 observations after a (re)start the
+/// fit is published as it is, so it settles quickly.
+///
 /// The fit is published with a sequence lock: readers (`time(ofFrame:)`, `frame(atTime:)`, on the
 /// scheduler thread) never lock or allocate; they retry only if they overlap a publication.
 public final class AudioClock: @unchecked Sendable {
@@ -27,6 +34,15 @@ public final class AudioClock: @unchecked Sendable {
     private var times = [UInt64](repeating: 0, count: 64)
     private var count = 0
     private var next = 0
+
+    /// Largest move of the published mapping per observation, ns.
+    static let maxSlew = 25_000.0
+    /// Disagreements larger than this are taken at once, ns.
+    static let stepThreshold = 5_000_000.0
+    /// Observations after a (re)start during which the fit is published without slewing.
+    static let settling = 32
+    /// Observations after which the fit has settled (an audio output waits for them at start).
+    public static var settlingObservations: Int { settling + 1 }
 
     /// A clock for a device running at `sampleRate`.
     public init(sampleRate: Double) { self.sampleRate = sampleRate }
@@ -73,6 +89,11 @@ public final class AudioClock: @unchecked Sendable {
     /// Adds an observation (frame `frame` heard at monotonic `time`) and republishes the fit.
     /// Called from one thread only (the audio output's).
     public func observe(frame: Int64, heardAt time: UInt64) {
+        // A jump (a late start, a restarted stream): forget the history and start over from here.
+        if let predicted = self.time(ofFrame: frame), abs(Double(time) - Double(predicted)) > Self.stepThreshold {
+            count = 0
+            next = 0
+        }
         frames[next] = frame
         times[next] = time
         next = (next + 1) % frames.count
@@ -99,11 +120,18 @@ public final class AudioClock: @unchecked Sendable {
         if let refit = fit({ i in abs(Double(times[i]) - refT - (line.intercept + line.slope * Double(frames[i] - refF))) <= 1_000_000 }) {
             line = refit
         }
+        var newest = refT + line.intercept
+        if count > Self.settling, let before = self.time(ofFrame: refF) {
+            let change = newest - Double(before)
+            if abs(change) <= Self.stepThreshold {
+                newest = Double(before) + min(max(change, -Self.maxSlew), Self.maxSlew)
+            }
+        }
         // Publish: odd sequence while writing; releasing so readers that see the even number see the fields.
         let s = sequence.load(ordering: .relaxed)
         sequence.store(s &+ 1, ordering: .releasing)
         f0.store(refF, ordering: .relaxed)
-        t0.store(UInt64(max(0, refT + line.intercept)), ordering: .relaxed)
+        t0.store(UInt64(max(0, newest)), ordering: .relaxed)
         slopeBits.store(line.slope.bitPattern, ordering: .relaxed)
         sequence.store(s &+ 2, ordering: .releasing)
         fitted.store(true, ordering: .releasing)

@@ -9,7 +9,7 @@ struct AssetsTests {
     static let files = ahapFiles(under: assets)
 
     @Test func thereAreExamples() {
-        #expect(Self.files.map(\.lastPathComponent) == ["engine.ahap", "heartbeat.ahap", "rumble-steps.ahap", "taps.ahap"])
+        #expect(Self.files.map(\.lastPathComponent) == ["clicks.ahap", "engine.ahap", "heartbeat.ahap", "rumble-steps.ahap", "taps.ahap"])
     }
 
     @Test(arguments: files)
@@ -44,6 +44,7 @@ struct AssetsTests {
         ("chime-44k1-stereo-24.wav", AudioFileInfo(format: .wav, sampleRate: 44_100, channels: 2, bitsPerSample: 24, isFloat: false, frames: 22_050)),
         ("hum-48k-stereo-16.flac", AudioFileInfo(format: .flac, sampleRate: 48_000, channels: 2, bitsPerSample: 16, isFloat: false, frames: 9_600)),
         ("thud-44k1-mono-24.flac", AudioFileInfo(format: .flac, sampleRate: 44_100, channels: 1, bitsPerSample: 24, isFloat: false, frames: 11_025)),
+        ("click-48k-mono-16.wav", AudioFileInfo(format: .wav, sampleRate: 48_000, channels: 1, bitsPerSample: 16, isFloat: false, frames: 144)),
     ])
     func audioHeaders(_ name: String, _ expected: AudioFileInfo) throws {
         #expect(try AudioFileInfo(contentsOf: Self.assets.appendingPathComponent("audio").appendingPathComponent(name)) == expected)

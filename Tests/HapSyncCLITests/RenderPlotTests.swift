@@ -15,7 +15,7 @@ let streamingAssets = conformance.appendingPathComponent("StreamingAssets").path
 
 @Suite("render and plot")
 struct RenderPlotTests {
-    @Test func everyPatternIsThere() { #expect(everyPattern.count == 25) }
+    @Test func everyPatternIsThere() { #expect(everyPattern.count == 26) }
 
     @Test(arguments: everyPattern)
     func rendersBothFormats(_ file: String) throws {

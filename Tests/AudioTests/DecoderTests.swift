@@ -1,0 +1,44 @@
+import AudioOutput
+import Foundation
+import HapSyncCore
+import Testing
+
+let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Assets/audio")
+
+@Suite("Decoding")
+struct DecoderTests {
+    /// Lengths at 48 kHz: the files' frames × 48000 / their rate (Assets/README.md says how they were made).
+    @Test(arguments: [("tap-48k-mono-16.wav", 2_880), ("hum-48k-stereo-16.flac", 9_600),
+                      ("chime-44k1-stereo-24.wav", 24_000), ("thud-44k1-mono-24.flac", 12_000)])
+    func decodesAndConvertsToTheOutputRate(_ name: String, _ frames: Int) throws {
+        let s = try AudioFileDecoder.decode(assets.appendingPathComponent(name), sampleRate: 48_000)
+        #expect(abs(s.frames - frames) <= 2, "\(name): \(s.frames) frames")
+        #expect(s.left.contains { $0 != 0 })
+        let peak = max(s.left.map(abs).max()!, s.right.map(abs).max()!)
+        #expect(peak > 0.05 && peak < 1.05)
+        if name.contains("mono") { #expect(s.left == s.right, "mono is duplicated to both channels") }
+    }
+
+    @Test func stereoKeepsItsChannels() throws {
+        // The chime was made with the 880 Hz tone 0.7 left / 0.3 right and 1320 Hz the other way round.
+        let s = try AudioFileDecoder.decode(assets.appendingPathComponent("chime-44k1-stereo-24.wav"), sampleRate: 44_100)
+        #expect(s.frames == 22_050, "no conversion at the file's own rate")
+        #expect(s.left != s.right)
+    }
+
+    @Test func badFilesAreNamed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-dec-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let junk = dir.appendingPathComponent("junk.wav")
+        try Data("RIFF....WAVEnot really".utf8).write(to: junk)
+        #expect {
+            _ = try AudioFileDecoder.decode(junk, sampleRate: 48_000)
+        } throws: { error in
+            "\(error)".hasPrefix("cannot read audio file \(junk.path):")
+        }
+        let missing = dir.appendingPathComponent("missing.flac")
+        #expect(throws: AudioFileDecoder.LoadError.self) { _ = try AudioFileDecoder.decode(missing, sampleRate: 48_000) }
+    }
+}
