@@ -233,7 +233,11 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         // Players follow the clock only once its fit has settled (about 0.35 s of timing updates;
         // once per engine start, not per trigger).
         let giveUp = Date().addingTimeInterval(5)
-        while clock.observations < AudioClock.settlingObservations, Date() < giveUp { usleep(2000) }
+        while clock.observations < AudioClock.settlingObservations, Date() < giveUp, running.load(ordering: .acquiring) { usleep(2000) }
+        guard running.load(ordering: .acquiring) else {
+            close()
+            throw PulseError.noServer("the server went away while the stream was starting")
+        }
         guard clock.isFitted else {
             close()
             throw PulseError.noClock

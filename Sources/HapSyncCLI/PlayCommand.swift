@@ -147,9 +147,16 @@ enum PlayCommand {
         if let trace { backends.append(trace) }
         let backend: HapticBackend = backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
         let engine: HapticEngine
+        let disconnected = Mutex(false)
+        let audioLost = Mutex<String?>(nil)
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, audio: audioDevice,
                                                            hapticLatency: UInt64(hapticLatencyMs * 1_000_000)))
+            // Handlers before start: the audio server can go away while the stream is starting.
+            engine.stoppedHandler = { reason in
+                if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
+                if case .audioServerLost(let why) = reason { audioLost.withLock { $0 = why } }
+            }
             try engine.start()
         } catch HapticEngine.EngineError.backendUnavailable(let why) {
             console.err("error: \(why)\n")
@@ -160,12 +167,6 @@ enum PlayCommand {
         } catch {
             console.err("error: \(error)\n")
             return HapSyncCLI.ExitCode.failure
-        }
-        let disconnected = Mutex(false)
-        let audioLost = Mutex<String?>(nil)
-        engine.stoppedHandler = { reason in
-            if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
-            if case .audioServerLost(let why) = reason { audioLost.withLock { $0 = why } }
         }
         let session = Session(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : loaded.audio, loops: loops,
                               console: console, signals: signals)
