@@ -313,7 +313,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        let now = Self.monotonic()
+        let now = MonotonicClock.nanoseconds()
         if now - lastTimingRequest > 10_000_000 {
             lastTimingRequest = now
             if let op = pa_stream_update_timing_info(s, { stream, success, userdata in
@@ -327,7 +327,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// Turns the server's timing info into "frame F was heard at monotonic time T".
     private func timingUpdated() {
         guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.read_index_corrupt == 0 else { return }
-        let monoNow = Self.monotonic()
+        let monoNow = MonotonicClock.nanoseconds()
         var real = timespec()
         clock_gettime(CLOCK_REALTIME, &real)
         let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
@@ -341,12 +341,5 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         let readFrames = Double(info.read_index) / 8
         let heard = readFrames + (Double(info.transport_usec) - Double(info.sink_usec)) * sampleRate / 1e6
         clock.observe(frame: Int64(heard.rounded()), heardAt: at)
-    }
-
-    /// CLOCK_MONOTONIC, ns.
-    public static func monotonic() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

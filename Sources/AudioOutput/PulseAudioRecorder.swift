@@ -58,7 +58,7 @@ public final class PulseAudioRecorder: @unchecked Sendable {
         while running.load(ordering: .acquiring) {
             let rc = buffer.withUnsafeMutableBytes { pa_simple_read(h, $0.baseAddress, $0.count, &error) }
             if rc < 0 { break }
-            let now = PulseAudioOutput.monotonic()
+            let now = MonotonicClock.nanoseconds()
             let latency = pa_simple_get_latency(h, &error)
             total += Int64(blockFrames)
             // The newest frame read was played `latency` ago.

@@ -16,6 +16,8 @@ public final class MonotonicClock: EngineClock {
     public init() {}
     /// CLOCK_MONOTONIC now, nanoseconds. Does not allocate, lock or block.
     public func now() -> UInt64 { Syscalls.monotonicNanoseconds() }
+    /// CLOCK_MONOTONIC now, nanoseconds, without an instance. Does not allocate, lock or block.
+    public static func nanoseconds() -> UInt64 { Syscalls.monotonicNanoseconds() }
     /// True.
     public var isSystemMonotonic: Bool { true }
 }
