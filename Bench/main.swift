@@ -3,7 +3,11 @@
 //   swift run -c release hapsync-bench [--json FILE] [--corpus DIR] [NAME...]
 //
 // Benchmarks so far: parse (AHAP reading speed on the conformance corpus), render (compiling
-// the corpus into timelines and command streams at 1 kHz, as a multiple of real time). Later issues add
+// the corpus into timelines and command streams at 1 kHz, as a multiple of real time), ring (SPSC
+// ring vs a Mutex queue), trigger (immediate start to first output), dispatch (release − scheduled
+// for dense patterns vs naive sleeping and cyclictest). Still to come: sync, drift, cpu, plots.
+//
+//   --seconds S   length of each dispatch run (default 30; .ci/run uses 1 as a smoke test) Later issues add
 // dispatch, sync, drift, ring, trigger, render and cpu here.
 import AHAP
 import Foundation
@@ -137,18 +141,20 @@ var jsonPath: String?
 var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs")
 var names: [String] = []
+var dispatchSeconds = 30.0
 while let a = args.first {
     args.removeFirst()
     switch a {
     case "-h", "--help":
-        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse, render")
+        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse, render, ring, trigger, dispatch")
         exit(0)
     case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
     case "--corpus": corpus = URL(fileURLWithPath: args.isEmpty ? "." : args.removeFirst())
+    case "--seconds": dispatchSeconds = args.isEmpty ? 30 : (Double(args.removeFirst()) ?? 30)
     default: names.append(a)
     }
 }
-let all = ["parse", "render"]
+let all = ["parse", "render", "ring", "trigger", "dispatch"]
 if names.isEmpty { names = all }
 for n in names where !all.contains(n) {
     FileHandle.standardError.write(Data("error: unknown benchmark '\(n)'; known: \(all.joined(separator: ", "))\n".utf8))
@@ -167,6 +173,15 @@ print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(k
 var rows: [Row] = []
 if names.contains("parse") { rows += parseBenchmark(corpus: corpus) }
 if names.contains("render") { rows += renderBenchmark(corpus: corpus) }
+if names.contains("ring") { rows += ringBenchmark(items: Int(max(1, dispatchSeconds / 30) * 5_000_000)) }
+var distributions: [Distribution] = []
+do {
+    if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
+    if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds) }
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    exit(1)
+}
 
 func fmt(_ x: Double) -> String { x >= 100 ? String(Int(x.rounded())) : String((x * 100).rounded() / 100) }
 print("")
@@ -175,9 +190,22 @@ print("|---|---|---|---:|---:|---:|---:|")
 for r in rows {
     print("| \(r.benchmark) | \(r.subject) | \(r.unit) | \(fmt(r.median)) | \(fmt(r.min)) | \(fmt(r.max)) | \(r.ratioToBaseline.map { fmt($0) + "x" } ?? "-") |")
 }
+if !distributions.isEmpty {
+    print("")
+    print("| benchmark | subject | count | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs | > 1 ms |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for d in distributions {
+        print("| \(d.benchmark) | \(d.subject) | \(d.values.count) | \(fmt(d.percentile(50))) | \(fmt(d.percentile(90))) | \(fmt(d.percentile(99))) | \(fmt(d.percentile(99.9))) | \(fmt(d.values.max() ?? 0)) | \(d.overOneMillisecond) |")
+    }
+}
 if let jsonPath {
     let doc: JSONValue = .object([
         ("machine", .object([("cores", .integer(ProcessInfo.processInfo.activeProcessorCount)), ("kernel", .string(kernel)), ("build", .string(buildKind))])),
+        ("distributions", .array(distributions.map { d in
+            .object([("benchmark", .string(d.benchmark)), ("subject", .string(d.subject)), ("count", .integer(d.values.count)),
+                     ("p50", .number(d.percentile(50))), ("p90", .number(d.percentile(90))), ("p99", .number(d.percentile(99))),
+                     ("p999", .number(d.percentile(99.9))), ("max", .number(d.values.max() ?? 0)), ("over1ms", .integer(d.overOneMillisecond))])
+        })),
         ("results", .array(rows.map { r in
             .object([("benchmark", .string(r.benchmark)), ("subject", .string(r.subject)), ("unit", .string(r.unit)),
                      ("median", .number(r.median)), ("min", .number(r.min)), ("max", .number(r.max)),

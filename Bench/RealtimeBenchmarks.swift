@@ -1,0 +1,211 @@
+import AHAP
+import Foundation
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// ring: the SPSC ring against a Mutex-protected queue of the same capacity, two threads, same run.
+func ringBenchmark(items: Int) -> [Row] {
+    final class MutexQueue: @unchecked Sendable {
+        let state: Mutex<(buffer: [UInt64], head: Int, tail: Int)>
+        init(capacity: Int) { state = Mutex(([UInt64](repeating: 0, count: capacity), 0, 0)) }
+        func push(_ v: UInt64) -> Bool {
+            state.withLock { s in
+                if s.tail - s.head == s.buffer.count { return false }
+                s.buffer[s.tail % s.buffer.count] = v
+                s.tail += 1
+                return true
+            }
+        }
+        func pop() -> UInt64? {
+            state.withLock { s in
+                if s.head == s.tail { return nil }
+                defer { s.head += 1 }
+                return s.buffer[s.head % s.buffer.count]
+            }
+        }
+    }
+    func run(push: @escaping @Sendable (UInt64) -> Bool, pop: () -> UInt64?) -> Double {
+        let done = DispatchSemaphore(value: 0)
+        let t0 = now()
+        let producer = Thread {
+            var i: UInt64 = 0
+            while i < UInt64(items) { if push(i) { i += 1 } }
+            done.signal()
+        }
+        producer.start()
+        var got = 0
+        var sum: UInt64 = 0
+        while got < items { if let v = pop() { sum &+= v; got += 1 } }
+        done.wait()
+        precondition(sum == UInt64(items) * UInt64(items - 1) / 2, "lost or duplicated items")
+        return Double(items) / (Double(now() - t0) / 1e9)
+    }
+    var spsc: [Double] = [], locked: [Double] = []
+    for _ in 0..<3 {
+        let ring = SPSCRing<UInt64>(capacity: 1024)
+        spsc.append(run(push: { ring.push($0) }, pop: { ring.pop() }))
+        let queue = MutexQueue(capacity: 1024)
+        locked.append(run(push: { queue.push($0) }, pop: { queue.pop() }))
+    }
+    print("ring: \(items) items producer → consumer, capacity 1024, 3 interleaved rounds")
+    let ratio = median(zip(spsc, locked).map { $0 / $1 })
+    return [Row(benchmark: "ring", subject: "SPSCRing (lock-free)", unit: "items/s", median: median(spsc), min: spsc.min()!, max: spsc.max()!, ratioToBaseline: ratio),
+            Row(benchmark: "ring", subject: "baseline: Mutex-protected queue", unit: "items/s", median: median(locked), min: locked.min()!, max: locked.max()!, ratioToBaseline: nil)]
+}
+
+/// A backend that remembers when the last command was applied (for the trigger benchmark).
+final class LastAppliedBackend: HapticBackend, @unchecked Sendable {
+    let last = Atomic<UInt64>(0)
+    var name: String { "bench" }
+    func open() {}
+    func apply(_ command: OutputCommand, appliedAt: UInt64) { if command.kind == .transient { last.store(appliedAt, ordering: .releasing) } }
+    func stopAll() {}
+    func close() {}
+}
+
+/// trigger: on a running engine, start(atTime: immediate) to the first command applied, against
+/// the floor of the same mechanism (a semaphore post waking another thread), same run.
+func triggerBenchmark(count: Int) throws -> [Distribution] {
+    let backend = LastAppliedBackend()
+    let engine = try HapticEngine(configuration: .init(backend: backend))
+    try engine.start()
+    defer { engine.stop() }
+    let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).build())
+    var triggers: [Double] = []
+    for _ in 0..<count {
+        Thread.sleep(forTimeInterval: 0.03)
+        let t0 = MonotonicClock.nanoseconds()
+        try player.start(atTime: HapticEngine.timeImmediate)
+        while backend.last.load(ordering: .acquiring) < t0 {}
+        triggers.append(Double(backend.last.load(ordering: .acquiring) - t0) / 1000)
+    }
+    // Floor: how long a post on one thread takes to wake a waiting thread.
+    let wake = DispatchSemaphore(value: 0), woke = Atomic<UInt64>(0), posted = Atomic<UInt64>(0)
+    var floor: [Double] = []
+    let waiter = Thread {
+        for _ in 0..<count {
+            wake.wait()
+            woke.store(MonotonicClock.nanoseconds(), ordering: .releasing)
+        }
+    }
+    waiter.start()
+    for _ in 0..<count {
+        Thread.sleep(forTimeInterval: 0.01)
+        let t0 = MonotonicClock.nanoseconds()
+        posted.store(t0, ordering: .releasing)
+        wake.signal()
+        while woke.load(ordering: .acquiring) < t0 {}
+        floor.append(Double(woke.load(ordering: .acquiring) - t0) / 1000)
+    }
+    print("trigger: \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus))")
+    return [Distribution(benchmark: "trigger", subject: "start(atTime: immediate) → first output applied", values: triggers),
+            Distribution(benchmark: "trigger", subject: "floor: semaphore post → other thread awake", values: floor)]
+}
+
+/// The dense patterns of the dispatch benchmark.
+func densePatterns(seconds: Double) throws -> [(String, AHAPPattern)] {
+    // 1 kHz: a sawtooth curve every 10 ms (0.2 ↔ 0.8) makes every 1 ms sample a new level command.
+    let points = (0...Int(seconds * 100)).map { (time: Double($0) / 100, value: $0 % 2 == 0 ? 0.2 : 0.8) }
+    var sawtooth = AHAPPatternBuilder()
+    var t = 0.0
+    while t < seconds {
+        let d = min(30, seconds - t)
+        sawtooth = sawtooth.continuous(at: t, duration: d, intensity: 1, sharpness: 0.5)
+        t += 30
+    }
+    var curveStart = 0
+    while curveStart < points.count {
+        let chunk = Array(points[curveStart..<min(points.count, curveStart + 4000)])
+        let base = chunk[0].time
+        sawtooth = sawtooth.curve(.hapticIntensityControl, at: base, points: chunk.map { ($0.time - base, $0.value) })
+        curveStart += 4000
+    }
+    // Texture-like: taps 10-30 ms apart (a fixed pseudo-random sequence).
+    var texture = AHAPPatternBuilder()
+    var x: UInt64 = 12345, tap = 0.0
+    while tap < seconds {
+        texture = texture.transient(at: tap, intensity: 0.8, sharpness: 0.6)
+        x = x &* 6364136223846793005 &+ 1442695040888963407
+        tap += 0.010 + Double(x >> 33 % 21) / 1000
+    }
+    return [("1 kHz level stream", try sawtooth.build()), ("taps 10-30 ms apart", try texture.build())]
+}
+
+/// dispatch: release − scheduled for dense patterns on the engine, beside naive schedulers
+/// (Thread.sleep and DispatchQueue.asyncAfter per command) and cyclictest at 1 kHz, same run.
+func dispatchBenchmark(seconds: Double) throws -> [Distribution] {
+    var result: [Distribution] = []
+    for (name, pattern) in try densePatterns(seconds: seconds) {
+        let timeline = try PatternTimeline(pattern: pattern)
+        // Engine.
+        let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), statisticsCapacity: timeline.commands.count + 16))
+        try engine.start()
+        let player = try engine.makePlayer(timeline: timeline)
+        let done = DispatchSemaphore(value: 0)
+        player.completionHandler = { _ in done.signal() }
+        try player.start(atTime: engine.currentTime + 0.1)
+        _ = done.wait(timeout: .now() + seconds + 10)
+        let status = engine.realtimeStatus
+        engine.stop()
+        let engineErrors = engine.statistics.dispatchErrors.map { Double($0) / 1000 }
+        result.append(Distribution(benchmark: "dispatch", subject: "engine: \(name)", values: engineErrors))
+        print("dispatch (\(name)): \(timeline.commands.count) commands over \(String(format: "%.1f", seconds)) s; engine \(status)")
+
+        // Naive: one thread sleeping with Thread.sleep until each deadline.
+        let start = MonotonicClock.nanoseconds() + 100_000_000
+        var naive: [Double] = []
+        naive.reserveCapacity(timeline.commands.count)
+        for c in timeline.commands {
+            let deadline = start + UInt64(c.time * 1e9)
+            let now = MonotonicClock.nanoseconds()
+            if deadline > now { Thread.sleep(forTimeInterval: Double(deadline - now) / 1e9) }
+            naive.append(Double(Int64(bitPattern: MonotonicClock.nanoseconds() &- deadline)) / 1000)
+        }
+        result.append(Distribution(benchmark: "dispatch", subject: "naive Thread.sleep: \(name)", values: naive))
+
+        // Naive: DispatchQueue.asyncAfter for each command, scheduled up front.
+        let queue = DispatchQueue(label: "naive")
+        let late = Mutex<[Double]>([])
+        let group = DispatchGroup()
+        let start2 = DispatchTime.now().uptimeNanoseconds + 100_000_000
+        for c in timeline.commands {
+            let deadline = start2 + UInt64(c.time * 1e9)
+            group.enter()
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) {
+                let error = Double(Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- deadline)) / 1000
+                late.withLock { $0.append(error) }
+                group.leave()
+            }
+        }
+        group.wait()
+        result.append(Distribution(benchmark: "dispatch", subject: "naive asyncAfter: \(name)", values: late.withLock { $0 }))
+    }
+    // The kernel's own wake-up latency at the same rate and duration: the floor for pure sleeping.
+    if let cyclic = cyclictest(seconds: seconds) {
+        result.append(Distribution(benchmark: "dispatch", subject: "cyclictest 1 kHz (SCHED_FIFO 80, clock_nanosleep)", values: cyclic))
+    } else {
+        print("dispatch: cyclictest not installed (apt-get install rt-tests); its floor is left out")
+    }
+    return result
+}
+
+/// Runs cyclictest at 1 kHz for `seconds` and expands its histogram (µs) into values.
+func cyclictest(seconds: Double) -> [Double]? {
+    guard let path = ["/usr/bin/cyclictest", "/usr/local/bin/cyclictest"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = ["-m", "-p", "80", "-i", "1000", "-l", "\(Int(seconds * 1000))", "-q", "-h", "20000"]
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = Pipe()
+    guard (try? p.run()) != nil else { return nil }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    var values: [Double] = []
+    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        if f.count >= 2, let us = Double(f[0]), let n = Int(f[1]), n > 0 { values += Array(repeating: us, count: n) }
+    }
+    return values.isEmpty ? nil : values
+}
