@@ -77,7 +77,12 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
         Thread.sleep(forTimeInterval: 0.03)
         let t0 = MonotonicClock.nanoseconds()
         try player.start(atTime: HapticEngine.timeImmediate)
-        while backend.last.load(ordering: .acquiring) < t0 {}
+        while backend.last.load(ordering: .acquiring) < t0 {
+            if MonotonicClock.nanoseconds() - t0 > 2_000_000_000 {
+                FileHandle.standardError.write(Data("error: trigger: no output within 2 s of a start\n".utf8))
+                exit(1)
+            }
+        }
         triggers.append(Double(backend.last.load(ordering: .acquiring) - t0) / 1000)
     }
     // Floor: how long a post on one thread takes to wake a waiting thread.
@@ -95,7 +100,9 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
         let t0 = MonotonicClock.nanoseconds()
         posted.store(t0, ordering: .releasing)
         wake.signal()
-        while woke.load(ordering: .acquiring) < t0 {}
+        while woke.load(ordering: .acquiring) < t0 {
+            if MonotonicClock.nanoseconds() - t0 > 2_000_000_000 { break }
+        }
         floor.append(Double(woke.load(ordering: .acquiring) - t0) / 1000)
     }
     print("trigger: \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus))")
