@@ -5,7 +5,8 @@
 // Benchmarks so far: parse (AHAP reading speed on the conformance corpus), render (compiling
 // the corpus into timelines and command streams at 1 kHz, as a multiple of real time), ring (SPSC
 // ring vs a Mutex queue), trigger (immediate start to first output), dispatch (release − scheduled
-// for dense patterns vs naive sleeping and cyclictest). Still to come: sync, drift, cpu, plots.
+// for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic offset through PulseAudio,
+// by the engine's clock and by the sink's monitor). Still to come: drift, cpu, plots.
 //
 //   --seconds S   length of each dispatch run (default 30; .ci/run uses 1 as a smoke test) Later issues add
 // dispatch, sync, drift, ring, trigger, render and cpu here.
@@ -146,7 +147,7 @@ while let a = args.first {
     args.removeFirst()
     switch a {
     case "-h", "--help":
-        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse, render, ring, trigger, dispatch")
+        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse, render, ring, trigger, dispatch, sync (needs a PulseAudio server)")
         exit(0)
     case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
     case "--corpus": corpus = URL(fileURLWithPath: args.isEmpty ? "." : args.removeFirst())
@@ -154,7 +155,7 @@ while let a = args.first {
     default: names.append(a)
     }
 }
-let all = ["parse", "render", "ring", "trigger", "dispatch"]
+let all = ["parse", "render", "ring", "trigger", "dispatch", "sync"]
 if names.isEmpty { names = all }
 for n in names where !all.contains(n) {
     FileHandle.standardError.write(Data("error: unknown benchmark '\(n)'; known: \(all.joined(separator: ", "))\n".utf8))
@@ -178,6 +179,10 @@ var distributions: [Distribution] = []
 do {
     if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
     if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds) }
+    if names.contains("sync") {
+        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
+        distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
+    }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)

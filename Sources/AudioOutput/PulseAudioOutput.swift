@@ -74,7 +74,10 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private var mainloop: OpaquePointer?
     private var context: OpaquePointer?
     private var stream: OpaquePointer?
-    private var mixer = AudioMixer(sampleRate: 48_000)
+    private var mixer = AudioMixer(sampleRate: 48_000, capacity: PulseAudioOutput.voiceCapacity)
+    /// Voices the mixer can hold at once (a started player reserves all its voices).
+    public static let voiceCapacity = 256
+    private let dropped = Atomic<Int>(0)
     private let written = Atomic<Int64>(0)
     private let underrunCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
@@ -102,6 +105,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     /// Buffer underruns reported by the server.
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+
+    /// Voices not played because the mixer was full (more than `voiceCapacity` at once).
+    public var droppedVoices: Int { dropped.load(ordering: .relaxed) }
 
     /// Registers a player's audio (control thread, before its start message reaches the audio thread).
     public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {
@@ -192,7 +198,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         }
         sampleRate = Double(sinkRate)
         clock = AudioClock(sampleRate: sampleRate)
-        mixer = AudioMixer(sampleRate: sampleRate)
+        mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
         written.store(0, ordering: .releasing)
 
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: sinkRate, channels: 2)
@@ -298,7 +304,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             switch m.kind {
             case .start:
                 if m.slot >= 0, Int(m.slot) < configuration.maxPlayers, let source = sources[Int(m.slot)] {
-                    mixer.start(slot: m.slot, audio: source, startFrame: m.frame)
+                    let lost = mixer.start(slot: m.slot, audio: source, startFrame: m.frame)
+                    if lost > 0 { dropped.add(lost, ordering: .relaxed) }
                 }
             case .stop: mixer.stop(slot: m.slot, atFrame: m.frame)
             case .stopAll: mixer.stopAll()

@@ -348,7 +348,8 @@ enum PlayCommand {
         line("apply", "p50 \(micro(percentile(apply, 50))), p99 \(micro(percentile(apply, 99))), max \(micro(apply.last ?? 0)) (applied − released)")
         line("real-time", engine.realtimeStatus.description)
         if let audio {
-            line("audio", "pulse at \(Int(audio.sampleRate)) Hz, \(Int((audio.configuration.latency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC")
+            line("audio", "pulse at \(Int(audio.sampleRate)) Hz, \(Int((audio.configuration.latency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
+                 + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
             // Each haptic command against the moment its audio frame is heard (the final clock fit).
             var offsets: [Int64] = []
             for c in stats.commands where c.patternTime >= 0 {
