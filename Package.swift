@@ -32,7 +32,7 @@ let package = Package(
         // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
         .target(name: "AudioOutput", dependencies: ["HapSyncCore", "HapSyncRuntime", "CSndFile", "CSampleRate", "CPulse"]),
         // Backends at the edge: trace and evdev rumble.
-        .target(name: "HapticOutput", dependencies: ["HapSyncRuntime", "CLinuxInput"]),
+        .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "CLinuxInput"]),
         // Test doubles others may want: a manual clock and a recording backend.
         .target(name: "HapSyncTestSupport", dependencies: ["HapSyncRuntime"]),
         .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),

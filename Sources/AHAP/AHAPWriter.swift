@@ -58,6 +58,14 @@ public enum AHAPWriter {
         }
     }
 
+    /// A measured value as JSON text, rounded to 6 decimals (microseconds when the unit is seconds):
+    /// whole numbers without a fraction, never locale-dependent. For traces and renders, where
+    /// exact binary digits would only be noise.
+    public static func formatRounded(_ x: Double) -> String {
+        let r = (x * 1e6).rounded() / 1e6
+        return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : formatNumber(r)
+    }
+
     /// A Double as JSON text: shortest round-trip form, `-0` written as `0.0`, never locale-dependent.
     public static func formatNumber(_ x: Double) -> String {
         if x == 0 { return "0.0" }

@@ -66,7 +66,4 @@ struct OutputTarget {
 }
 
 /// A number for machine output: microsecond resolution, locale-independent.
-func number(_ x: Double) -> String {
-    let r = (x * 1e6).rounded() / 1e6
-    return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : AHAPWriter.formatNumber(r)
-}
+func number(_ x: Double) -> String { AHAPWriter.formatRounded(x) }

@@ -219,6 +219,11 @@ public final class HapticEngine: @unchecked Sendable {
             handlers.withLock { $0.stopped }?(.engineDestroyed)
         }
         for s in 0..<scheduler.capacity { scheduler.timelines[s]?.release() }
+        // No thread runs any more: the audio the control side kept alive can go too.
+        control.withLock { state in
+            for audio in state.audioBySlot.values { audio.release() }
+            for audio in state.retiredAudio { audio.release() }
+        }
     }
 
     /// Engine time in seconds (the clock's nanoseconds / 1e9), the time base of `start(atTime:)`.
@@ -545,7 +550,7 @@ public final class HapticEngine: @unchecked Sendable {
                 if let player, player.id == n.player {
                     player.completionHandler?(n.kind == .finished ? .finished : .stopped)
                 }
-                _ = oneShot
+                _ = oneShot   // a one-shot player is released here, after its handler, outside the lock
             case .retired:
                 freeSlot(Int(n.slot))
             case .startedOnAudio:

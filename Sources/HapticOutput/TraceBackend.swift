@@ -1,3 +1,4 @@
+import AHAP
 import Foundation
 import HapSyncRuntime
 
@@ -106,10 +107,7 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
         }
     }
 
-    static func number(_ x: Double) -> String {
-        let r = (x * 1e6).rounded() / 1e6
-        return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : String(r)
-    }
+    static func number(_ x: Double) -> String { AHAPWriter.formatRounded(x) }
 
     static func jsonLine(_ r: Record) -> String {
         let c = r.command

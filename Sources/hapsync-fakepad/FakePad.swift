@@ -107,10 +107,8 @@ final class FakePad {
             let r = up.effect.u.rumble
             effects[id] = Effect(strong: r.strong_magnitude, weak: r.weak_magnitude, length: up.effect.replay.length)
             write("{\"t_ns\":\(t),\"event\":\"upload\",\"id\":\(id),\"new\":\(new),\"type\":\(up.effect.type),\"strong\":\(r.strong_magnitude),\"weak\":\(r.weak_magnitude),\"length_ms\":\(up.effect.replay.length)}")
-            if let m = motor, m.id == id, let until = m.until {
-                // An update in place keeps playing with the new magnitudes.
-                motor = (id, until)
-            }
+            // An update in place of the playing effect keeps the motor running (with the new
+            // magnitudes) until its replay time runs out: nothing to change here.
             up.retval = 0
             _ = hapsync_ioctl_ptr(fd, hapsync_UI_END_FF_UPLOAD(), &up)
         } else if e.type == UInt16(EV_UINPUT), e.code == UInt16(UI_FF_ERASE) {
