@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see Bench/README.md).
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "AudioOutput"], path: "Bench"),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "AudioOutput", "HapSyncTestSupport"], path: "Bench"),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
         .testTarget(name: "AudioTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),

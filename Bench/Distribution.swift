@@ -3,6 +3,8 @@ struct Distribution {
     var benchmark: String
     var subject: String
     var values: [Double]
+    /// p99 of each round, when the benchmark ran in rounds.
+    var roundP99: [Double] = []
 
     func percentile(_ p: Double) -> Double {
         let s = values.sorted()

@@ -73,7 +73,8 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
     defer { engine.stop() }
     let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).build())
     var triggers: [Double] = []
-    for _ in 0..<count {
+    // The first 10 starts are a warm-up and not counted.
+    for i in 0..<(count + 10) {
         Thread.sleep(forTimeInterval: 0.03)
         let t0 = MonotonicClock.nanoseconds()
         try player.start(atTime: HapticEngine.timeImmediate)
@@ -83,7 +84,7 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
                 exit(1)
             }
         }
-        triggers.append(Double(backend.last.load(ordering: .acquiring) - t0) / 1000)
+        if i >= 10 { triggers.append(Double(backend.last.load(ordering: .acquiring) - t0) / 1000) }
     }
     // Floor: how long a post on one thread takes to wake a waiting thread.
     let wake = DispatchSemaphore(value: 0), woke = Atomic<UInt64>(0), posted = Atomic<UInt64>(0)
@@ -105,7 +106,7 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
         }
         floor.append(Double(woke.load(ordering: .acquiring) - t0) / 1000)
     }
-    print("trigger: \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus))")
+    print("trigger: 10 warm-up + \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus))")
     return [Distribution(benchmark: "trigger", subject: "start(atTime: immediate) → first output applied", values: triggers),
             Distribution(benchmark: "trigger", subject: "floor: semaphore post → other thread awake", values: floor)]
 }
@@ -141,43 +142,46 @@ func densePatterns(seconds: Double) throws -> [(String, AHAPPattern)] {
 
 /// dispatch: release − scheduled for dense patterns on the engine, beside naive schedulers
 /// (Thread.sleep and DispatchQueue.asyncAfter per command) and cyclictest at 1 kHz, same run.
-func dispatchBenchmark(seconds: Double) throws -> [Distribution] {
-    var result: [Distribution] = []
-    for (name, pattern) in try densePatterns(seconds: seconds) {
-        let timeline = try PatternTimeline(pattern: pattern)
-        // Engine.
+/// After a warm-up (one second of each, discarded), `rounds` rounds of `seconds / rounds` each
+/// interleave the subjects so that each sees the same machine; values of all rounds are pooled,
+/// and each round's p99 is kept to show how steady it was.
+func dispatchBenchmark(seconds: Double, rounds: Int) throws -> [Distribution] {
+    let each = seconds / Double(rounds)
+    let patterns = try densePatterns(seconds: each).map { ($0.0, try PatternTimeline(pattern: $0.1)) }
+    var status = ""
+    func engineRun(_ timeline: PatternTimeline) throws -> [Double] {
         let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), statisticsCapacity: timeline.commands.count + 16))
         try engine.start()
         let player = try engine.makePlayer(timeline: timeline)
         let done = DispatchSemaphore(value: 0)
         player.completionHandler = { _ in done.signal() }
         try player.start(atTime: engine.currentTime + 0.1)
-        _ = done.wait(timeout: .now() + seconds + 10)
-        let status = engine.realtimeStatus
+        _ = done.wait(timeout: .now() + timeline.end + 10)
+        status = "\(engine.realtimeStatus)"
         engine.stop()
-        let engineErrors = engine.statistics.dispatchErrors.map { Double($0) / 1000 }
-        result.append(Distribution(benchmark: "dispatch", subject: "engine: \(name)", values: engineErrors))
-        print("dispatch (\(name)): \(timeline.commands.count) commands over \(String(format: "%.1f", seconds)) s; engine \(status)")
-
-        // Naive: one thread sleeping with Thread.sleep until each deadline.
+        return engine.statistics.dispatchErrors.map { Double($0) / 1000 }
+    }
+    // Naive: one thread sleeping with Thread.sleep until each deadline.
+    func sleepRun(_ timeline: PatternTimeline, limit: Double = .infinity) -> [Double] {
         let start = MonotonicClock.nanoseconds() + 100_000_000
         var naive: [Double] = []
         naive.reserveCapacity(timeline.commands.count)
-        for c in timeline.commands {
+        for c in timeline.commands where c.time <= limit {
             let deadline = start + UInt64(c.time * 1e9)
             let now = MonotonicClock.nanoseconds()
             if deadline > now { Thread.sleep(forTimeInterval: Double(deadline - now) / 1e9) }
             naive.append(Double(Int64(bitPattern: MonotonicClock.nanoseconds() &- deadline)) / 1000)
         }
-        result.append(Distribution(benchmark: "dispatch", subject: "naive Thread.sleep: \(name)", values: naive))
-
-        // Naive: DispatchQueue.asyncAfter for each command, scheduled up front.
+        return naive
+    }
+    // Naive: DispatchQueue.asyncAfter for each command, scheduled up front.
+    func asyncRun(_ timeline: PatternTimeline, limit: Double = .infinity) -> [Double] {
         let queue = DispatchQueue(label: "naive")
         let late = Mutex<[Double]>([])
         let group = DispatchGroup()
-        let start2 = DispatchTime.now().uptimeNanoseconds + 100_000_000
-        for c in timeline.commands {
-            let deadline = start2 + UInt64(c.time * 1e9)
+        let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
+        for c in timeline.commands where c.time <= limit {
+            let deadline = start + UInt64(c.time * 1e9)
             group.enter()
             queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) {
                 let error = Double(Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- deadline)) / 1000
@@ -186,15 +190,35 @@ func dispatchBenchmark(seconds: Double) throws -> [Distribution] {
             }
         }
         group.wait()
-        result.append(Distribution(benchmark: "dispatch", subject: "naive asyncAfter: \(name)", values: late.withLock { $0 }))
+        return late.withLock { $0 }
     }
-    // The kernel's own wake-up latency at the same rate and duration: the floor for pure sleeping.
-    if let cyclic = cyclictest(seconds: seconds) {
-        result.append(Distribution(benchmark: "dispatch", subject: "cyclictest 1 kHz (SCHED_FIFO 80, clock_nanosleep)", values: cyclic))
-    } else {
+    // Warm-up: a second of each subject (caches, page faults, CPU frequency), discarded.
+    let warm = try PatternTimeline(pattern: try densePatterns(seconds: 1)[0].1)
+    _ = try engineRun(warm)
+    _ = sleepRun(warm, limit: 0.3)
+    _ = asyncRun(warm, limit: 0.3)
+    var pooled: [String: [Double]] = [:], perRound: [String: [Double]] = [:], order: [String] = []
+    func add(_ subject: String, _ values: [Double]) {
+        if pooled[subject] == nil { order.append(subject) }
+        pooled[subject, default: []] += values
+        perRound[subject, default: []].append(Distribution(benchmark: "", subject: "", values: values).percentile(99))
+    }
+    for _ in 0..<rounds {
+        for (name, timeline) in patterns {
+            add("engine: \(name)", try engineRun(timeline))
+            add("naive Thread.sleep: \(name)", sleepRun(timeline))
+            add("naive asyncAfter: \(name)", asyncRun(timeline))
+        }
+        // The kernel's own wake-up latency at the same rate and duration: the floor for pure sleeping.
+        if let cyclic = cyclictest(seconds: each) { add("cyclictest 1 kHz (SCHED_FIFO 80, clock_nanosleep)", cyclic) }
+    }
+    for (name, timeline) in patterns {
+        print("dispatch (\(name)): \(timeline.commands.count) commands per round, \(rounds) rounds of \(String(format: "%.1f", each)) s after a warm-up; engine \(status)")
+    }
+    if perRound["cyclictest 1 kHz (SCHED_FIFO 80, clock_nanosleep)"] == nil {
         print("dispatch: cyclictest not installed (apt-get install rt-tests); its floor is left out")
     }
-    return result
+    return order.map { Distribution(benchmark: "dispatch", subject: $0, values: pooled[$0]!, roundP99: perRound[$0]!) }
 }
 
 /// Runs cyclictest at 1 kHz for `seconds` and expands its histogram (µs) into values.

@@ -4,45 +4,164 @@ import Foundation
 import HapSyncCore
 import HapSyncRuntime
 
+/// One click+tap pair as measured: when the tap was released and when its click was heard, by the
+/// playback side's audio clock and, independently, by the sink's monitor recording.
+struct PairMeasurement {
+    /// Seconds since the first pair of the run.
+    var elapsed: Double
+    /// Haptic release − audio heard by the engine's audio clock (µs; positive: the tap came late).
+    var byEngine: Double?
+    /// Haptic release − click onset in the monitor recording (µs).
+    var byMonitor: Double?
+}
+
+/// A PulseAudio engine for the sync and drift benchmarks, with a history of its audio clock.
+final class AudioRig {
+    let audio = PulseAudioOutput()
+    let engine: HapticEngine
+    let history: ClockHistory
+
+    init(sync: HapticEngine.AudioSync = .followAudioClock) throws {
+        engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), audio: audio, audioSync: sync))
+        try engine.start()
+        history = ClockHistory(audio.clock)
+    }
+
+    func stop() {
+        history.stop()
+        engine.stop()
+    }
+
+    /// Every tap of `players` paired with its click (the audio frame at the same pattern time).
+    func pairs(players: [HapticPatternPlayer], recorder: PulseAudioRecorder, onsets: [UInt64]) -> [PairMeasurement] {
+        let stats = engine.statistics
+        var result: [PairMeasurement] = []
+        var first: UInt64?
+        for (i, c) in stats.commands.enumerated() where c.patternTime >= 0 {
+            guard let player = players.first(where: { $0.id == c.player }), let frame = player.audioStartFrame else { continue }
+            let released = c.applied &- UInt64(stats.applyLatencies[i])
+            if first == nil { first = released }
+            var m = PairMeasurement(elapsed: Double(released &- first!) / 1e9)
+            if let heard = history.heard(frame + Int64((c.patternTime * audio.sampleRate).rounded())) {
+                m.byEngine = Double(Int64(bitPattern: released &- heard)) / 1000
+            }
+            if let nearest = onsets.min(by: { abs(Int64(bitPattern: $0 &- released)) < abs(Int64(bitPattern: $1 &- released)) }),
+               abs(Int64(bitPattern: nearest &- released)) < 200_000_000 {
+                m.byMonitor = Double(Int64(bitPattern: released &- nearest)) / 1000
+            }
+            result.append(m)
+        }
+        return result
+    }
+}
+
+/// The monitor recording's click onsets as CLOCK_MONOTONIC times (each timed by the recording's
+/// observations around it), and a note on discontinuities in the recording.
+func monitorOnsets(_ recorder: PulseAudioRecorder) -> (times: [UInt64], note: String) {
+    let frames = PulseAudioRecorder.onsets(recorder.recording)
+    let times = frames.compactMap { recorder.heardTime(ofRecordedFrame: Int64($0)) }
+    let jumps = recorder.discontinuities
+    if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+        for j in jumps { print("  monitor jump at \(String(format: "%.3f", Double(j.frame) / 48_000)) s: \(String(format: "%+.3f", j.jump / 1e6)) ms") }
+        for f in frames { print("  onset at \(String(format: "%.3f", Double(f) / 48_000)) s") }
+    }
+    let note = jumps.isEmpty ? "monitor recording continuous"
+        : "monitor recording has \(jumps.count) discontinuities (largest \(String(format: "%.1f", jumps.map { abs($0.jump) }.max()! / 1e6)) ms)"
+    return (times, note)
+}
+
 /// sync: Assets/clicks.ahap (8 clicks, each with a tap at the same pattern time) played `loops`
-/// times through the real PulseAudio server, the audio-haptic offset measured twice per tap: from
-/// the engine's audio clock (haptic release − the moment its frame is heard), and independently
-/// from a recording of the sink's monitor (click onset − haptic release).
+/// times through the real PulseAudio server, the audio-haptic offset measured twice per tap: by the
+/// engine's audio clock, and independently from a recording of the sink's monitor. Both are
+/// haptic release − audio heard.
 func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
     let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@", seconds: Double(loops) * 2.5 + 10)
     try recorder.start()
     defer { recorder.stop() }
-    let audio = PulseAudioOutput()
-    let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), audio: audio))
-    try engine.start()
-    defer { engine.stop() }
+    let rig = try AudioRig()
+    defer { rig.stop() }
     let url = assets.appendingPathComponent("clicks.ahap")
     let pattern = try AHAPReader().read(contentsOf: url).pattern
     let files = ["audio/click-48k-mono-16.wav": assets.appendingPathComponent("audio/click-48k-mono-16.wav")]
+    // Warm-up: one pass, not measured.
+    let warm = try rig.engine.makePlayer(with: pattern, audioFiles: files)
+    try warm.start(atTime: HapticEngine.timeImmediate)
+    Thread.sleep(forTimeInterval: 2.5)
     let period = 2.25
-    let t0 = engine.currentTime + 0.3
+    let t0 = rig.engine.currentTime + 0.3
     var players: [HapticPatternPlayer] = []
     for k in 0..<loops {
-        let p = try engine.makePlayer(with: pattern, audioFiles: files)
+        let p = try rig.engine.makePlayer(with: pattern, audioFiles: files)
         try p.start(atTime: t0 + Double(k) * period)
         players.append(p)
     }
     Thread.sleep(forTimeInterval: 0.3 + Double(loops) * period + 0.5)
-    let stats = engine.statistics
-    var byEngineClock: [Double] = [], byMonitor: [Double] = []
-    let onsets = PulseAudioRecorder.onsets(recorder.recording).compactMap { recorder.clock.time(ofFrame: Int64($0)) }
-    for (i, c) in stats.commands.enumerated() where c.patternTime >= 0 {
-        guard let player = players.first(where: { $0.id == c.player }), let frame = player.audioStartFrame else { continue }
-        let released = c.applied &- UInt64(stats.applyLatencies[i])
-        if let heard = audio.clock.time(ofFrame: frame + Int64((c.patternTime * audio.sampleRate).rounded())) {
-            byEngineClock.append(Double(Int64(bitPattern: released &- heard)) / 1000)
-        }
-        if let nearest = onsets.min(by: { abs(Int64(bitPattern: $0 &- released)) < abs(Int64(bitPattern: $1 &- released)) }),
-           abs(Int64(bitPattern: nearest &- released)) < 100_000_000 {
-            byMonitor.append(Double(Int64(bitPattern: nearest &- released)) / 1000)
-        }
+    let (onsets, note) = monitorOnsets(recorder)
+    let pairs = rig.pairs(players: players, recorder: recorder, onsets: onsets)
+    print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through PulseAudio at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
+    return [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
+            Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)", values: pairs.compactMap(\.byMonitor))]
+}
+
+/// A drift series for the table and the plot.
+struct DriftSeries {
+    var name: String
+    /// (seconds into the run, offset µs).
+    var points: [(Double, Double)]
+    /// Largest |offset| (µs).
+    var maxAbs: Double { points.map { abs($0.1) }.max() ?? 0 }
+    /// Largest |offset − first offset| (µs): how far it wandered.
+    var maxDrift: Double { guard let f = points.first?.1 else { return 0 }; return points.map { abs($0.1 - f) }.max() ?? 0 }
+    /// Least-squares slope in µs per minute.
+    var slopePerMinute: Double {
+        let n = Double(points.count)
+        guard n >= 2 else { return 0 }
+        let sx = points.reduce(0) { $0 + $1.0 }, sy = points.reduce(0) { $0 + $1.1 }
+        let sxx = points.reduce(0) { $0 + $1.0 * $1.0 }, sxy = points.reduce(0) { $0 + $1.0 * $1.1 }
+        let d = n * sxx - sx * sx
+        return d > 0 ? (n * sxy - sx * sy) / d * 60 : 0
     }
-    print("sync: \(loops) × clicks.ahap (8 click+tap pairs each) through PulseAudio at \(Int(audio.sampleRate)) Hz; \(onsets.count) click onsets found in the monitor; sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm; \(audio.underruns) underruns; \(audio.droppedVoices) voices dropped")
-    return [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: byEngineClock),
-            Distribution(benchmark: "sync", subject: "click onset in the monitor − haptic release (independent)", values: byMonitor)]
+}
+
+/// drift (real): two engines, each with its own PulseAudio stream into the same sink, play a
+/// click+tap every second for `seconds`: one follows the audio clock, the other is open-loop (the
+/// audio clock only at start). The second's pairs fall half a second after the first's, so the
+/// monitor recording tells them apart.
+func realDriftBenchmark(seconds: Double, assets: URL) throws -> [DriftSeries] {
+    let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@", seconds: seconds + 15)
+    try recorder.start()
+    defer { recorder.stop() }
+    let slaved = try AudioRig(sync: .followAudioClock)
+    let open = try AudioRig(sync: .openLoop)
+    let path = "audio/click-48k-mono-16.wav"
+    let files = [path: assets.appendingPathComponent(path)]
+    var builder = AHAPPatternBuilder()
+    let n = max(2, Int(seconds))
+    for k in 0..<n {
+        builder = builder.audioCustom(at: Double(k), path: path, useVolumeEnvelope: false).transient(at: Double(k), intensity: 1, sharpness: 0.8)
+    }
+    let pattern = try builder.build()
+    // Warm-up: both streams running a little before the measured start.
+    Thread.sleep(forTimeInterval: 1)
+    let a = try slaved.engine.makePlayer(with: pattern, audioFiles: files)
+    let b = try open.engine.makePlayer(with: pattern, audioFiles: files)
+    let t0 = slaved.engine.currentTime + 0.5
+    try a.start(atTime: t0)
+    try b.start(atTime: t0 + 0.5)
+    Thread.sleep(forTimeInterval: Double(n) + 1.5)
+    slaved.history.stop()
+    open.history.stop()
+    let (onsets, note) = monitorOnsets(recorder)
+    let pa = slaved.pairs(players: [a], recorder: recorder, onsets: onsets)
+    let pb = open.pairs(players: [b], recorder: recorder, onsets: onsets)
+    print("drift (real): \(n) click+tap pairs per engine over \(n) s; sink clock by the audio clocks \(String(format: "%+.1f", slaved.audio.clock.rateErrorPPM)) / \(String(format: "%+.1f", open.audio.clock.rateErrorPPM)) ppm; \(onsets.count) onsets (\(note)); underruns \(slaved.audio.underruns)/\(open.audio.underruns)")
+    slaved.stop()
+    open.stop()
+    func series(_ name: String, _ ps: [PairMeasurement], _ key: KeyPath<PairMeasurement, Double?>) -> DriftSeries {
+        DriftSeries(name: name, points: ps.compactMap { p in p[keyPath: key].map { (p.elapsed, $0) } })
+    }
+    return [series("real, follows audio clock (by engine clock)", pa, \.byEngine),
+            series("real, open-loop (by engine clock)", pb, \.byEngine),
+            series("real, follows audio clock (by monitor)", pa, \.byMonitor),
+            series("real, open-loop (by monitor)", pb, \.byMonitor)]
 }

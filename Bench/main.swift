@@ -1,18 +1,23 @@
 // hapsync-bench: HapSync's benchmarks, each figure beside a baseline measured in the same run.
 //
-//   swift run -c release hapsync-bench [--json FILE] [--corpus DIR] [NAME...]
+//   swift run -c release hapsync-bench [--seconds S] [--rounds N] [--json FILE] [--plot DIR] [--corpus DIR] [NAME...]
 //
-// Benchmarks so far: parse (AHAP reading speed on the conformance corpus), render (compiling
-// the corpus into timelines and command streams at 1 kHz, as a multiple of real time), ring (SPSC
-// ring vs a Mutex queue), trigger (immediate start to first output), dispatch (release − scheduled
-// for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic offset through PulseAudio,
-// by the engine's clock and by the sink's monitor). Still to come: drift, cpu, plots.
+// Benchmarks: parse (AHAP reading speed on the conformance corpus vs JSONDecoder), render (the
+// corpus compiled into timelines and 1 kHz command streams, as a multiple of real time), ring (SPSC
+// ring vs a Mutex queue), trigger (immediate start to first output vs a semaphore wake), dispatch
+// (release − scheduled for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic
+// offset through PulseAudio, by the engine's clock and by the sink's monitor), drift (offset over a
+// long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
+// cpu (process CPU idle and playing, vs the process without an engine). See README "Performance".
 //
-//   --seconds S   length of each dispatch run (default 30; .ci/run uses 1 as a smoke test) Later issues add
-// dispatch, sync, drift, ring, trigger, render and cpu here.
+//   --seconds S   length of each dispatch benchmark (default 30; the real drift runs 6 S, sync
+//                 about S; .ci/run uses 1 as a smoke test)
+//   --rounds N    dispatch rounds (default 3), interleaving the subjects
+//   --plot DIR    write SVG charts (dispatch histograms, drift over time) into DIR
 import AHAP
 import Foundation
 import HapSyncCore
+import HapSyncRuntime
 
 #if DEBUG
 let buildKind = "debug"
@@ -143,19 +148,27 @@ var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletin
     .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs")
 var names: [String] = []
 var dispatchSeconds = 30.0
+var rounds = 3
+var plotDirectory: String?
 while let a = args.first {
     args.removeFirst()
     switch a {
     case "-h", "--help":
-        print("USAGE: hapsync-bench [--json FILE] [--corpus DIR] [NAME...]\nBenchmarks: parse, render, ring, trigger, dispatch, sync (needs a PulseAudio server)")
+        print("""
+            USAGE: hapsync-bench [--seconds S] [--rounds N] [--json FILE] [--plot DIR] [--corpus DIR] [NAME...]
+            Benchmarks: parse, render, ring, trigger, dispatch, sync, drift, cpu (sync, real drift and
+            the audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
+            """)
         exit(0)
     case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
     case "--corpus": corpus = URL(fileURLWithPath: args.isEmpty ? "." : args.removeFirst())
     case "--seconds": dispatchSeconds = args.isEmpty ? 30 : (Double(args.removeFirst()) ?? 30)
+    case "--rounds": rounds = max(1, args.isEmpty ? 3 : (Int(args.removeFirst()) ?? 3))
+    case "--plot": plotDirectory = args.isEmpty ? nil : args.removeFirst()
     default: names.append(a)
     }
 }
-let all = ["parse", "render", "ring", "trigger", "dispatch", "sync"]
+let all = ["parse", "render", "ring", "trigger", "dispatch", "sync", "drift", "cpu"]
 if names.isEmpty { names = all }
 for n in names where !all.contains(n) {
     FileHandle.standardError.write(Data("error: unknown benchmark '\(n)'; known: \(all.joined(separator: ", "))\n".utf8))
@@ -169,20 +182,44 @@ if buildKind == "debug" {
 var uts = utsname()
 uname(&uts)
 let kernel = withUnsafeBytes(of: uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(kernel), \(buildKind) build")
+// Whether this process gets SCHED_FIFO and locked memory: ask the way the engine does.
+let probe = try? HapticEngine(configuration: .init(backend: NullHapticBackend()))
+try? probe?.start()
+let granted = probe.map { "\($0.realtimeStatus)" } ?? "unknown"
+probe?.stop()
+let cpuModel = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+    .first { $0.hasPrefix("model name") }?.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpuModel)), Linux \(kernel), \(buildKind) build, \(granted)"
+let machineShort = "\(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(kernel), \(buildKind) build, "
+    + (probe?.realtimeStatus.fifoPriority != nil ? "SCHED_FIFO granted" : "no SCHED_FIFO")
+print("machine: \(machine)")
+print("date: \(ISO8601DateFormatter().string(from: Date()))")
 
 var rows: [Row] = []
 if names.contains("parse") { rows += parseBenchmark(corpus: corpus) }
 if names.contains("render") { rows += renderBenchmark(corpus: corpus) }
 if names.contains("ring") { rows += ringBenchmark(items: Int(max(1, dispatchSeconds / 30) * 5_000_000)) }
 var distributions: [Distribution] = []
+var drift: [DriftSeries] = []
 do {
     if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
-    if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds) }
+    if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds, rounds: rounds) }
+    let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
     if names.contains("sync") {
-        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
         distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
     }
+    if names.contains("drift") {
+        // Simulated: 10 minutes (1 in the smoke run) at -200, 0 and +200 ppm, both modes.
+        let minutes = dispatchSeconds < 5 ? 1.0 : 10.0
+        for ppm in [-200.0, 0, 200] {
+            for mode in [HapticEngine.AudioSync.followAudioClock, .openLoop] {
+                drift.append(try simulatedDrift(minutes: minutes, ppm: ppm, sync: mode))
+            }
+        }
+        print("drift (simulated): \(Int(minutes)) min of a tap every 100 ms on a manual clock, sink skewed −200/0/+200 ppm, its timing observed every 10 ms with ±300 µs jitter")
+        drift += try realDriftBenchmark(seconds: max(3, dispatchSeconds * 6), assets: assets)
+    }
+    if names.contains("cpu") { rows += try cpuBenchmark(seconds: max(1, dispatchSeconds / 3)) }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)
@@ -197,19 +234,83 @@ for r in rows {
 }
 if !distributions.isEmpty {
     print("")
-    print("| benchmark | subject | count | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs | > 1 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| benchmark | subject | count | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs | > 1 ms | p99 by round µs |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for d in distributions {
-        print("| \(d.benchmark) | \(d.subject) | \(d.values.count) | \(fmt(d.percentile(50))) | \(fmt(d.percentile(90))) | \(fmt(d.percentile(99))) | \(fmt(d.percentile(99.9))) | \(fmt(d.values.max() ?? 0)) | \(d.overOneMillisecond) |")
+        let byRound = d.roundP99.isEmpty ? "-" : d.roundP99.map(fmt).joined(separator: " / ")
+        print("| \(d.benchmark) | \(d.subject) | \(d.values.count) | \(fmt(d.percentile(50))) | \(fmt(d.percentile(90))) | \(fmt(d.percentile(99))) | \(fmt(d.percentile(99.9))) | \(fmt(d.values.max() ?? 0)) | \(d.overOneMillisecond) | \(byRound) |")
+    }
+}
+if !drift.isEmpty {
+    print("")
+    print("| drift | pairs | first offset µs | max abs offset µs | max drift from first µs | trend µs/min |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for d in drift {
+        print("| \(d.name) | \(d.points.count) | \(fmt(d.points.first?.1 ?? 0)) | \(fmt(d.maxAbs)) | \(fmt(d.maxDrift)) | \(fmt(d.slopePerMinute)) |")
+    }
+}
+if let plotDirectory {
+    try? FileManager.default.createDirectory(atPath: plotDirectory, withIntermediateDirectories: true)
+    func write(_ name: String, _ chart: Chart) {
+        let path = (plotDirectory as NSString).appendingPathComponent(name)
+        _ = FileManager.default.createFile(atPath: path, contents: Data(chart.svg().utf8))
+        print("wrote \(path)")
+    }
+    let dispatch = distributions.filter { $0.benchmark == "dispatch" }
+    for pattern in ["1 kHz level stream", "taps 10-30 ms apart"] {
+        let subjects = dispatch.filter { $0.subject.hasSuffix(pattern) || $0.subject.hasPrefix("cyclictest") }
+        guard !subjects.isEmpty else { continue }
+        var chart = Chart(title: "Dispatch error: \(pattern)", xLabel: "release − scheduled (µs, log)", yLabel: "commands per bin (log)",
+                          xLog: true, yLog: true, note: "\(machineShort); empty bins drawn at 0.5")
+        for (i, d) in subjects.enumerated() {
+            chart.series.append(.init(name: "\(d.subject) (p99 \(fmt(d.percentile(99))) µs)", color: Chart.palette[i % 8], points: logHistogram(d.values), steps: true))
+        }
+        write("dispatch-\(pattern.hasPrefix("1 kHz") ? "1khz" : "taps").svg", chart)
+    }
+    let real = drift.filter { $0.name.hasPrefix("real") }
+    if !real.isEmpty {
+        var chart = Chart(title: "Audio-haptic offset over a long playback (PulseAudio null sink)", xLabel: "seconds into the run",
+                          yLabel: "haptic release − audio heard (ms)", note: machineShort)
+        for (i, d) in real.enumerated() {
+            chart.series.append(.init(name: "\(d.name): max |offset| \(fmt(d.maxAbs / 1000)) ms", color: Chart.palette[i % 8],
+                                      points: d.points.map { ($0.0, $0.1 / 1000) }, dashed: d.name.contains("monitor")))
+        }
+        write("drift-real.svg", chart)
+    }
+    let simulated = drift.filter { $0.name.hasPrefix("simulated") }
+    if !simulated.isEmpty {
+        var chart = Chart(title: "Simulated drift: sink clock skewed by −200, 0, +200 ppm", xLabel: "pattern time (s)",
+                          yLabel: "haptic release − audio heard (ms)", note: "observations every 10 ms with ±300 µs jitter")
+        for (i, d) in simulated.enumerated() {
+            let step = max(1, d.points.count / 600)
+            chart.series.append(.init(name: "\(d.name): max |offset| \(fmt(d.maxAbs)) µs", color: Chart.palette[i % 8],
+                                      points: stride(from: 0, to: d.points.count, by: step).map { (d.points[$0].0, d.points[$0].1 / 1000) },
+                                      dashed: d.name.contains("open-loop")))
+        }
+        write("drift-simulated.svg", chart)
+        var zoom = Chart(title: "Simulated drift, following the audio clock only", xLabel: "pattern time (s)",
+                         yLabel: "haptic release − audio heard (µs)", note: "observations every 10 ms with ±300 µs jitter")
+        for (i, d) in simulated.filter({ !$0.name.contains("open-loop") }).enumerated() {
+            let step = max(1, d.points.count / 600)
+            zoom.series.append(.init(name: "\(d.name): max |offset| \(fmt(d.maxAbs)) µs", color: Chart.palette[(2 * i) % 8],
+                                     points: stride(from: 0, to: d.points.count, by: step).map { d.points[$0] }))
+        }
+        write("drift-simulated-following.svg", zoom)
     }
 }
 if let jsonPath {
     let doc: JSONValue = .object([
-        ("machine", .object([("cores", .integer(ProcessInfo.processInfo.activeProcessorCount)), ("kernel", .string(kernel)), ("build", .string(buildKind))])),
+        ("machine", .object([("cores", .integer(ProcessInfo.processInfo.activeProcessorCount)), ("cpu", .string(cpuModel)), ("kernel", .string(kernel)),
+                             ("build", .string(buildKind)), ("realtime", .string(granted))])),
         ("distributions", .array(distributions.map { d in
             .object([("benchmark", .string(d.benchmark)), ("subject", .string(d.subject)), ("count", .integer(d.values.count)),
                      ("p50", .number(d.percentile(50))), ("p90", .number(d.percentile(90))), ("p99", .number(d.percentile(99))),
-                     ("p999", .number(d.percentile(99.9))), ("max", .number(d.values.max() ?? 0)), ("over1ms", .integer(d.overOneMillisecond))])
+                     ("p999", .number(d.percentile(99.9))), ("max", .number(d.values.max() ?? 0)), ("over1ms", .integer(d.overOneMillisecond)),
+                     ("p99ByRound", .array(d.roundP99.map { .number($0) }))])
+        })),
+        ("drift", .array(drift.map { d in
+            .object([("series", .string(d.name)), ("pairs", .integer(d.points.count)), ("maxAbsOffsetMicroseconds", .number(d.maxAbs)),
+                     ("maxDriftMicroseconds", .number(d.maxDrift)), ("trendMicrosecondsPerMinute", .number(d.slopePerMinute))])
         })),
         ("results", .array(rows.map { r in
             .object([("benchmark", .string(r.benchmark)), ("subject", .string(r.subject)), ("unit", .string(r.unit)),

@@ -7,9 +7,20 @@ import Synchronization
 /// Records a PulseAudio source (typically a sink's monitor) with low latency and knows when each
 /// recorded frame was played: for measuring, from the outside, when audio was really heard.
 ///
-/// A thread reads 2.5 ms blocks through the simple API; after each read, the stream's latency
-/// says when the newest frame was captured, which feeds an `AudioClock` (recorded frame → CLOCK_MONOTONIC).
-/// Attached to a null sink's monitor it also keeps that sink in low-latency mode.
+/// The stream runs on a threaded mainloop with 2.5 ms fragments. Frames are counted in the
+/// stream's own index space: a hole the server reports (data lost to an overflow) is filled with
+/// silence and counted, so frame numbers never slip. Every 10 ms the server's timing info gives an
+/// observation, computed as `pa_stream_get_time` does for a record stream but signed: the frame
+/// being played at the info's timestamp is write_index + (transport + source latency − sink
+/// latency) × rate. (A monitor's latency is negative: it sees data before the sink plays it;
+/// `pa_simple_get_latency` clamps that to zero, which once made this recorder's clicks look 2 ms early.)
+///
+/// Every observation is kept, and `heardTime(ofRecordedFrame:)` fits a line through those within
+/// half a second of the frame asked about, so a recorded click is timed by the observations around
+/// it, not by a fit extrapolated over the whole recording (a 200 ppm slope error, extrapolated back
+/// 60 s, would be 12 ms). The live `clock` (an `AudioClock` fed the same observations) is there
+/// for monitoring while recording. Attached to a null sink's monitor it also keeps that sink in
+/// low-latency mode.
 public final class PulseAudioRecorder: @unchecked Sendable {
     /// The source recorded, e.g. "hapsync.monitor".
     public let source: String
@@ -18,9 +29,14 @@ public final class PulseAudioRecorder: @unchecked Sendable {
     /// Recorded frame → CLOCK_MONOTONIC time it was played.
     public let clock: AudioClock
     private let samples = Mutex<[Float]>([])
-    private let running = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    private var handle: OpaquePointer?
+    private let observed = Mutex<(frames: [Int64], times: [UInt64])>(([], []))
+    private let holeFrames = Atomic<Int>(0)
+    private let overflowCount = Atomic<Int>(0)
+    private var mainloop: OpaquePointer?
+    private var context: OpaquePointer?
+    private var stream: OpaquePointer?
+    private var total: Int64 = 0
+    private var lastTimingRequest: UInt64 = 0
     private let capacityFrames: Int
 
     /// A recorder of `source` at `sampleRate`, keeping up to `seconds` of mono (left) samples.
@@ -31,54 +47,214 @@ public final class PulseAudioRecorder: @unchecked Sendable {
         capacityFrames = Int(seconds * sampleRate)
     }
 
-    /// Connects and starts recording on a thread of its own.
+    deinit { stop() }
+
+    /// Frames the server reported lost (holes, filled with silence).
+    public var lostFrames: Int { holeFrames.load(ordering: .relaxed) }
+
+    /// Overflows the server reported (the client read too slowly).
+    public var overflows: Int { overflowCount.load(ordering: .relaxed) }
+
+    private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Connects and starts recording on the mainloop's thread.
     public func start() throws {
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
-        let block = UInt32(0.0025 * sampleRate) * 8
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max, fragsize: block)
-        var error: Int32 = 0
-        guard let h = pa_simple_new(nil, "HapSync monitor", PA_STREAM_RECORD, source, "monitor", &spec, nil, &attr, &error) else {
-            throw PulseAudioOutput.PulseError.noServer(String(cString: pa_strerror(error)))
-        }
-        handle = h
+        guard mainloop == nil else { return }
         samples.withLock { $0.reserveCapacity(capacityFrames) }
-        running.store(true, ordering: .releasing)
-        let frames = Int(block / 8)
-        let thread = Thread { [self] in
-            if let h = handle { record(h, blockFrames: frames) }
+        observed.withLock { o in
+            o.frames.reserveCapacity(capacityFrames / 480 + 64)
+            o.times.reserveCapacity(capacityFrames / 480 + 64)
         }
-        thread.name = "hapsync-monitor"
-        thread.start()
+        guard let ml = pa_threaded_mainloop_new() else { throw PulseAudioOutput.PulseError.noServer("cannot create a mainloop") }
+        mainloop = ml
+        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(ml), "HapSync monitor") else {
+            stop()
+            throw PulseAudioOutput.PulseError.noServer("cannot create a context")
+        }
+        context = ctx
+        pa_context_set_state_callback(ctx, { _, userdata in
+            let r = Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue()
+            pa_threaded_mainloop_signal(r.mainloop, 0)
+        }, me)
+        pa_threaded_mainloop_lock(ml)
+        func fail(_ why: String) -> Error {
+            pa_threaded_mainloop_unlock(ml)
+            stop()
+            return PulseAudioOutput.PulseError.noServer(why)
+        }
+        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else {
+            throw fail(String(cString: pa_strerror(pa_context_errno(ctx))))
+        }
+        while true {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw fail(String(cString: pa_strerror(pa_context_errno(ctx)))) }
+            pa_threaded_mainloop_wait(ml)
+        }
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
+        guard let s = pa_stream_new(ctx, "HapSync monitor", &spec, nil) else { throw fail("cannot create the record stream") }
+        stream = s
+        pa_stream_set_state_callback(s, { _, userdata in
+            let r = Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue()
+            pa_threaded_mainloop_signal(r.mainloop, 0)
+        }, me)
+        pa_stream_set_read_callback(s, { _, _, userdata in
+            Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().read()
+        }, me)
+        pa_stream_set_overflow_callback(s, { _, userdata in
+            Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().overflowCount.add(1, ordering: .relaxed)
+        }, me)
+        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                  fragsize: UInt32(0.0025 * sampleRate) * 8)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+        guard pa_stream_connect_record(s, source, &attr, flags) >= 0 else { throw fail(String(cString: pa_strerror(pa_context_errno(ctx)))) }
+        while true {
+            let state = pa_stream_get_state(s)
+            if state == PA_STREAM_READY { break }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { throw fail(String(cString: pa_strerror(pa_context_errno(ctx)))) }
+            pa_threaded_mainloop_wait(ml)
+        }
+        pa_threaded_mainloop_unlock(ml)
     }
 
-    private func record(_ h: OpaquePointer, blockFrames: Int) {
-        var buffer = [Float](repeating: 0, count: blockFrames * 2)
-        var total: Int64 = 0
-        var error: Int32 = 0
-        while running.load(ordering: .acquiring) {
-            let rc = buffer.withUnsafeMutableBytes { pa_simple_read(h, $0.baseAddress, $0.count, &error) }
-            if rc < 0 { break }
-            let now = MonotonicClock.nanoseconds()
-            let latency = pa_simple_get_latency(h, &error)
-            total += Int64(blockFrames)
-            // The newest frame read was played `latency` ago.
-            clock.observe(frame: total - 1, heardAt: now - UInt64(latency) * 1000)
-            samples.withLock { s in
-                if s.count + blockFrames <= capacityFrames {
-                    for k in 0..<blockFrames { s.append(buffer[2 * k]) }
+    /// Mainloop thread: takes what the server sent, counting holes, and asks for timing info.
+    private func read() {
+        guard let s = stream else { return }
+        while pa_stream_readable_size(s) > 0 {
+            var data: UnsafeRawPointer?
+            var bytes = 0
+            guard pa_stream_peek(s, &data, &bytes) >= 0, bytes > 0 else { break }
+            let frames = bytes / 8
+            samples.withLock { x in
+                let room = max(0, capacityFrames - x.count)
+                if let data {
+                    let f = data.assumingMemoryBound(to: Float.self)
+                    for k in 0..<min(frames, room) { x.append(f[2 * k]) }
+                } else {
+                    holeFrames.add(frames, ordering: .relaxed)
+                    x.append(contentsOf: repeatElement(0, count: min(frames, room)))
                 }
             }
+            total += Int64(frames)
+            pa_stream_drop(s)
         }
-        finished.signal()
+        let now = MonotonicClock.nanoseconds()
+        if now - lastTimingRequest > 10_000_000 {
+            lastTimingRequest = now
+            if let op = pa_stream_update_timing_info(s, { _, success, userdata in
+                guard success != 0 else { return }
+                Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().timingUpdated()
+            }, me) { pa_operation_unref(op) }
+        }
+    }
+
+    /// Mainloop thread: the server's timing info as "frame F was played at monotonic time T".
+    private func timingUpdated() {
+        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.write_index_corrupt == 0 else { return }
+        let monoNow = MonotonicClock.nanoseconds()
+        var real = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
+        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
+        let age = max(0, realNow - stamp)
+        guard age < 1_000_000_000 else { return }
+        let at = monoNow - UInt64(age)
+        let frame = Double(info.write_index) / 8
+            + (Double(info.transport_usec) + Double(info.source_usec) - Double(info.sink_usec)) * sampleRate / 1e6
+        let f = Int64(frame.rounded())
+        clock.observe(frame: f, heardAt: at)
+        observed.withLock { o in
+            // Kept in frame order for the binary search (a stale reply is dropped).
+            if let last = o.frames.last, f <= last { return }
+            o.frames.append(f)
+            o.times.append(at)
+        }
     }
 
     /// Stops recording and disconnects.
     public func stop() {
-        guard running.load(ordering: .acquiring), let h = handle else { return }
-        running.store(false, ordering: .releasing)
-        _ = finished.wait(timeout: .now() + 2)
-        pa_simple_free(h)
-        handle = nil
+        guard let ml = mainloop else { return }
+        pa_threaded_mainloop_lock(ml)
+        if let s = stream {
+            pa_stream_set_read_callback(s, nil, nil)
+            pa_stream_set_state_callback(s, nil, nil)
+            pa_stream_set_overflow_callback(s, nil, nil)
+            pa_stream_disconnect(s)
+            pa_stream_unref(s)
+            stream = nil
+        }
+        if let ctx = context {
+            pa_context_set_state_callback(ctx, nil, nil)
+            pa_context_disconnect(ctx)
+            pa_context_unref(ctx)
+            context = nil
+        }
+        pa_threaded_mainloop_unlock(ml)
+        pa_threaded_mainloop_stop(ml)
+        pa_threaded_mainloop_free(ml)
+        mainloop = nil
+    }
+
+    /// When recorded frame `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through
+    /// the observations within ±0.5 s of it, fitted twice (the second time without observations more
+    /// than 1 ms off the first line: reads the recording thread made late). Nil with fewer than 8
+    /// observations around it.
+    public func heardTime(ofRecordedFrame frame: Int64) -> UInt64? {
+        let window = Int64(sampleRate / 2)
+        let (frames, times) = observed.withLock { o -> ([Int64], [UInt64]) in
+            // Observations are in frame order: find the window by binary search.
+            var lo = 0, hi = o.frames.count
+            while lo < hi { let mid = (lo + hi) / 2; if o.frames[mid] < frame - window { lo = mid + 1 } else { hi = mid } }
+            var end = lo
+            while end < o.frames.count, o.frames[end] <= frame + window { end += 1 }
+            return (Array(o.frames[lo..<end]), Array(o.times[lo..<end]))
+        }
+        guard frames.count >= 8 else { return nil }
+        let ref = Double(times[0])
+        func fit(_ use: (Int) -> Bool) -> (slope: Double, intercept: Double)? {
+            var sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, k = 0.0
+            for i in frames.indices where use(i) {
+                let x = Double(frames[i] - frame), y = Double(times[i]) - ref
+                sx += x; sy += y; sxx += x * x; sxy += x * y; k += 1
+            }
+            let d = k * sxx - sx * sx
+            guard k >= 8, d > 0 else { return nil }
+            let slope = (k * sxy - sx * sy) / d
+            return (slope, (sy - slope * sx) / k)
+        }
+        guard var line = fit({ _ in true }) else { return nil }
+        if let refit = fit({ i in abs(Double(times[i]) - ref - (line.intercept + line.slope * Double(frames[i] - frame))) <= 1_000_000 }) {
+            line = refit
+        }
+        return UInt64(max(0, ref + line.intercept))
+    }
+
+    /// Places where the recording's observations jump by more than 2 ms against the line through
+    /// their neighbours: frames lost or repeated by the server (an overrun, a rewind). Each is
+    /// (recorded frame, jump in ns). A trustworthy measurement has none near its clicks.
+    public var discontinuities: [(frame: Int64, jump: Double)] {
+        let (frames, times) = observed.withLock { ($0.frames, $0.times) }
+        var result: [(Int64, Double)] = []
+        let span = 40
+        guard frames.count > 2 * span else { return [] }
+        let nominal = 1e9 / sampleRate
+        var i = span
+        while i < frames.count - span {
+            // Median offset from nominal before and after i.
+            func level(_ r: Range<Int>) -> Double {
+                let xs = r.map { Double(times[$0]) - Double(frames[$0]) * nominal }.sorted()
+                return xs[xs.count / 2]
+            }
+            let jump = level(i..<(i + span)) - level((i - span)..<i)
+            if abs(jump) > 2_000_000 {
+                result.append((frames[i], jump))
+                i += span
+            } else {
+                i += 1
+            }
+        }
+        return result
     }
 
     /// The left channel recorded so far.

@@ -56,13 +56,16 @@ public final class HapticEngine: @unchecked Sendable {
         /// For players that follow the audio: haptic commands are released this long before their
         /// audio frame is heard, to make up for the haptic device's own delay (default 0).
         public var hapticLatency: UInt64
+        /// How players with audio keep their haptics in step with it (default `.followAudioClock`).
+        public var audioSync: AudioSync
 
         /// Makes a configuration; every argument has the default described on its property.
         public init(backend: HapticBackend, clock: EngineClock = MonotonicClock(), threading: Threading = .realtime,
                     spinMargin: UInt64 = 150_000, realtimePriority: Int32 = 80, lockMemory: Bool = true, timerSlack: UInt = 1000,
                     maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20,
-                    audio: AudioDevice? = nil, hapticLatency: UInt64 = 0) {
+                    audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, audioSync: AudioSync = .followAudioClock) {
             self.audio = audio
+            self.audioSync = audioSync
             self.hapticLatency = hapticLatency
             self.backend = backend
             self.clock = clock
@@ -75,6 +78,17 @@ public final class HapticEngine: @unchecked Sendable {
             self.outputCapacity = outputCapacity
             self.statisticsCapacity = statisticsCapacity
         }
+    }
+
+    /// How a player with audio keeps its haptics in step with the audio.
+    public enum AudioSync: Sendable {
+        /// Every haptic deadline is the moment its audio frame is heard by the audio clock's
+        /// current fit, so haptics follow the sink's real rate and any jump in its timing.
+        case followAudioClock
+        /// Pattern time 0 is placed on the audio clock once, at start; after that deadlines run on
+        /// the monotonic clock at the nominal rate, as a naive engine would. Offered to measure the
+        /// difference (hapsync-bench drift); drifts by the sink's rate error.
+        case openLoop
     }
 
     /// Why the engine stopped on its own (Core Haptics' `CHHapticEngine.StoppedReason` in spirit).
@@ -208,7 +222,8 @@ public final class HapticEngine: @unchecked Sendable {
         let outputWake = self.outputWake, notifierWake = self.notifierWake
         scheduler = Scheduler(capacity: configuration.maxPlayers, control: controlRing, output: outputRing,
                               notifications: schedulerNotifications, notify: { notifierWake.post() }, wakeOutput: { outputWake.post() },
-                              audio: configuration.audio, hapticLatency: configuration.hapticLatency)
+                              audio: configuration.audio, hapticLatency: configuration.hapticLatency,
+                              openLoop: configuration.audioSync == .openLoop)
         output = OutputStage(ring: outputRing, notifications: outputNotifications, backend: configuration.backend,
                              clock: configuration.clock, statsCapacity: configuration.statisticsCapacity, notify: { notifierWake.post() })
     }
@@ -343,12 +358,16 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     /// Manual mode: one scheduling pass, output pass and notification pass at the clock's time.
-    public func pump() {
+    /// Returns the next deadline (engine ns; `UInt64.max` when nothing is scheduled), so a
+    /// simulation can advance its clock exactly there.
+    @discardableResult
+    public func pump() -> UInt64 {
         precondition(configuration.threading == .manual, "pump() drives engines in Threading.manual; real-time engines run themselves")
-        _ = scheduler.service(clock: configuration.clock)
+        let next = scheduler.service(clock: configuration.clock)
         output.drain()
         _ = output.serviceBackend()
         deliverNotifications()
+        return next
     }
 
     /// Makes a player for a pattern (compiled here: allocation happens now, not when it starts).

@@ -47,11 +47,14 @@ final class Scheduler: @unchecked Sendable {
     let hapticLatency: UInt64
     /// Whether the player in each slot has audio voices (written by the control side with the timeline).
     let hasAudio: UnsafeMutablePointer<Bool>
+    /// Whether deadlines leave the audio clock after the start (`HapticEngine.AudioSync.openLoop`).
+    let openLoop: Bool
 
     init(capacity: Int, control: SPSCRing<ControlMessage>, output: SPSCRing<OutputCommand>,
          notifications: SPSCRing<EngineNotification>, notify: @escaping @Sendable () -> Void,
-         wakeOutput: @escaping @Sendable () -> Void, audio: AudioDevice? = nil, hapticLatency: UInt64 = 0) {
+         wakeOutput: @escaping @Sendable () -> Void, audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, openLoop: Bool = false) {
         self.audio = audio
+        self.openLoop = openLoop
         self.hapticLatency = hapticLatency
         hasAudio = .allocate(capacity: capacity)
         hasAudio.initialize(repeating: false, count: capacity)
@@ -85,7 +88,7 @@ final class Scheduler: @unchecked Sendable {
     /// Does not allocate, lock or block.
     @inline(__always) private func deadline(_ s: Int, _ patternTime: Double) -> UInt64 {
         let state = slots[s]
-        if state.startFrame >= 0, let audio,
+        if state.startFrame >= 0, !openLoop, let audio,
            let heard = audio.clock.time(ofFrame: state.startFrame + Int64((patternTime * audio.sampleRate).rounded())) {
             return heard > hapticLatency ? heard - hapticLatency : 0
         }
@@ -153,6 +156,7 @@ final class Scheduler: @unchecked Sendable {
                 let frame = max(heard, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
                 state.startFrame = frame
                 state.start = audio.clock.time(ofFrame: frame) ?? m.time
+                if openLoop, state.start > hapticLatency { state.start -= hapticLatency }
                 audio.messages.push(AudioMessage(kind: .start, slot: m.slot, frame: frame))
                 post(EngineNotification(kind: .startedOnAudio, slot: m.slot, player: m.player, time: UInt64(frame)))
             }
