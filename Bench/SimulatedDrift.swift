@@ -13,7 +13,10 @@ final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     let clock = AudioClock(sampleRate: 48_000)
     let messages = SPSCRing<AudioMessage>(capacity: 1024)
     var onServerLost: (@Sendable (String) -> Void)?
+    var liveParameters: LiveParameters?
+    var isMuted = false
     let underruns = 0
+    func canConnect() -> Bool { true }
     private let time: ManualClock
     private let origin: Double
     let nsPerFrame: Double

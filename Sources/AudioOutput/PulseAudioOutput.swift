@@ -70,6 +70,19 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         set { lostHandler.withLock { $0 = newValue } }
     }
 
+    /// Live parameters and player mutes (set by the engine before `open`).
+    public var liveParameters: LiveParameters? {
+        get { liveStore.withLock { $0 } }
+        set { liveStore.withLock { $0 = newValue } }
+    }
+    /// Silences the output (voices keep advancing).
+    public var isMuted: Bool {
+        get { muted.load(ordering: .relaxed) }
+        set { muted.store(newValue, ordering: .relaxed) }
+    }
+
+    private let liveStore = Mutex<LiveParameters?>(nil)
+    private let muted = Atomic<Bool>(false)
     private let lostHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
     private var mainloop: OpaquePointer?
     private var context: OpaquePointer?
@@ -199,6 +212,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         sampleRate = Double(sinkRate)
         clock = AudioClock(sampleRate: sampleRate)
         mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
+        mixer.live = liveParameters
         written.store(0, ordering: .releasing)
 
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: sinkRate, channels: 2)
@@ -215,6 +229,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_set_underflow_callback(s, { _, userdata in
             let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
             output.underrunCount.add(1, ordering: .relaxed)
+            // Where frames are heard may have moved: fit afresh rather than slewing 25 µs at a time.
+            output.clock.restart()
         }, me)
         let frameBytes = 8.0
         var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * sampleRate * frameBytes),
@@ -248,6 +264,26 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             close()
             throw PulseError.noClock
         }
+    }
+
+    /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.
+    public func canConnect() -> Bool {
+        guard let ml = pa_mainloop_new() else { return false }
+        defer { pa_mainloop_free(ml) }
+        guard let ctx = pa_context_new(pa_mainloop_get_api(ml), "HapSync probe") else { return false }
+        defer { pa_context_unref(ctx) }
+        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0 else { return false }
+        let giveUp = MonotonicClock.nanoseconds() + 1_000_000_000
+        var ready = false
+        while MonotonicClock.nanoseconds() < giveUp {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { ready = true; break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { break }
+            _ = pa_mainloop_iterate(ml, 0, nil)
+            usleep(1000)
+        }
+        pa_context_disconnect(ctx)
+        return ready
     }
 
     /// Stops the stream and disconnects.
@@ -304,7 +340,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             switch m.kind {
             case .start:
                 if m.slot >= 0, Int(m.slot) < configuration.maxPlayers, let source = sources[Int(m.slot)] {
-                    let lost = mixer.start(slot: m.slot, audio: source, startFrame: m.frame)
+                    let lost = mixer.start(slot: m.slot, audio: source, startFrame: m.frame, from: m.from, rate: m.rate)
                     if lost > 0 { dropped.add(lost, ordering: .relaxed) }
                 }
             case .stop: mixer.stop(slot: m.slot, atFrame: m.frame)
@@ -316,7 +352,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data, size >= 8 else { return }
         let frames = size / 8
         let first = written.load(ordering: .relaxed)
-        mixer.render(into: data.assumingMemoryBound(to: Float.self), frames: frames, firstFrame: first)
+        let out = data.assumingMemoryBound(to: Float.self)
+        mixer.render(into: out, frames: frames, firstFrame: first, blockTime: clock.time(ofFrame: first), nsPerFrame: clock.nanosecondsPerFrame)
+        if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: frames * 2) }
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)

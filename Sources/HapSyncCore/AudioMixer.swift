@@ -64,6 +64,8 @@ public final class AudioMixer: @unchecked Sendable {
         var voice: Int32 = 0
         var source: Unmanaged<PlayerAudio>?
         var playerStart: Int64 = 0
+        /// Pattern seconds per second of output.
+        var rate = 1.0
         var startFrame: Int64 = 0
         var endFrame: Int64 = .max
         var stopFrame: Int64 = .max
@@ -99,19 +101,34 @@ public final class AudioMixer: @unchecked Sendable {
     /// Voices sounding or waiting to sound.
     public var activeVoices: Int { (0..<capacity).reduce(0) { $0 + (voices[$1].active ? 1 : 0) } }
 
+    /// Live parameters and player mutes applied to voices (set before rendering starts).
+    public var live: LiveParameters?
+
     /// Schedules every voice of a player whose pattern time 0 is heard at output frame
-    /// `startFrame`. Returns how many voices did not fit. Does not allocate, lock or block.
+    /// `startFrame`, sounding from frame `from` on (a start at an offset: voices that ended before
+    /// it are skipped, one under way starts part-way through), at `rate` pattern seconds per second
+    /// (event times and lengths scale; a file's own speed and pitch do not). Returns how many
+    /// voices did not fit. Does not allocate, lock or block.
     @discardableResult
-    public func start(slot: Int32, audio: Unmanaged<PlayerAudio>, startFrame: Int64) -> Int {
-        stop(slot: slot, atFrame: startFrame)
+    public func start(slot: Int32, audio: Unmanaged<PlayerAudio>, startFrame: Int64, from: Int64? = nil, rate: Double = 1) -> Int {
+        let from = max(from ?? startFrame, startFrame)
+        stop(slot: slot, atFrame: from)
         var dropped = 0
         audio._withUnsafeGuaranteedRef { a in
             for (i, v) in a.timeline.voices.enumerated() {
                 if case .file = v.source, a.samples[i] == nil { continue }
+                let first = startFrame + Int64((v.start / rate * sampleRate).rounded())
+                let end = v.end.map { startFrame + Int64(($0 / rate * sampleRate).rounded()) } ?? .max
+                if end <= from { continue }
                 guard let free = (0..<capacity).first(where: { !voices[$0].active }) else { dropped += 1; continue }
-                voices[free] = Voice(active: true, slot: slot, voice: Int32(i), source: audio, playerStart: startFrame,
-                                     startFrame: startFrame + Int64((v.start * sampleRate).rounded()),
-                                     endFrame: v.end.map { startFrame + Int64(($0 * sampleRate).rounded()) } ?? .max)
+                var voice = Voice(active: true, slot: slot, voice: Int32(i), source: audio, playerStart: startFrame, rate: rate,
+                                  startFrame: max(first, from), endFrame: end)
+                if first < from {
+                    // Part-way through: where the file is after (from − first) frames at the pitch in force.
+                    let t = Double(from - startFrame) / sampleRate * rate
+                    voice.position = Double(from - first) * AudioVoice.playbackRate(pitch: a.timeline.voiceState(i, at: t).pitch)
+                }
+                voices[free] = voice
             }
         }
         return dropped
@@ -131,15 +148,35 @@ public final class AudioMixer: @unchecked Sendable {
     }
 
     /// Mixes `frames` frames starting at output frame `firstFrame` into `out` (interleaved L R,
-    /// overwritten). Does not allocate, lock or block.
-    public func render(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64) {
+    /// overwritten). `blockTime` is when `firstFrame` is heard on the engine's clock and
+    /// `nsPerFrame` the clock's rate, for live parameters (sent in engine time); without them live
+    /// parameters other than mutes are not applied. Does not allocate, lock or block.
+    public func render(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64, blockTime: UInt64? = nil, nsPerFrame: Double = 0) {
         out.update(repeating: 0, count: frames * 2)
         for i in 0..<capacity where voices[i].active {
-            renderVoice(&voices[i], out, frames, firstFrame)
+            renderVoice(&voices[i], out, frames, firstFrame, blockTime, nsPerFrame)
         }
     }
 
-    private func renderVoice(_ v: inout Voice, _ out: UnsafeMutablePointer<Float>, _ frames: Int, _ firstFrame: Int64) {
+    /// A voice's state at pattern time `t` with the live parameters of its player at engine time
+    /// `engineTime` applied (volume multiplies, pan/pitch/brightness add, mute silences).
+    @inline(__always)
+    private func state(_ timeline: PatternTimeline, _ index: Int, _ slot: Int, at t: Double, engineTime: UInt64?) -> AudioVoiceState {
+        var s = timeline.voiceState(index, at: t)
+        guard let live else { return s }
+        if live.isMuted(slot: slot) { s.gain = 0; return s }
+        guard let engineTime else { return s }
+        if live.isSet(slot: slot, .audioVolume) { s.gain *= min(max(live.value(slot: slot, .audioVolume, at: engineTime), 0), 1) }
+        if live.isSet(slot: slot, .audioPan) { s.pan = min(max(s.pan + live.value(slot: slot, .audioPan, at: engineTime), -1), 1) }
+        if live.isSet(slot: slot, .audioPitch) { s.pitch = min(max(s.pitch + live.value(slot: slot, .audioPitch, at: engineTime), -1), 1) }
+        if live.isSet(slot: slot, .audioBrightness) {
+            s.brightness = min(max(s.brightness + live.value(slot: slot, .audioBrightness, at: engineTime), 0), 1)
+        }
+        return s
+    }
+
+    private func renderVoice(_ v: inout Voice, _ out: UnsafeMutablePointer<Float>, _ frames: Int, _ firstFrame: Int64,
+                             _ blockTime: UInt64?, _ nsPerFrame: Double) {
         let blockEnd = firstFrame + Int64(frames)
         let fadeEnd = v.stopFrame == .max ? Int64.max : v.stopFrame + Int64(stopFadeFrames)
         if firstFrame >= min(v.endFrame, fadeEnd) {
@@ -155,12 +192,16 @@ public final class AudioMixer: @unchecked Sendable {
             var f = max(firstFrame, v.startFrame)
             while f < blockEnd {
                 let chunkEnd = min(blockEnd, (f / Int64(Self.controlInterval) + 1) * Int64(Self.controlInterval))
-                let t0 = Double(f - v.playerStart) / sampleRate
+                let t0 = Double(f - v.playerStart) / sampleRate * v.rate
                 // The next control point, but never past the voice's last frame: a voice ends
                 // exactly at its end frame instead of ramping towards the silence after it.
-                let t1 = Double(min(chunkEnd, v.endFrame == .max ? chunkEnd : v.endFrame - 1) - v.playerStart) / sampleRate
-                let s0 = timeline.voiceState(index, at: t0)
-                let g1 = timeline.voiceState(index, at: t1).gain
+                let f1 = min(chunkEnd, v.endFrame == .max ? chunkEnd : v.endFrame - 1)
+                let t1 = Double(f1 - v.playerStart) / sampleRate * v.rate
+                let e0 = blockTime.map { $0 &+ UInt64(max(0, Double(f - firstFrame) * nsPerFrame)) }
+                let e1 = blockTime.map { $0 &+ UInt64(max(0, Double(f1 - firstFrame) * nsPerFrame)) }
+                let slot = Int(v.slot)
+                let s0 = state(timeline, index, slot, at: t0, engineTime: e0)
+                let g1 = state(timeline, index, slot, at: t1, engineTime: e1).gain
                 let theta = (s0.pan + 1) * Double.pi / 4
                 let gl = Float(2.0.squareRoot() * cos(theta)), gr = Float(2.0.squareRoot() * sin(theta))
                 let n = Int(chunkEnd - f)

@@ -86,6 +86,14 @@ public final class AudioClock: @unchecked Sendable {
         return s.f0 + Int64(((Double(time) - Double(s.t0)) / s.slope).rounded())
     }
 
+    /// Forgets the observations (the device reported an underrun: where frames are heard may have
+    /// moved). The next observation is published as it is and the fit settles again from there.
+    /// Called from the observing thread only.
+    public func restart() {
+        count = 0
+        next = 0
+    }
+
     /// Adds an observation (frame `frame` heard at monotonic `time`) and republishes the fit.
     /// Called from one thread only (the audio output's).
     public func observe(frame: Int64, heardAt time: UInt64) {
@@ -153,14 +161,20 @@ public struct AudioMessage: Sendable, BitwiseCopyable {
     public var kind: Kind
     /// The player's slot.
     public var slot: Int32
-    /// Output frame.
+    /// Output frame (for `start`: the frame of pattern time 0).
     public var frame: Int64
+    /// For `start`: the first frame to sound (later than `frame` when starting at an offset).
+    public var from: Int64
+    /// For `start`: pattern seconds per second (event times and durations scale, pitch does not).
+    public var rate: Double
 
     /// Makes a message.
-    public init(kind: Kind, slot: Int32, frame: Int64) {
+    public init(kind: Kind, slot: Int32, frame: Int64, from: Int64? = nil, rate: Double = 1) {
         self.kind = kind
         self.slot = slot
         self.frame = frame
+        self.from = from ?? frame
+        self.rate = rate
     }
 }
 
@@ -194,4 +208,12 @@ public protocol AudioDevice: AnyObject, Sendable {
     func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio
     /// Called (on the device's own thread) if the server goes away mid-play.
     var onServerLost: (@Sendable (String) -> Void)? { get set }
+    /// Live parameters and player mutes the device applies to voices (the engine sets it before `open`).
+    var liveParameters: LiveParameters? { get set }
+    /// Whether everything the device plays is silenced (the engine's audio mute); voices go on
+    /// advancing so that unmuting resumes in step.
+    var isMuted: Bool { get set }
+    /// Whether the server answers now (a short connection attempt; the engine's watcher calls it
+    /// once a second after the server went away).
+    func canConnect() -> Bool
 }

@@ -58,13 +58,28 @@ public final class HapticEngine: @unchecked Sendable {
         public var hapticLatency: UInt64
         /// How players with audio keep their haptics in step with it (default `.followAudioClock`).
         public var audioSync: AudioSync
+        /// Stop on its own after this long with no player playing (Core Haptics' auto-shutdown;
+        /// default nil: never). The next start of a player starts the engine again.
+        public var idleTimeout: TimeInterval?
+        /// Play haptics only: audio events are ignored (Core Haptics' `playsHapticsOnly`).
+        public var playsHapticsOnly: Bool
+        /// Play audio only: haptics are silenced (Core Haptics' `playsAudioOnly`).
+        public var playsAudioOnly: Bool
+        /// Accessibility and policy settings (default: as authored, 100 ms per-source limit).
+        public var policy: HapticPolicy
 
         /// Makes a configuration; every argument has the default described on its property.
         public init(backend: HapticBackend, clock: EngineClock = MonotonicClock(), threading: Threading = .realtime,
                     spinMargin: UInt64 = 150_000, realtimePriority: Int32 = 80, lockMemory: Bool = true, timerSlack: UInt = 1000,
                     maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20,
-                    audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, audioSync: AudioSync = .followAudioClock) {
+                    audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, audioSync: AudioSync = .followAudioClock,
+                    idleTimeout: TimeInterval? = nil, playsHapticsOnly: Bool = false, playsAudioOnly: Bool = false,
+                    policy: HapticPolicy = HapticPolicy()) {
             self.audio = audio
+            self.idleTimeout = idleTimeout
+            self.playsHapticsOnly = playsHapticsOnly
+            self.playsAudioOnly = playsAudioOnly
+            self.policy = policy
             self.audioSync = audioSync
             self.hapticLatency = hapticLatency
             self.backend = backend
@@ -100,8 +115,21 @@ public final class HapticEngine: @unchecked Sendable {
         case deviceDisconnected
         /// The backend failed and could not be reopened.
         case systemError(String)
-        /// The audio server went away; haptics go on (on the last fitted audio clock).
+        /// The audio server went away; haptics go on (on the last fitted audio clock). When it
+        /// comes back the engine restarts itself and calls the reset handler.
         case audioServerLost(String)
+        /// No player played for `Configuration.idleTimeout`; the next player start restarts the engine.
+        case idleTimeout
+        /// A `notifyWhenPlayersFinished` handler returned `.stopEngine`.
+        case finished
+    }
+
+    /// What a `notifyWhenPlayersFinished` handler wants next (Core Haptics' `FinishedAction`).
+    public enum FinishedAction: Sendable {
+        /// Stop the engine (the stopped handler hears `.finished`).
+        case stopEngine
+        /// Keep it running.
+        case leaveEngineRunning
     }
 
     /// What this engine can do.
@@ -112,6 +140,16 @@ public final class HapticEngine: @unchecked Sendable {
         public var supportsAudio: Bool
         /// The haptic backend's name.
         public var hapticBackend: String
+        /// The haptic device or file ("/dev/input/event5 (Xbox Wireless Controller)", a trace path).
+        public var hapticDevice: String
+        /// Rumble motors the device drives (0 for a trace or none).
+        public var motors: Int
+        /// The audio output ("pulse"), or nil.
+        public var audioDevice: String?
+        /// Audio events are ignored.
+        public var playsHapticsOnly: Bool
+        /// Haptics are silenced.
+        public var playsAudioOnly: Bool
     }
 
     /// Errors of engine and player calls.
@@ -128,6 +166,8 @@ public final class HapticEngine: @unchecked Sendable {
         case backendUnavailable(String)
         /// The audio output could not be started.
         case audioUnavailable(String)
+        /// A live parameter that cannot be sent, or a value out of its range.
+        case invalidParameter(String)
 
         /// A sentence for the user.
         public var description: String {
@@ -138,6 +178,7 @@ public final class HapticEngine: @unchecked Sendable {
             case .controlQueueFull: return "the engine's control queue is full"
             case .backendUnavailable(let why): return "cannot open the haptic backend: \(why)"
             case .audioUnavailable(let why): return "cannot start audio output: \(why)"
+            case .invalidParameter(let why): return "invalid parameter: \(why)"
             }
         }
     }
@@ -158,13 +199,13 @@ public final class HapticEngine: @unchecked Sendable {
         set { handlers.withLock { $0.reset = newValue } }
     }
 
-    private struct Handlers {
+    struct Handlers {
         var stopped: (@Sendable (StoppedReason) -> Void)?
         var reset: (@Sendable () -> Void)?
     }
 
     /// Control-side bookkeeping, under a lock (control threads and the notifier only).
-    private struct ControlState {
+    struct ControlState {
         /// API calls accepted (start() called, no stop() or failure since).
         var running = false
         /// Backend opened and (real-time mode) threads started; cleared by the one stop() that shuts them down.
@@ -178,22 +219,42 @@ public final class HapticEngine: @unchecked Sendable {
         var retiredAudio: [Unmanaged<PlayerAudio>] = []
         /// Audio registered per slot.
         var audioBySlot: [Int: Unmanaged<PlayerAudio>] = [:]
+        /// Players started and not yet finished, stopped or paused (by id).
+        var playing: Set<UInt32> = []
+        /// When a player last started or ended (engine ns): the idle timer's origin.
+        var lastActivity: UInt64 = 0
+        /// Stopped by the idle timer: the next player start restarts the engine.
+        var idleStopped = false
+        /// `notifyWhenPlayersFinished`'s handler, waiting for every player to end.
+        var finishedHandler: (@Sendable (Error?) -> FinishedAction)?
+        /// The latest start per rate-limited source (engine ns).
+        var lastStartBySource: [String: UInt64] = [:]
+        /// Starts merged by the per-source rate limit.
+        var merged = 0
+        var policy = HapticPolicy()
+        var mutedForHaptics = false
+        /// A stop asked for on the notifier thread is finishing on a helper thread.
+        var stopInProgress = false
+        /// The audio-server watcher is running.
+        var watchingAudio = false
     }
 
-    private struct WeakPlayer { weak var player: HapticPatternPlayer? }
+    struct WeakPlayer { weak var player: HapticPatternPlayer? }
+    /// Live parameters and player mutes, read by the scheduler and the audio thread.
+    let live: LiveParameters
 
-    private let handlers = Mutex(Handlers())
-    private let control: Mutex<ControlState>
+    let handlers = Mutex(Handlers())
+    let control: Mutex<ControlState>
     /// API threads push under the `control` lock; the scheduler pops.
     private let controlRing = SPSCRing<ControlMessage>(capacity: 1024, serializedProducers: true)
     private let outputRing: SPSCRing<OutputCommand>
     private let schedulerNotifications = SPSCRing<EngineNotification>(capacity: 1024)
     private let outputNotifications = SPSCRing<EngineNotification>(capacity: 64)
     private let scheduler: Scheduler
-    private let output: OutputStage
+    let output: OutputStage
     private let schedulerWake = Syscalls.Semaphore()
     private let outputWake = Syscalls.Semaphore()
-    private let notifierWake = Syscalls.Semaphore()
+    let notifierWake = Syscalls.Semaphore()
     /// One flag per thread, cleared in order at stop: scheduler, then output, then notifier, so each
     /// one's final pass sees everything the one before it produced.
     private let schedulerRunning = Atomic<Bool>(false)
@@ -216,16 +277,29 @@ public final class HapticEngine: @unchecked Sendable {
         guard configuration.outputCapacity >= 2, configuration.outputCapacity & (configuration.outputCapacity - 1) == 0 else {
             throw .invalidConfiguration("outputCapacity must be a power of two, got \(configuration.outputCapacity)")
         }
+        let policy: HapticPolicy
+        do { policy = try configuration.policy.validated() } catch { throw .invalidConfiguration(error.description) }
+        if let t = configuration.idleTimeout, !(t.isFinite && t > 0) {
+            throw .invalidConfiguration("idleTimeout must be a positive number of seconds, got \(t)")
+        }
+        if configuration.playsHapticsOnly && configuration.playsAudioOnly {
+            throw .invalidConfiguration("playsHapticsOnly and playsAudioOnly cannot both be set")
+        }
         self.configuration = configuration
-        control = Mutex(ControlState(freeSlots: Array((0..<configuration.maxPlayers).reversed())))
+        live = LiveParameters(slots: configuration.maxPlayers)
+        configuration.audio?.liveParameters = live
+        var initial = ControlState(freeSlots: Array((0..<configuration.maxPlayers).reversed()))
+        initial.policy = policy
+        control = Mutex(initial)
         outputRing = SPSCRing(capacity: configuration.outputCapacity)
         let outputWake = self.outputWake, notifierWake = self.notifierWake
         scheduler = Scheduler(capacity: configuration.maxPlayers, control: controlRing, output: outputRing,
                               notifications: schedulerNotifications, notify: { notifierWake.post() }, wakeOutput: { outputWake.post() },
                               audio: configuration.audio, hapticLatency: configuration.hapticLatency,
-                              openLoop: configuration.audioSync == .openLoop)
+                              openLoop: configuration.audioSync == .openLoop, live: live)
         output = OutputStage(ring: outputRing, notifications: outputNotifications, backend: configuration.backend,
                              clock: configuration.clock, statsCapacity: configuration.statisticsCapacity, notify: { notifierWake.post() })
+        applyHapticsSettings()
     }
 
     deinit {
@@ -249,8 +323,11 @@ public final class HapticEngine: @unchecked Sendable {
 
     /// What this engine can do.
     public var capabilities: Capabilities {
-        Capabilities(supportsHaptics: !(configuration.backend is NullHapticBackend), supportsAudio: configuration.audio != nil,
-                     hapticBackend: configuration.backend.name)
+        Capabilities(supportsHaptics: !(configuration.backend is NullHapticBackend) && !configuration.playsAudioOnly,
+                     supportsAudio: configuration.audio != nil && !configuration.playsHapticsOnly,
+                     hapticBackend: configuration.backend.name, hapticDevice: configuration.backend.device,
+                     motors: configuration.backend.motors, audioDevice: configuration.audio?.name,
+                     playsHapticsOnly: configuration.playsHapticsOnly, playsAudioOnly: configuration.playsAudioOnly)
     }
 
     /// What the system granted for real-time scheduling (known after `start()`).
@@ -258,8 +335,12 @@ public final class HapticEngine: @unchecked Sendable {
 
     /// Opens the backend and starts the threads (real-time mode). Starting a running engine does nothing.
     public func start() throws(EngineError) {
+        // A stop finishing on a helper thread (one asked for from a handler) completes first.
+        let waitUntil = Syscalls.monotonicNanoseconds() + 10_000_000_000
+        while control.withLock({ $0.stopInProgress }), Syscalls.monotonicNanoseconds() < waitUntil { usleep(1000) }
+        let now = configuration.clock.now()
         let already = control.withLock { state -> Bool in
-            defer { state.running = true; state.started = true }
+            defer { state.running = true; state.started = true; state.idleStopped = false; state.lastActivity = now }
             return state.started
         }
         if already {
@@ -311,8 +392,11 @@ public final class HapticEngine: @unchecked Sendable {
     /// on the notifier thread, the shutdown finishes on a helper thread.
     public func stop() {
         if Thread.current.name == "hapsync-notify" {
-            control.withLock { $0.running = false }
-            Thread { [self] in stop() }.start()
+            control.withLock { $0.running = false; $0.stopInProgress = true }
+            Thread { [self] in
+                stop()
+                control.withLock { $0.stopInProgress = false }
+            }.start()
             return
         }
         let wasStarted = control.withLock { state -> Bool in
@@ -321,6 +405,7 @@ public final class HapticEngine: @unchecked Sendable {
         }
         guard wasStarted else { return }
         send(ControlMessage(kind: .stopAll, slot: -1, player: 0, time: configuration.clock.now()))
+        control.withLock { $0.playing = [] }
         if configuration.threading == .realtime {
             let base = exitCount.load(ordering: .acquiring)
             var joined = 0
@@ -352,9 +437,11 @@ public final class HapticEngine: @unchecked Sendable {
         for a in retired { a.release() }
     }
 
-    /// The audio server went away: report it; haptics go on.
+    /// The audio server went away: report it; haptics go on. A watcher then waits for the server
+    /// to come back, restarts the engine on it and calls the reset handler.
     private func audioLost(_ why: String) {
         handlers.withLock { $0.stopped }?(.audioServerLost(why))
+        watchForAudioServer()
     }
 
     /// Manual mode: one scheduling pass, output pass and notification pass at the clock's time.
@@ -367,6 +454,7 @@ public final class HapticEngine: @unchecked Sendable {
         output.drain()
         _ = output.serviceBackend()
         deliverNotifications()
+        checkIdle()
         return next
     }
 
@@ -385,7 +473,7 @@ public final class HapticEngine: @unchecked Sendable {
     /// (`audioFiles`: waveform path → file) are decoded now and the player follows the audio clock.
     public func makePlayer(timeline: PatternTimeline, audioFiles: [String: URL] = [:]) throws -> HapticPatternPlayer {
         var audio: PlayerAudio?
-        if let device = configuration.audio, !timeline.voices.isEmpty {
+        if let device = configuration.audio, !timeline.voices.isEmpty, !configuration.playsHapticsOnly {
             audio = try device.load(timeline, files: audioFiles)
         }
         let (slot, id) = try control.withLock { state throws(EngineError) -> (Int, UInt32) in
@@ -402,6 +490,7 @@ public final class HapticEngine: @unchecked Sendable {
             control.withLock { $0.audioBySlot[slot] = retained }
             device.setSource(slot: slot, retained)
         }
+        live.clear(slot: slot, unmute: true)
         let player = HapticPatternPlayer(engine: self, slot: slot, id: id, timeline: timeline)
         control.withLock { $0.players[slot] = WeakPlayer(player: player) }
         return player
@@ -441,22 +530,60 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     func send(_ message: ControlMessage) {
+        sendMessage(message)
+    }
+
+    private func sendMessage(_ message: ControlMessage) {
         // Producers (any API thread) take turns; the scheduler consumes without a lock.
         _ = control.withLock { _ in controlRing.push(message) }
         schedulerWake.post()
     }
 
-    func startPlayer(slot: Int, id: UInt32, at time: TimeInterval) throws(EngineError) {
-        guard isRunning else { throw .notRunning }
-        let before = controlRing.overflowCount
-        send(ControlMessage(kind: .start, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
-        if controlRing.overflowCount != before { throw .controlQueueFull }
+    /// Starts the engine again if the idle timer stopped it; else requires it to be running.
+    private func ensureRunning() throws(EngineError) {
+        if isRunning { return }
+        if control.withLock({ $0.idleStopped }) { try start(); return }
+        throw .notRunning
     }
 
-    func stopPlayer(slot: Int, id: UInt32, at time: TimeInterval) throws(EngineError) {
-        guard isRunning else { throw .notRunning }
-        send(ControlMessage(kind: .stop, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
+    /// Starts (or resumes) a player: the per-source rate limit may merge it (returns false).
+    func startPlayer(slot: Int, id: UInt32, at time: TimeInterval, kind: ControlMessage.Kind = .start, offset: Double = 0,
+                     source: String? = nil) throws(EngineError) -> Bool {
+        try ensureRunning()
+        let when = engineNanoseconds(time)
+        let accepted = control.withLock { state -> Bool in
+            if let source, state.policy.rateLimitInterval > 0 {
+                if let last = state.lastStartBySource[source], when >= last, when - last < UInt64(state.policy.rateLimitInterval * 1e9) {
+                    state.merged += 1
+                    return false
+                }
+                state.lastStartBySource[source] = when
+            }
+            state.playing.insert(id)
+            state.lastActivity = configuration.clock.now()
+            return true
+        }
+        guard accepted else { return false }
+        if kind == .start { live.clear(slot: slot) }
+        let before = controlRing.overflowCount
+        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset))
+        if controlRing.overflowCount != before { throw .controlQueueFull }
+        return true
     }
+
+    func stopPlayer(slot: Int, id: UInt32, at time: TimeInterval, pause: Bool = false) throws(EngineError) {
+        guard isRunning else { throw .notRunning }
+        send(ControlMessage(kind: pause ? .pause : .stop, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
+    }
+
+    /// Sends a player setting (seek, rate, loop, refresh) to the scheduler; on a stopped engine it
+    /// waits in the control ring for the next start (the scheduler keeps settings across starts).
+    func sendPlayer(_ kind: ControlMessage.Kind, slot: Int, id: UInt32, value: Double = 0, flag: Bool = false) {
+        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: configuration.clock.now(), value: value, flag: flag))
+    }
+
+    /// Whether the engine is running (for players deciding whether to send settings now).
+    var acceptsMessages: Bool { isRunning }
 
     func retire(slot: Int, id: UInt32) {
         let running = control.withLock { state -> Bool in
@@ -553,23 +680,33 @@ public final class HapticEngine: @unchecked Sendable {
     private func notifierLoop() {
         while notifierRunning.load(ordering: .sequentiallyConsistent) {
             deliverNotifications()
+            checkIdle()
             notifierWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
         }
         deliverNotifications()
     }
 
     /// Runs handlers for what the scheduler and output thread reported (notifier thread; may allocate).
-    private func deliverNotifications() {
+    func deliverNotifications() {
         while let n = schedulerNotifications.pop() ?? outputNotifications.pop() {
             switch n.kind {
             case .finished, .stopped:
+                let now = configuration.clock.now()
                 let (player, oneShot) = control.withLock { state in
-                    (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
+                    state.playing.remove(n.player)
+                    state.lastActivity = now
+                    return (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
                 }
                 if let player, player.id == n.player {
                     player.completionHandler?(n.kind == .finished ? .finished : .stopped)
                 }
                 _ = oneShot   // a one-shot player is released here, after its handler, outside the lock
+            case .paused:
+                let now = configuration.clock.now()
+                control.withLock { state in
+                    state.playing.remove(n.player)
+                    state.lastActivity = now
+                }
             case .retired:
                 freeSlot(Int(n.slot))
             case .startedOnAudio:
@@ -589,6 +726,7 @@ public final class HapticEngine: @unchecked Sendable {
                 handler?(.systemError(reason))
             }
         }
+        checkFinished()
     }
 }
 

@@ -1,12 +1,65 @@
+import AHAP
 import Foundation
 import HapSyncCore
 import Synchronization
 
-/// Plays one compiled pattern on an engine, like Core Haptics' `CHHapticPatternPlayer`.
+/// Core Haptics' `CHHapticAdvancedPatternPlayer`: every HapSync player has the advanced features.
+public typealias HapticAdvancedPatternPlayer = HapticPatternPlayer
+
+/// A dynamic parameter sent to a playing player (Core Haptics' `CHHapticDynamicParameter`).
+public struct HapticDynamicParameter: Sendable, Equatable {
+    /// Which control (HapticIntensityControl, AudioVolumeControl, ...).
+    public var parameterID: AHAPDynamicParameterID
+    /// The value, in the control's range.
+    public var value: Double
+    /// Seconds after the send time at which it takes effect.
+    public var relativeTime: TimeInterval
+
+    /// Makes a parameter.
+    public init(parameterID: AHAPDynamicParameterID, value: Double, relativeTime: TimeInterval = 0) {
+        self.parameterID = parameterID
+        self.value = value
+        self.relativeTime = relativeTime
+    }
+}
+
+/// A parameter curve sent to a playing player (Core Haptics' `CHHapticParameterCurve`): the value
+/// ramps linearly between control points and holds the last one.
+public struct HapticParameterCurve: Sendable, Equatable {
+    /// One control point.
+    public struct ControlPoint: Sendable, Equatable {
+        /// Seconds after the curve's own start.
+        public var relativeTime: TimeInterval
+        /// The value there.
+        public var value: Double
+        /// Makes a point.
+        public init(relativeTime: TimeInterval, value: Double) {
+            self.relativeTime = relativeTime
+            self.value = value
+        }
+    }
+    /// Which control.
+    public var parameterID: AHAPDynamicParameterID
+    /// The points, in time order (at most 16, as in Core Haptics).
+    public var controlPoints: [ControlPoint]
+    /// Seconds after the scheduled time at which the curve starts.
+    public var relativeTime: TimeInterval
+
+    /// Makes a curve.
+    public init(parameterID: AHAPDynamicParameterID, controlPoints: [ControlPoint], relativeTime: TimeInterval = 0) {
+        self.parameterID = parameterID
+        self.controlPoints = controlPoints
+        self.relativeTime = relativeTime
+    }
+}
+
+/// Plays one compiled pattern on an engine, like Core Haptics' `CHHapticAdvancedPatternPlayer`.
 ///
-/// `start(atTime:)` and `stop(atTime:)` post a message to the scheduler and return at once; they
-/// never wait for it. Times are engine times (`HapticEngine.currentTime`); `timeImmediate` (0) or
-/// any time already past means now.
+/// `start(atTime:)`, `stop(atTime:)`, `pause(atTime:)`, `resume(atTime:)`, `seek(toOffset:)`
+/// and the settings post a message to the scheduler and return at once; they never wait for it.
+/// Times are engine times (`HapticEngine.currentTime`); `timeImmediate` (0) or any time already
+/// past means now. Audio and haptics of the player move together through all of them: a start at
+/// an offset starts audio voices part-way through, a pause fades them out, a loop restarts them.
 public final class HapticPatternPlayer: @unchecked Sendable {
     /// How a playback ended.
     public enum Completion: Sendable, Equatable {
@@ -20,16 +73,64 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     public let timeline: PatternTimeline
     /// A number unique within the engine, recorded with each of this player's commands.
     public let id: UInt32
-    /// Called on the engine's notifier thread when a playback ends.
-    public var completionHandler: (@Sendable (Completion) -> Void)?
+    /// Called on the engine's notifier thread when a playback ends (not when it pauses).
+    public var completionHandler: (@Sendable (Completion) -> Void)? {
+        get { settings.withLock { $0.completion } }
+        set { settings.withLock { $0.completion = newValue } }
+    }
     /// For a player that follows the audio clock: the output frame its latest start put pattern
     /// time 0 on (known shortly after `start`), else nil.
     public var audioStartFrame: Int64? {
         get { startFrame.withLock { $0 } }
         set { startFrame.withLock { $0 = newValue } }
     }
-    private let startFrame = Mutex<Int64?>(nil)
+    /// The source this player's starts count against for the policy's per-source rate limit (nil: none).
+    public var source: String? {
+        get { settings.withLock { $0.source } }
+        set { settings.withLock { $0.source = newValue } }
+    }
+    /// Whether the pattern repeats: at `loopEnd` (or its end when `loopEnd` is 0) it goes on from 0.
+    public var loopEnabled: Bool {
+        get { settings.withLock { $0.loopEnabled } }
+        set { settings.withLock { $0.loopEnabled = newValue }; sendLoop() }
+    }
+    /// Where a loop wraps (pattern seconds; 0 means the pattern's end).
+    public var loopEnd: TimeInterval {
+        get { settings.withLock { $0.loopEnd } }
+        set { settings.withLock { $0.loopEnd = max(0, newValue.isFinite ? newValue : 0) }; sendLoop() }
+    }
+    /// Pattern seconds per second (0.01...100, default 1): event times and durations scale, audio
+    /// pitch does not. Changing it while playing keeps the place reached.
+    public var playbackRate: Double {
+        get { settings.withLock { $0.rate } }
+        set {
+            let r = min(max(newValue.isFinite ? newValue : 1, 0.01), 100)
+            settings.withLock { $0.rate = r }
+            engine?.sendPlayer(.setRate, slot: slot, id: id, value: r)
+        }
+    }
+    /// Mutes this player's haptics and audio (it keeps playing silently).
+    public var isMuted: Bool {
+        get { settings.withLock { $0.muted } }
+        set {
+            settings.withLock { $0.muted = newValue }
+            guard let engine else { return }
+            engine.live.setMuted(slot: slot, newValue)
+            engine.sendPlayer(.refresh, slot: slot, id: id)
+        }
+    }
 
+    private struct Settings {
+        var completion: (@Sendable (Completion) -> Void)?
+        var source: String?
+        var loopEnabled = false
+        var loopEnd: TimeInterval = 0
+        var rate = 1.0
+        var muted = false
+    }
+
+    private let startFrame = Mutex<Int64?>(nil)
+    private let settings = Mutex(Settings())
     private weak var engine: HapticEngine?
     private let slot: Int
 
@@ -42,15 +143,122 @@ public final class HapticPatternPlayer: @unchecked Sendable {
 
     deinit { engine?.retire(slot: slot, id: id) }
 
-    /// Starts (or restarts) playback so that pattern time 0 falls at `time`. Does not wait.
-    public func start(atTime time: TimeInterval) throws {
-        guard let engine else { throw HapticEngine.EngineError.notRunning }
-        try engine.startPlayer(slot: slot, id: id, at: time)
+    private func sendLoop() {
+        let s = settings.withLock { $0 }
+        engine?.sendPlayer(.setLoop, slot: slot, id: id, value: s.loopEnd, flag: s.loopEnabled)
     }
 
-    /// Stops playback at `time`. Does not wait.
+    /// Starts (or restarts) playback from the beginning so that pattern time 0 falls at `time`.
+    /// Does not wait. Returns false when the policy's per-source rate limit merged this start
+    /// into the previous one from the same `source` (nothing new plays).
+    @discardableResult
+    public func start(atTime time: TimeInterval) throws -> Bool {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        if !engine.isRunning, !engine.isIdleStopped { throw HapticEngine.EngineError.notRunning }
+        let wasIdle = engine.isIdleStopped
+        if wasIdle { try engine.start() }
+        return try engine.startPlayer(slot: slot, id: id, at: time, source: source)
+    }
+
+    /// Stops playback at `time` (the completion handler hears `.stopped`). Does not wait.
     public func stop(atTime time: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
         try engine.stopPlayer(slot: slot, id: id, at: time)
+    }
+
+    /// Pauses at `time`, remembering the pattern offset reached; audio fades out over 5 ms.
+    public func pause(atTime time: TimeInterval) throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        try engine.stopPlayer(slot: slot, id: id, at: time, pause: true)
+    }
+
+    /// Resumes at `time` from the offset where it paused (or was sought to; 0 if neither).
+    public func resume(atTime time: TimeInterval) throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        if !engine.isRunning, !engine.isIdleStopped { throw HapticEngine.EngineError.notRunning }
+        _ = try engine.startPlayer(slot: slot, id: id, at: time, kind: .resume)
+    }
+
+    /// Moves to pattern offset `offset` (seconds): at once when playing, else where the next
+    /// `resume` begins.
+    public func seek(toOffset offset: TimeInterval) throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        guard offset.isFinite, offset >= 0 else {
+            throw HapticEngine.EngineError.invalidParameter("seek offset must be 0 or more seconds, got \(offset)")
+        }
+        guard engine.isRunning else { throw HapticEngine.EngineError.notRunning }
+        engine.sendPlayer(.seek, slot: slot, id: id, value: offset)
+    }
+
+    /// Stops at once (Core Haptics' `cancel()`).
+    public func cancel() throws { try stop(atTime: HapticEngine.timeImmediate) }
+
+    // MARK: - Live parameters
+
+    /// Sends dynamic parameters taking effect at `time` + each one's relative time; they hold until
+    /// replaced. Intensity and volume controls multiply what the pattern plays, sharpness, pan,
+    /// pitch and brightness controls add to it, exactly as in a file. Supported IDs:
+    /// HapticIntensityControl, HapticSharpnessControl, AudioVolumeControl, AudioPanControl,
+    /// AudioPitchControl, AudioBrightnessControl.
+    public func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: TimeInterval) throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        let base = engine.engineNanoseconds(time)
+        for (i, p) in parameters.enumerated() {
+            let control = try Self.control(p.parameterID, value: p.value, at: "parameters[\(i)]")
+            guard p.relativeTime.isFinite, p.relativeTime >= 0 else {
+                throw HapticEngine.EngineError.invalidParameter("parameters[\(i)]: relativeTime must be 0 or more, got \(p.relativeTime)")
+            }
+            let t = base &+ UInt64((p.relativeTime * 1e9).rounded())
+            engine.live.send(slot: slot, control, [.init(time: t, value: p.value, ramp: false)])
+        }
+        engine.sendPlayer(.refresh, slot: slot, id: id)
+    }
+
+    /// Schedules a parameter curve starting at `time` + its relative time: linear between its
+    /// control points, then holding the last. Same IDs and rules as `sendParameters`.
+    public func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: TimeInterval) throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        guard !curve.controlPoints.isEmpty, curve.controlPoints.count <= 16 else {
+            throw HapticEngine.EngineError.invalidParameter("a parameter curve needs 1 to 16 control points, got \(curve.controlPoints.count)")
+        }
+        var control: LiveParameters.Control?
+        var lastTime = -Double.infinity
+        for (i, point) in curve.controlPoints.enumerated() {
+            control = try Self.control(curve.parameterID, value: point.value, at: "controlPoints[\(i)]")
+            guard point.relativeTime.isFinite, point.relativeTime >= lastTime else {
+                throw HapticEngine.EngineError.invalidParameter("controlPoints[\(i)]: relativeTime \(point.relativeTime) goes back in time")
+            }
+            lastTime = point.relativeTime
+        }
+        guard curve.relativeTime.isFinite, curve.relativeTime >= 0 else {
+            throw HapticEngine.EngineError.invalidParameter("curve relativeTime must be 0 or more, got \(curve.relativeTime)")
+        }
+        let base = engine.engineNanoseconds(time) &+ UInt64((curve.relativeTime * 1e9).rounded())
+        let points = curve.controlPoints.enumerated().map { i, p in
+            LiveParameters.Point(time: base &+ UInt64((max(0, p.relativeTime) * 1e9).rounded()), value: p.value,
+                                 ramp: i + 1 < curve.controlPoints.count)
+        }
+        engine.live.send(slot: slot, control!, points)
+        engine.sendPlayer(.refresh, slot: slot, id: id)
+    }
+
+    /// The live control for a parameter ID, with the value checked against its range.
+    private static func control(_ id: AHAPDynamicParameterID, value: Double, at place: String) throws -> LiveParameters.Control {
+        let control: LiveParameters.Control
+        switch id {
+        case .hapticIntensityControl: control = .hapticIntensity
+        case .hapticSharpnessControl: control = .hapticSharpness
+        case .audioVolumeControl: control = .audioVolume
+        case .audioPanControl: control = .audioPan
+        case .audioPitchControl: control = .audioPitch
+        case .audioBrightnessControl: control = .audioBrightness
+        default:
+            throw HapticEngine.EngineError.invalidParameter("\(place): \(id.rawValue) cannot be sent live (envelope times are fixed when a pattern is compiled); supported: HapticIntensityControl, HapticSharpnessControl, AudioVolumeControl, AudioPanControl, AudioPitchControl, AudioBrightnessControl")
+        }
+        let range = id.range
+        guard value.isFinite, range.contains(value) else {
+            throw HapticEngine.EngineError.invalidParameter("\(place): \(id.rawValue) value \(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return control
     }
 }

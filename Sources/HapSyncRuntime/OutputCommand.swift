@@ -56,6 +56,10 @@ public protocol HapticBackend: AnyObject {
     func stopAll() throws
     /// Releases the device or finishes the file. Called once, last.
     func close() throws
+    /// The device or file it drives, for capability reports ("/dev/input/event5 (Pad)", a path).
+    var device: String { get }
+    /// Rumble motors it drives (0 for a trace or none).
+    var motors: Int { get }
     /// Gives the backend time of its own (a rate limiter's deferred update, a dead-man refresh),
     /// on the output thread; returns when it next needs to be called (engine ns), or nil. The
     /// output thread calls it after every batch of commands and at the time it asked for.
@@ -65,6 +69,10 @@ public protocol HapticBackend: AnyObject {
 extension HapticBackend {
     /// Backends without timers of their own never need service.
     public func service(now: UInt64) throws -> UInt64? { nil }
+    /// The name, for backends without a device of their own.
+    public var device: String { name }
+    /// No motors, for backends that drive none (a trace, none).
+    public var motors: Int { 0 }
 }
 
 /// Thrown by a backend whose device went away (unplugged): the engine reports

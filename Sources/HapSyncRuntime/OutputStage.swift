@@ -25,6 +25,13 @@ final class OutputStage: @unchecked Sendable {
     private let applied = Atomic<Int>(0)
     private let failed = Atomic<Bool>(false)
     let failure = Mutex<String?>(nil)
+    /// Policy and mute, set by control threads, read here: whether haptics play and the intensity scale.
+    let hapticsOn = Atomic<Bool>(true)
+    let intensityScaleBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let suppressed = Atomic<Int>(0)
+
+    /// Taps dropped because haptics were off.
+    var suppressedCount: Int { suppressed.load(ordering: .relaxed) }
 
     init(ring: SPSCRing<OutputCommand>, notifications: SPSCRing<EngineNotification>, backend: HapticBackend,
          clock: EngineClock, statsCapacity: Int, notify: @escaping @Sendable () -> Void) {
@@ -54,10 +61,20 @@ final class OutputStage: @unchecked Sendable {
     @discardableResult
     func drain() -> Int {
         var n = 0
-        while let command = ring.pop() {
+        while var command = ring.pop() {
             n += 1
             // Relaxed: only this thread writes `failed`.
             if failed.load(ordering: .relaxed) { continue }
+            // Policy: off silences levels and drops taps; the scale multiplies every intensity.
+            // Relaxed: independent settings, a command either sees a change or the next one does.
+            if command.kind == .level || command.kind == .transient {
+                if !hapticsOn.load(ordering: .relaxed) {
+                    if command.kind == .transient { suppressed.add(1, ordering: .relaxed); continue }
+                    command.intensity = 0
+                } else {
+                    command.intensity *= Float(bitPattern: intensityScaleBits.load(ordering: .relaxed))
+                }
+            }
             let now = clock.now()
             do {
                 try backend.apply(command, appliedAt: now)

@@ -16,6 +16,10 @@ public final class FanOutBackend: HapticBackend, @unchecked Sendable {
 
     /// The children's names joined with "+" ("evdev+trace").
     public var name: String { backends.map(\.name).joined(separator: "+") }
+    /// Every device, joined with " + ".
+    public var device: String { backends.map(\.device).joined(separator: " + ") }
+    /// The most motors any of them drives.
+    public var motors: Int { backends.map(\.motors).max() ?? 0 }
 
     /// The backends still in use.
     public var children: [HapticBackend] { backends }

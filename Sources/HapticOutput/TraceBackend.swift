@@ -53,6 +53,8 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
 
     /// "trace".
     public var name: String { "trace" }
+    /// The trace file.
+    public var device: String { path }
 
     /// Creates (or truncates) the file now, so an unwritable path fails before playback.
     public func open() throws {

@@ -79,6 +79,10 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     /// "evdev".
     public var name: String { "evdev" }
 
+    /// The device path and name.
+    public var device: String { deviceDescription }
+    /// Two: the strong (low-frequency) and weak (high-frequency) rumble motors.
+    public var motors: Int { 2 }
     private var deviceDescription: String { deviceName.isEmpty ? configuration.path : "\(configuration.path) (\(deviceName))" }
 
     /// Opens the device and checks that it can rumble.

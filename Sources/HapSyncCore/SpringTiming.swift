@@ -1,0 +1,103 @@
+import Foundation
+
+/// When a spring animation peaks, from the damped-oscillator equations, so a haptic can land on
+/// the visual overshoot (`hapsync spring --response 0.4 --damping 0.7`).
+///
+/// SwiftUI describes a spring by its `response` (the period of the undamped oscillation, s) and
+/// `dampingFraction` ζ. So ω₀ = 2π / response, and for ζ < 1 the damped frequency is
+/// ω_d = ω₀ √(1 − ζ²). A spring released from rest at 0 towards 1 moves as
+/// x(t) = 1 − e^(−ζω₀t) (cos ω_d t + ζ/√(1 − ζ²) · sin ω_d t).
+/// Its velocity is proportional to e^(−ζω₀t) sin ω_d t, so the first peak (the overshoot) is at
+/// t_peak = π / ω_d, where x = 1 + e^(−ζπ/√(1 − ζ²)). It first reaches the target when
+/// tan(ω_d t) = −√(1 − ζ²)/ζ, i.e. t_cross = (π − arccos ζ) / ω_d.
+///
+/// For response 0.4, damping 0.7: ω₀ = 15.71 rad/s, ω_d = 11.22 rad/s, the peak is at 280 ms
+/// (4.6 % overshoot) and the target is first reached at 209 ms. The "~180 ms" people quote is
+/// neither: it is about where the spring has covered 90 % of the way (174 ms), i.e. where it
+/// looks arrived. A critically or over-damped spring (ζ ≥ 1) has no overshoot and no peak.
+public struct SpringTiming: Sendable, Equatable {
+    /// Period of the undamped oscillation, seconds.
+    public var response: Double
+    /// ζ: 0 < ζ < 1 overshoots, 1 is critical, more is over-damped.
+    public var dampingFraction: Double
+
+    /// A spring; `response` must be > 0 and `dampingFraction` ≥ 0 (see `validate`).
+    public init(response: Double, dampingFraction: Double) {
+        self.response = response
+        self.dampingFraction = dampingFraction
+    }
+
+    /// A spring that cannot be evaluated.
+    public struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
+        /// A sentence for the user.
+        public var description: String
+    }
+
+    /// Checks the parameters.
+    public func validate() throws(Invalid) {
+        guard response.isFinite, response > 0 else { throw Invalid(description: "response must be a positive number of seconds, got \(response)") }
+        guard dampingFraction.isFinite, dampingFraction >= 0 else {
+            throw Invalid(description: "damping fraction must be 0 or more, got \(dampingFraction)")
+        }
+    }
+
+    /// ω₀ = 2π / response (rad/s).
+    public var naturalFrequency: Double { 2 * Double.pi / response }
+
+    /// ω_d = ω₀ √(1 − ζ²) (rad/s); nil when ζ ≥ 1.
+    public var dampedFrequency: Double? {
+        dampingFraction < 1 ? naturalFrequency * (1 - dampingFraction * dampingFraction).squareRoot() : nil
+    }
+
+    /// Position at time `t` (0 at rest, 1 the target), released from rest.
+    public func position(at t: Double) -> Double {
+        let z = dampingFraction, w0 = naturalFrequency
+        if z < 1 {
+            let wd = dampedFrequency!
+            return 1 - exp(-z * w0 * t) * (cos(wd * t) + z / (1 - z * z).squareRoot() * sin(wd * t))
+        }
+        if z == 1 { return 1 - exp(-w0 * t) * (1 + w0 * t) }
+        let s = (z * z - 1).squareRoot()
+        let r1 = -w0 * (z - s), r2 = -w0 * (z + s)
+        // x = 1 + A e^(r1 t) + B e^(r2 t) with x(0) = 0, x'(0) = 0.
+        let a = r2 / (r1 - r2), b = -r1 / (r1 - r2)
+        return 1 + a * exp(r1 * t) + b * exp(r2 * t)
+    }
+
+    /// Time of the first peak (the overshoot), π / ω_d; nil when ζ ≥ 1.
+    public var peakTime: Double? { dampedFrequency.map { Double.pi / $0 } }
+
+    /// How far past the target the first peak goes, as a fraction (e^(−ζπ/√(1−ζ²))); 0 when ζ ≥ 1.
+    public var overshoot: Double {
+        let z = dampingFraction
+        return z < 1 ? exp(-z * Double.pi / (1 - z * z).squareRoot()) : 0
+    }
+
+    /// When the target is first reached, (π − arccos ζ) / ω_d; nil when ζ ≥ 1 (it only approaches it).
+    public var firstCrossing: Double? { dampedFrequency.map { (Double.pi - acos(dampingFraction)) / $0 } }
+
+    /// The first time the spring has covered `fraction` of the way (0 < fraction < 1), found by bisection.
+    public func time(toReach fraction: Double) -> Double {
+        var hi = response
+        while position(at: hi) < fraction, hi < 1000 * response { hi *= 2 }
+        var lo = 0.0
+        for _ in 0..<100 {
+            let mid = (lo + hi) / 2
+            if position(at: mid) < fraction { lo = mid } else { hi = mid }
+        }
+        return hi
+    }
+
+    /// When the spring stays within `tolerance` of the target from then on (sampled every 0.1 ms).
+    public func settlingTime(tolerance: Double = 0.02) -> Double {
+        let step = 0.0001
+        let horizon = max(response * 20, 1)
+        var last = 0.0
+        var t = 0.0
+        while t <= horizon {
+            if abs(position(at: t) - 1) > tolerance { last = t }
+            t += step
+        }
+        return last + step
+    }
+}
