@@ -34,7 +34,7 @@ let package = Package(
         // Backends at the edge: trace and evdev rumble.
         .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "CLinuxInput"]),
         // Test doubles others may want: a manual clock and a recording backend.
-        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncRuntime"]),
+        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncCore", "HapSyncRuntime"]),
         .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),

@@ -68,7 +68,7 @@ extension HapticEngine {
     /// Runs the finished handler if every player has ended (notifier thread or `pump`).
     func checkFinished() {
         let handler = control.withLock { state -> (@Sendable (Error?) -> FinishedAction)? in
-            guard state.playing.isEmpty, let h = state.finishedHandler else { return nil }
+            guard !state.anyPlaying, let h = state.finishedHandler else { return nil }
             state.finishedHandler = nil
             return h
         }
@@ -85,7 +85,7 @@ extension HapticEngine {
         guard let timeout = configuration.idleTimeout else { return }
         let now = configuration.clock.now()
         let idle = control.withLock { state -> Bool in
-            guard state.running, state.playing.isEmpty, now >= state.lastActivity,
+            guard state.running, !state.anyPlaying, now >= state.lastActivity,
                   now - state.lastActivity >= UInt64(timeout * 1e9) else { return false }
             state.idleStopped = true
             return true

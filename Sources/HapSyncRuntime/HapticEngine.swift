@@ -219,8 +219,12 @@ public final class HapticEngine: @unchecked Sendable {
         var retiredAudio: [Unmanaged<PlayerAudio>] = []
         /// Audio registered per slot.
         var audioBySlot: [Int: Unmanaged<PlayerAudio>] = [:]
-        /// Players started and not yet finished, stopped or paused (by id).
-        var playing: Set<UInt32> = []
+        /// Start and resume calls the scheduler has not yet acknowledged, by player id.
+        var pendingStarts: [UInt32: Int] = [:]
+        /// Players the scheduler says are playing (not finished, stopped or paused).
+        var active: Set<UInt32> = []
+        /// Whether any player plays or is about to.
+        var anyPlaying: Bool { !active.isEmpty || !pendingStarts.isEmpty }
         /// When a player last started or ended (engine ns): the idle timer's origin.
         var lastActivity: UInt64 = 0
         /// Stopped by the idle timer: the next player start restarts the engine.
@@ -373,10 +377,7 @@ public final class HapticEngine: @unchecked Sendable {
             }
         }
         status.withLock { $0 = lock }
-        controlRing.resetOwnership()
-        outputRing.resetOwnership()
-        schedulerNotifications.resetOwnership()
-        outputNotifications.resetOwnership()
+        resetRingOwnership()
         schedulerRunning.store(true, ordering: .sequentiallyConsistent)
         outputRunning.store(true, ordering: .sequentiallyConsistent)
         notifierRunning.store(true, ordering: .sequentiallyConsistent)
@@ -405,7 +406,7 @@ public final class HapticEngine: @unchecked Sendable {
         }
         guard wasStarted else { return }
         send(ControlMessage(kind: .stopAll, slot: -1, player: 0, time: configuration.clock.now()))
-        control.withLock { $0.playing = [] }
+        control.withLock { $0.active = []; $0.pendingStarts = [:] }
         if configuration.threading == .realtime {
             let base = exitCount.load(ordering: .acquiring)
             var joined = 0
@@ -437,6 +438,16 @@ public final class HapticEngine: @unchecked Sendable {
         for a in retired { a.release() }
     }
 
+    /// Forgets which threads used the rings (debug builds check each ring has one producer and one
+    /// consumer thread); called when those threads change hands.
+    private func resetRingOwnership() {
+        controlRing.resetOwnership()
+        outputRing.resetOwnership()
+        schedulerNotifications.resetOwnership()
+        outputNotifications.resetOwnership()
+        configuration.audio?.messages.resetOwnership()
+    }
+
     /// The audio server went away: report it; haptics go on. A watcher then waits for the server
     /// to come back, restarts the engine on it and calls the reset handler.
     private func audioLost(_ why: String) {
@@ -450,6 +461,9 @@ public final class HapticEngine: @unchecked Sendable {
     @discardableResult
     public func pump() -> UInt64 {
         precondition(configuration.threading == .manual, "pump() drives engines in Threading.manual; real-time engines run themselves")
+        // Manual mode has one pumping thread at a time, not necessarily the same one (the audio
+        // watcher restarts the engine on its own thread): it owns the rings while it pumps.
+        resetRingOwnership()
         let next = scheduler.service(clock: configuration.clock)
         output.drain()
         _ = output.serviceBackend()
@@ -559,7 +573,7 @@ public final class HapticEngine: @unchecked Sendable {
                 }
                 state.lastStartBySource[source] = when
             }
-            state.playing.insert(id)
+            state.pendingStarts[id, default: 0] += 1
             state.lastActivity = configuration.clock.now()
             return true
         }
@@ -691,10 +705,11 @@ public final class HapticEngine: @unchecked Sendable {
         while let n = schedulerNotifications.pop() ?? outputNotifications.pop() {
             switch n.kind {
             case .finished, .stopped:
-                let now = configuration.clock.now()
+                // Idle from when it ended (the notification may be read later).
+                let ended = min(n.time, configuration.clock.now())
                 let (player, oneShot) = control.withLock { state in
-                    state.playing.remove(n.player)
-                    state.lastActivity = now
+                    state.active.remove(n.player)
+                    state.lastActivity = max(state.lastActivity, ended)
                     return (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
                 }
                 if let player, player.id == n.player {
@@ -704,8 +719,13 @@ public final class HapticEngine: @unchecked Sendable {
             case .paused:
                 let now = configuration.clock.now()
                 control.withLock { state in
-                    state.playing.remove(n.player)
-                    state.lastActivity = now
+                    state.active.remove(n.player)
+                    state.lastActivity = max(state.lastActivity, now)
+                }
+            case .began:
+                control.withLock { state in
+                    if let k = state.pendingStarts[n.player] { state.pendingStarts[n.player] = k > 1 ? k - 1 : nil }
+                    if n.time == 1 { state.active.insert(n.player) }
                 }
             case .retired:
                 freeSlot(Int(n.slot))

@@ -52,6 +52,8 @@ struct EngineNotification: Sendable, BitwiseCopyable {
         case startedOnAudio
         /// The player was paused; `time` is the pattern offset it stopped at, ns.
         case paused
+        /// A start or resume message was handled; `time` is 1 if the player now plays, else 0.
+        case began
     }
 
     var kind: Kind

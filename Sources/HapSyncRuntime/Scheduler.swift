@@ -252,6 +252,22 @@ final class Scheduler: @unchecked Sendable {
         slots[s] = state
     }
 
+    /// Changes the rate of playing slot `s` at `now`, keeping the offset reached: what was
+    /// released stays released, the level holds, the rest follows at the new rate. Audio voices
+    /// restart part-way at the new timing. Does not allocate, lock or block.
+    private func reanchor(_ s: Int, rate: Double, now: UInt64) {
+        let o = offset(s, at: now)
+        slots[s].rate = rate
+        slots[s].start = now &- Self.span(o, rate: rate)
+        if slots[s].startFrame >= 0, let audio {
+            let frame = max(audio.clock.frame(atTime: now &+ hapticLatency) ?? 0, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
+            let zero = frame - Int64((o / rate * audio.sampleRate).rounded())
+            slots[s].startFrame = zero
+            audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: rate))
+            post(EngineNotification(kind: .startedOnAudio, slot: Int32(s), player: slots[s].player, time: UInt64(zero)))
+        }
+    }
+
     private func handle(_ m: ControlMessage, now: UInt64, pushed: inout Bool) {
         let s = Int(m.slot)
         if m.kind == .refresh, s == -1 {
@@ -263,10 +279,14 @@ final class Scheduler: @unchecked Sendable {
         switch m.kind {
         case .start:
             begin(s, player: m.player, at: m.time, offset: m.value, now: now, pushed: &pushed, reportRestart: true)
+            post(EngineNotification(kind: .began, slot: m.slot, player: m.player, time: slots[s].active ? 1 : 0))
         case .resume:
-            if slots[s].active, !slots[s].stopIsPause || slots[s].stopAt == .max { return }   // already playing
-            let from = slots[s].active ? offset(s, at: min(now, slots[s].stopAt)) : slots[s].pausedOffset
-            begin(s, player: m.player, at: m.time, offset: from, now: now, pushed: &pushed)
+            // Already playing (no pause pending): nothing to do.
+            if !slots[s].active || (slots[s].stopIsPause && slots[s].stopAt != .max) {
+                let from = slots[s].active ? offset(s, at: min(now, slots[s].stopAt)) : slots[s].pausedOffset
+                begin(s, player: m.player, at: m.time, offset: from, now: now, pushed: &pushed)
+            }
+            post(EngineNotification(kind: .began, slot: m.slot, player: m.player, time: slots[s].active ? 1 : 0))
         case .stop, .pause:
             if slots[s].active, slots[s].player == m.player {
                 if m.time <= slots[s].stopAt { slots[s].stopIsPause = m.kind == .pause }
@@ -286,9 +306,7 @@ final class Scheduler: @unchecked Sendable {
         case .setRate:
             let rate = min(max(m.value, 0.01), 100)
             if slots[s].active, slots[s].stopAt == .max {
-                let o = offset(s, at: now)
-                slots[s].rate = rate
-                begin(s, player: m.player, at: now, offset: o, now: now, pushed: &pushed)
+                reanchor(s, rate: rate, now: now)
             } else {
                 slots[s].rate = rate
             }

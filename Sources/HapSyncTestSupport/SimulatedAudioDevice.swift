@@ -1,0 +1,89 @@
+import Foundation
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// An audio device that exists only in time, for manual-clock tests and simulations: a 48 kHz sink
+/// whose clock runs `ppm` fast against the engine's manual clock, reporting when frames are heard
+/// (with optional PulseAudio-like jitter) when `observe()` is called, and keeping the scheduler's
+/// messages for inspection. Frame f is
+/// truly heard at `origin + f × nsPerFrame`, nsPerFrame = (1e9 / 48000) / (1 + ppm·1e-6).
+public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
+    /// "simulated".
+    public let name = "simulated"
+    /// 48 kHz.
+    public let sampleRate = 48_000.0
+    /// Fitted from the simulated observations, as the real output's is.
+    public let clock = AudioClock(sampleRate: 48_000)
+    /// The scheduler's messages; `observe()` moves them to `received`.
+    public let messages = SPSCRing<AudioMessage>(capacity: 1024)
+    /// Set by the engine; call it to simulate the server going away.
+    public var onServerLost: (@Sendable (String) -> Void)?
+    /// Set by the engine.
+    public var liveParameters: LiveParameters?
+    /// The engine's audio mute.
+    public var isMuted = false
+    /// Always 0.
+    public let underruns = 0
+    /// What `canConnect()` answers (a test flips it to simulate the server coming back).
+    public let serverUp = Atomic<Bool>(true)
+    /// Whether the (simulated) server answers.
+    public func canConnect() -> Bool { serverUp.load(ordering: .acquiring) }
+    /// Every message the scheduler sent, in order (moved here by `observe()` and `drainMessages()`).
+    public private(set) var received: [AudioMessage] = []
+    /// Times `open()` was called.
+    public private(set) var opens = 0
+    private let time: ManualClock
+    private let origin: Double
+    /// True nanoseconds per frame.
+    public let nsPerFrame: Double
+    private let jitter: Double
+    private var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    /// A sink `ppm` fast whose frame 0 is heard at the clock's current time; observations are off
+    /// by up to ±`jitter` ns (uniform).
+    public init(time: ManualClock, ppm: Double = 0, jitter: Double = 0) {
+        self.time = time
+        origin = Double(time.now())
+        nsPerFrame = 1e9 / 48_000 / (1 + ppm * 1e-6)
+        self.jitter = jitter
+    }
+
+    /// When frame `f` is truly heard (ns).
+    public func truth(_ f: Int64) -> Double { origin + Double(f) * nsPerFrame }
+
+    /// The frame heard now.
+    public var frameNow: Int64 { Int64((Double(time.now()) - origin) / nsPerFrame) }
+
+    /// 20 ms of buffered output ahead of what is heard.
+    public var nextWritableFrame: Int64 { frameNow + 960 }
+
+    /// Reports the frame heard now with jitter, as the output's timing callback does every 10 ms.
+    public func observe() {
+        random = random &* 6364136223846793005 &+ 1442695040888963407
+        let u = Double(random >> 11) / Double(1 << 53) * 2 - 1
+        let f = frameNow
+        clock.observe(frame: f, heardAt: UInt64(truth(f) + u * jitter))
+        drainMessages()
+    }
+
+    /// Moves the scheduler's messages to `received`.
+    public func drainMessages() {
+        while let m = messages.pop() { received.append(m) }
+    }
+
+    /// Feeds the settling observations, advancing the clock 10 ms per observation.
+    public func open() throws {
+        opens += 1
+        for _ in 0..<AudioClock.settlingObservations { observe(); time.advance(nanoseconds: 10_000_000) }
+    }
+    /// Nothing to close.
+    public func close() {}
+    /// Sources are not rendered.
+    public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {}
+    /// No samples: the device only times voices.
+    public func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio {
+        PlayerAudio(timeline: timeline, samples: timeline.voices.map { _ in nil })
+    }
+}
+
