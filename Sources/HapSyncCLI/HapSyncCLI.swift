@@ -45,6 +45,8 @@ public enum HapSyncCLI {
         ("plot", "draw a pattern as SVG: intensity, sharpness, transients, audio voices"),
         ("play", "play a pattern's haptics on the real-time engine (rumble pad, trace) with a timing summary"),
         ("devices", "list input devices: name, rumble capability, effect slots, access"),
+        ("feedback", "play a built-in SensoryFeedback style (success, impact-heavy, ...); --list, --export"),
+        ("spring", "when a spring animation (response, damping) peaks, to time a haptic on it"),
     ]
 
     static let mainHelp = """
@@ -90,6 +92,10 @@ public enum HapSyncCLI {
                 return try PlayCommand.run(rest, console: console)
             case "devices":
                 return try DevicesCommand.run(rest, console: console)
+            case "feedback":
+                return try FeedbackCommand.run(rest, console: console)
+            case "spring":
+                return try SpringCommand.run(rest, console: console)
             default:
                 var message = "error: unknown command '\(first)'\n"
                 if let near = commands.first(where: { $0.name.hasPrefix(first.prefix(3)) }) { message += "hint: did you mean 'hapsync \(near.name)'?\n" }
@@ -111,6 +117,8 @@ public enum HapSyncCLI {
         case "plot": return PlotCommand.help
         case "play": return PlayCommand.help
         case "devices": return DevicesCommand.help
+        case "feedback": return FeedbackCommand.help
+        case "spring": return SpringCommand.help
         default: return nil
         }
     }

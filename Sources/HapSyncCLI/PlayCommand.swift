@@ -12,7 +12,8 @@ enum PlayCommand {
     static let help = """
         USAGE: hapsync play [--haptics evdev:PATH|evdev:auto|trace:PATH|none]... [--force] [--at +MS] [--loop N]
                             [--audio pulse|none] [--sink NAME] [--latency-ms N] [--haptic-latency-ms N]
-                            [--rate HZ] [--rumble-interval MS] [--rumble-burst MS] [--resources DIR]... FILE
+                            [--rate HZ] [--rumble-interval MS] [--rumble-burst MS] [--resources DIR]...
+                            [--playback-rate X] [--from S] [--no-haptics] [--intensity-scale X] [--rate-limit-ms N] FILE
 
         Plays a pattern on the real-time engine: a scheduler thread on CLOCK_MONOTONIC
         (SCHED_FIFO where the system allows) releases each haptic command at its deadline
@@ -46,22 +47,76 @@ enum PlayCommand {
           --loop N              play N times back to back (default 1)
           --rate HZ             control rate of the continuous signal (default 1000)
           --resources DIR       also look for audio files here (repeatable)
+          --playback-rate X     play X times faster (0.01-100; times and durations scale,
+                                audio pitch does not)
+          --from S              start S seconds into the pattern (audio starts part-way)
           -h, --help            show this help
+
+        ACCESSIBILITY (also from the environment; flags win):
+          --no-haptics          haptics off (HAPSYNC_HAPTICS=off); audio still plays
+          --intensity-scale X   scale every haptic intensity, 0-1 (HAPSYNC_INTENSITY_SCALE);
+                                reduced-motion settings commonly use 0.4-0.5
+          --rate-limit-ms N     merge starts from one source closer than N ms (default
+                                100; HAPSYNC_RATE_LIMIT_MS)
 
         """
 
-    static func run(_ args: [String], console: HapSyncCLI.Console) throws(CommandLineArguments.UsageError) -> Int32 {
-        let parsed = try CommandLineArguments(args, options: [
-            .init(name: "haptics", takesValue: true, repeatable: true), .init(name: "force", takesValue: false), .init(name: "at", takesValue: true),
-            .init(name: "rumble-interval", takesValue: true), .init(name: "rumble-burst", takesValue: true),
-            .init(name: "audio", takesValue: true), .init(name: "sink", takesValue: true), .init(name: "latency-ms", takesValue: true),
-            .init(name: "haptic-latency-ms", takesValue: true),
-            .init(name: "loop", takesValue: true), .init(name: "rate", takesValue: true),
-            .init(name: "resources", takesValue: true, repeatable: true),
-        ], command: "hapsync play")
-        if parsed.has("help") { console.out(help); return HapSyncCLI.ExitCode.success }
-        guard parsed.positional.count == 1, let file = parsed.positional.first else {
-            throw .init(message: parsed.positional.isEmpty ? "play needs a FILE" : "play takes one FILE (got \(parsed.positional.count))")
+    /// The policy from the environment, then the flags; a bad value is a usage error naming it.
+    static func policy(_ parsed: CommandLineArguments, environment: [String: String]) throws(CommandLineArguments.UsageError) -> HapticPolicy {
+        var policy: HapticPolicy
+        do { policy = try HapticPolicy().applying(environment: environment) } catch { throw .init(message: error.description) }
+        if parsed.has("no-haptics") { policy.hapticsEnabled = false }
+        if let text = parsed.all("intensity-scale").first {
+            guard let x = Double(text), x.isFinite, (0...1).contains(x) else {
+                throw .init(message: "--intensity-scale must be a number from 0 to 1, not '\(text)'")
+            }
+            policy.intensityScale = x
+        }
+        if let text = parsed.all("rate-limit-ms").first {
+            guard let x = Double(text), x.isFinite, (0...60_000).contains(x) else {
+                throw .init(message: "--rate-limit-ms must be a number of milliseconds from 0 to 60000, not '\(text)'")
+            }
+            policy.rateLimitInterval = x / 1000
+        }
+        return policy
+    }
+
+    /// Options shared with `hapsync feedback`.
+    static let options: [CommandLineArguments.Option] = [
+        .init(name: "haptics", takesValue: true, repeatable: true), .init(name: "force", takesValue: false), .init(name: "at", takesValue: true),
+        .init(name: "rumble-interval", takesValue: true), .init(name: "rumble-burst", takesValue: true),
+        .init(name: "audio", takesValue: true), .init(name: "sink", takesValue: true), .init(name: "latency-ms", takesValue: true),
+        .init(name: "haptic-latency-ms", takesValue: true),
+        .init(name: "loop", takesValue: true), .init(name: "rate", takesValue: true),
+        .init(name: "resources", takesValue: true, repeatable: true),
+        .init(name: "playback-rate", takesValue: true), .init(name: "from", takesValue: true),
+        .init(name: "no-haptics", takesValue: false), .init(name: "intensity-scale", takesValue: true), .init(name: "rate-limit-ms", takesValue: true),
+    ]
+
+    /// Runs `play` on FILE, or (from `hapsync feedback`) on a built-in pattern.
+    static func run(_ args: [String], console: HapSyncCLI.Console, builtIn: (name: String, pattern: AHAPPattern)? = nil,
+                    environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineArguments.UsageError) -> Int32 {
+        let command = builtIn == nil ? "hapsync play" : "hapsync feedback"
+        let parsed = try CommandLineArguments(args, options: options, command: command)
+        if parsed.has("help") { console.out(builtIn == nil ? help : FeedbackCommand.help); return HapSyncCLI.ExitCode.success }
+        let policy = try policy(parsed, environment: environment)
+        let playbackRateText = parsed.all("playback-rate").first ?? "1"
+        guard let playbackRate = Double(playbackRateText), playbackRate.isFinite, (0.01...100).contains(playbackRate) else {
+            throw .init(message: "--playback-rate must be a number from 0.01 to 100, not '\(playbackRateText)'")
+        }
+        let fromText = parsed.all("from").first ?? "0"
+        guard let from = Double(fromText), from.isFinite, from >= 0 else {
+            throw .init(message: "--from must be 0 or more seconds, not '\(fromText)'")
+        }
+        let file: String
+        if let builtIn {
+            guard parsed.positional.isEmpty else { throw .init(message: "feedback takes one NAME (got also '\(parsed.positional[0])')") }
+            file = builtIn.name
+        } else {
+            guard parsed.positional.count == 1, let f = parsed.positional.first else {
+                throw .init(message: parsed.positional.isEmpty ? "play needs a FILE" : "play takes one FILE (got \(parsed.positional.count))")
+            }
+            file = f
         }
         var tracePath: String?
         var evdevPath: String?
@@ -114,14 +169,26 @@ enum PlayCommand {
         defer { signals.cancel() }
 
         let loaded: LoadedTimeline
-        switch LoadedTimeline.load(file, resources: roots, options: RenderOptions(controlRate: rate), console: console) {
-        case .success(let l): loaded = l
-        case .failure(let status): return status.code
+        if let builtIn {
+            do {
+                loaded = LoadedTimeline(check: nil, timeline: try PatternTimeline(pattern: builtIn.pattern, options: RenderOptions(controlRate: rate)), audio: [:])
+            } catch {
+                console.err("error: \(builtIn.name): \(error)\n")
+                return HapSyncCLI.ExitCode.failure
+            }
+        } else {
+            switch LoadedTimeline.load(file, resources: roots, options: RenderOptions(controlRate: rate), console: console) {
+            case .success(let l): loaded = l
+            case .failure(let status): return status.code
+            }
+        }
+        guard from < loaded.timeline.end || from == 0 else {
+            throw .init(message: "--from \(fromText) is past the pattern's end (\(seconds(loaded.timeline.end)))")
         }
         let timeline = loaded.timeline
         var audioDevice: PulseAudioOutput?
         if !timeline.voices.isEmpty, audioChoice != "none" {
-            let unresolved = loaded.check.diagnostics.filter { $0.code == .resourceNotFound }
+            let unresolved = (loaded.check?.diagnostics ?? []).filter { $0.code == .resourceNotFound }
             if !unresolved.isEmpty {
                 for d in unresolved { console.err("error: \(d.path): \(d.message)\n") }
                 console.err("hint: pass --resources DIR, or play without audio with --audio none\n")
@@ -151,7 +218,7 @@ enum PlayCommand {
         let audioLost = Mutex<String?>(nil)
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, audio: audioDevice,
-                                                           hapticLatency: UInt64(hapticLatencyMs * 1_000_000)))
+                                                           hapticLatency: UInt64(hapticLatencyMs * 1_000_000), policy: policy))
             // Handlers before start: the audio server can go away while the stream is starting.
             engine.stoppedHandler = { reason in
                 if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
@@ -169,7 +236,7 @@ enum PlayCommand {
             return HapSyncCLI.ExitCode.failure
         }
         let session = Session(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : loaded.audio, loops: loops,
-                              console: console, signals: signals)
+                              console: console, signals: signals, playbackRate: playbackRate, from: from)
         let outcome = signals.received ? .interrupted : session.run(startIn: atMs / 1000)
         engine.stop()
         if case .failure(let message) = outcome {
@@ -177,7 +244,7 @@ enum PlayCommand {
             return HapSyncCLI.ExitCode.failure
         }
         console.out(summary(file: file, loops: loops, engine: engine, timeline: timeline, trace: trace, interrupted: outcome == .interrupted,
-                            audio: audioDevice, startFrames: session.startFrames))
+                            audio: audioDevice, startFrames: session.startFrames, playbackRate: playbackRate, from: from))
         if let why = audioLost.withLock({ $0 }) {
             console.err("warning: the PulseAudio server went away during playback (\(why)); haptics went on\n")
         }
@@ -212,10 +279,15 @@ enum PlayCommand {
         var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
 
         let signals: SignalWatch
+        /// Pattern seconds per second, and where the first loop starts (pattern s).
+        let playbackRate: Double
+        let from: Double
 
         init(engine: HapticEngine, timeline: PatternTimeline, audioFiles: [String: URL], loops: Int, console: HapSyncCLI.Console,
-             signals: SignalWatch) {
+             signals: SignalWatch, playbackRate: Double = 1, from: Double = 0) {
             self.signals = signals
+            self.playbackRate = playbackRate
+            self.from = from
             self.engine = engine
             self.timeline = timeline
             self.audioFiles = audioFiles
@@ -224,19 +296,29 @@ enum PlayCommand {
         }
 
         func run(startIn delay: Double) -> Outcome {
-            let period = timeline.end
+            // Loops after the first are whole passes; the first skips `from` of the pattern.
+            let period = timeline.end / playbackRate
             let turns = min(loops, 4)
-            let t0 = engine.currentTime + delay
+            let t0 = engine.currentTime + delay - from / playbackRate
             do {
                 for k in 0..<turns {
                     let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
+                    player.playbackRate = playbackRate
                     state.withLock { $0.loopOf[player.id] = k }
                     player.completionHandler = { [unowned self, unowned player] completion in
                         self.completed(player, completion, t0: t0, period: period, turns: turns)
                     }
                     players.append(player)
                 }
-                for (k, player) in players.enumerated() { try player.start(atTime: t0 + Double(k) * period) }
+                for (k, player) in players.enumerated() {
+                    if k == 0, from > 0 {
+                        // A start at an offset: seek a paused-at-0 player, then resume at the start time.
+                        try player.seek(toOffset: from)
+                        try player.resume(atTime: t0 + from / playbackRate)
+                    } else {
+                        try player.start(atTime: t0 + Double(k) * period)
+                    }
+                }
             } catch {
                 return .failure("\(error)")
             }
@@ -247,14 +329,15 @@ enum PlayCommand {
             }
             if signals.received { state.withLock { $0.interrupted = true } }
 
-            let total = Double(loops) * period
+            let total = Double(loops) * period - from / playbackRate
             let giveUp = t0 + total + 10
             let terminal = isatty(STDERR_FILENO) == 1
             while done.wait(timeout: .now() + 0.1) == .timedOut {
                 let now = engine.currentTime
                 if terminal {
                     let s = state.withLock { $0 }
-                    console.err("\r\u{1B}[Kplaying \(seconds(max(0, min(total, now - t0)))) / \(seconds(total)), loop \(min(loops, s.completed + 1))/\(loops)")
+                    let elapsed = max(0, min(total, now - t0 - from / playbackRate))
+                    console.err("\r\u{1B}[Kplaying \(seconds(elapsed)) / \(seconds(total)), loop \(min(loops, s.completed + 1))/\(loops)")
                 }
                 if now > giveUp { return .failure("playback did not finish \(seconds(now - t0 - total)) after its end; the engine may have stopped") }
             }
@@ -336,7 +419,7 @@ enum PlayCommand {
     }
 
     static func summary(file: String, loops: Int, engine: HapticEngine, timeline: PatternTimeline, trace: TraceBackend?, interrupted: Bool,
-                        audio: PulseAudioOutput?, startFrames: [UInt32: [Int64]]) -> String {
+                        audio: PulseAudioOutput?, startFrames: [UInt32: [Int64]], playbackRate: Double = 1, from: Double = 0) -> String {
         let stats = engine.statistics
         let dispatch = stats.dispatchErrors.sorted(), apply = stats.applyLatencies.sorted()
         var out = ""
@@ -347,6 +430,15 @@ enum PlayCommand {
         line("dispatch", "p50 \(micro(percentile(dispatch, 50))), p99 \(micro(percentile(dispatch, 99))), max \(micro(dispatch.last ?? 0)) (released − scheduled)")
         line("apply", "p50 \(micro(percentile(apply, 50))), p99 \(micro(percentile(apply, 99))), max \(micro(apply.last ?? 0)) (applied − released)")
         line("real-time", engine.realtimeStatus.description)
+        let policy = engine.policy
+        if !policy.hapticsEnabled || policy.intensityScale != 1 || playbackRate != 1 || from != 0 {
+            var parts: [String] = []
+            if !policy.hapticsEnabled { parts.append("haptics off") }
+            if policy.intensityScale != 1 { parts.append("intensity × \(policy.intensityScale)") }
+            if playbackRate != 1 { parts.append("playback rate \(playbackRate)") }
+            if from != 0 { parts.append("from \(seconds(from))") }
+            line("settings", parts.joined(separator: ", "))
+        }
         if let audio {
             line("audio", "pulse at \(Int(audio.sampleRate)) Hz, \(Int((audio.configuration.latency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
                  + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
@@ -356,7 +448,7 @@ enum PlayCommand {
                 guard let starts = startFrames[c.player], !starts.isEmpty else { continue }
                 // The run this command belongs to: the latest start whose frame is heard before it.
                 let frame = starts.last { (audio.clock.time(ofFrame: $0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
-                if let heard = audio.clock.time(ofFrame: frame + Int64((c.patternTime * audio.sampleRate).rounded())) {
+                if let heard = audio.clock.time(ofFrame: frame + Int64((c.patternTime / playbackRate * audio.sampleRate).rounded())) {
                     offsets.append(Int64(bitPattern: c.applied &- heard))
                 }
             }

@@ -4,7 +4,8 @@ import HapSyncCore
 
 /// A pattern read, checked and compiled for `render` and `plot`, with what was learned of its audio.
 struct LoadedTimeline {
-    let check: FileCheck
+    /// The file's check (nil for a built-in pattern).
+    let check: FileCheck?
     let timeline: PatternTimeline
     /// Resolved audio file by waveform path.
     let audio: [String: URL]

@@ -13,8 +13,9 @@ import Foundation
 ///
 /// For response 0.4, damping 0.7: ω₀ = 15.71 rad/s, ω_d = 11.22 rad/s, the peak is at 280 ms
 /// (4.6 % overshoot) and the target is first reached at 209 ms. The "~180 ms" people quote is
-/// neither: it is about where the spring has covered 90 % of the way (174 ms), i.e. where it
-/// looks arrived. A critically or over-damped spring (ζ ≥ 1) has no overshoot and no peak.
+/// neither: it lies between the 90 % point (168 ms) and the first crossing (209 ms), where the
+/// spring looks arrived, not where it peaks. A critically or over-damped spring (ζ ≥ 1) has no
+/// overshoot and no peak.
 public struct SpringTiming: Sendable, Equatable {
     /// Period of the undamped oscillation, seconds.
     public var response: Double

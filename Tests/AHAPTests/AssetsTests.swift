@@ -9,7 +9,9 @@ struct AssetsTests {
     static let files = ahapFiles(under: assets)
 
     @Test func thereAreExamples() {
-        #expect(Self.files.map(\.lastPathComponent) == ["clicks.ahap", "engine.ahap", "heartbeat.ahap", "rumble-steps.ahap", "taps.ahap"])
+        let names = Self.files.map { $0.path.replacingOccurrences(of: Self.assets.path + "/", with: "") }
+        #expect(names.filter { !$0.hasPrefix("feedback/") } == ["clicks.ahap", "engine.ahap", "heartbeat.ahap", "rumble-steps.ahap", "taps.ahap"])
+        #expect(names.filter { $0.hasPrefix("feedback/") }.count == 17, "the SensoryFeedback styles (hapsync feedback --export)")
     }
 
     @Test(arguments: files)

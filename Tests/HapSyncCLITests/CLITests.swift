@@ -188,10 +188,11 @@ struct BinaryTests {
         return fallback
     }
 
-    static func run(_ args: [String]) throws -> Run {
+    static func run(_ args: [String], environment: [String: String] = [:]) throws -> Run {
         let p = Process()
         p.executableURL = try binary()
         p.arguments = args
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
