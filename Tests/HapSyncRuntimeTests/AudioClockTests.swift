@@ -49,4 +49,21 @@ struct AudioClockTests {
         #expect(abs(Double(clock.time(ofFrame: 480)!) - 2_510_000_000) < 1_000_000, "a 1.5 s disagreement is a step, not a slew")
         #expect(clock.time(ofFrame: 0) != nil && AudioClock(sampleRate: 48_000).time(ofFrame: 0) == nil)
     }
+
+    @Test func anUnderrunRestartTakesAShiftAtOnceInsteadOfSlewing() {
+        // A settled clock; then frames are heard 3 ms later than before (under the 5 ms step).
+        func settled() -> AudioClock {
+            let clock = AudioClock(sampleRate: 48_000)
+            for k in 0..<100 { clock.observe(frame: Int64(k * 480), heardAt: UInt64(1e9 + Double(k) * 1e7)) }
+            return clock
+        }
+        let shifted = { (k: Int) in UInt64(1e9 + Double(k) * 1e7 + 3e6) }
+        let slewing = settled(), restarted = settled()
+        restarted.restart()
+        slewing.observe(frame: 100 * 480, heardAt: shifted(100))
+        restarted.observe(frame: 100 * 480, heardAt: shifted(100))
+        let truth = Double(shifted(100))
+        #expect(abs(Double(slewing.time(ofFrame: 48_000)!) - truth) > 2_900_000, "without a restart it moves 25 µs per observation")
+        #expect(abs(Double(restarted.time(ofFrame: 48_000)!) - truth) < 1_000, "after a restart the next observation is taken as it is")
+    }
 }

@@ -41,6 +41,49 @@ struct RealtimeEngineTests {
         #expect(engine.realtimeStatus.fifoPriority != nil || engine.realtimeStatus.fifoError != nil, "the attempt is reported either way")
     }
 
+    @Test func liveControlsFromAnotherThreadWhilePlaying() throws {
+        // The control thread drives every live feature while the real-time threads play: live
+        // parameters (read lock-free by the scheduler), mute, rate, pause/resume, seek and loop.
+        // Checked: it ends, nothing is released early, and levels after the last send are scaled.
+        let backend = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
+        try engine.start()
+        defer { engine.stop() }
+        let pattern = try AHAPPatternBuilder().continuous(at: 0, duration: 0.6, intensity: 0.8, sharpness: 0.5, attack: 0, release: 0)
+            .transient(at: 0.1).transient(at: 0.3).transient(at: 0.5).build()
+        let player = try engine.makeAdvancedPlayer(with: pattern)
+        let finished = DispatchSemaphore(value: 0)
+        player.completionHandler = { if $0 == .finished { finished.signal() } }
+        player.loopEnabled = true
+        player.loopEnd = 0.2
+        try player.start(atTime: HapticEngine.timeImmediate)
+        for k in 0..<40 {
+            let now = engine.currentTime
+            switch k % 8 {
+            case 0: try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: Double(k % 5) / 4)], atTime: now)
+            case 1: try player.scheduleParameterCurve(HapticParameterCurve(parameterID: .hapticSharpnessControl, controlPoints: [
+                    .init(relativeTime: 0, value: -0.5), .init(relativeTime: 0.02, value: 0.5)]), atTime: now)
+            case 2: player.isMuted = true
+            case 3: player.isMuted = false
+            case 4: player.playbackRate = k % 16 == 4 ? 2 : 0.5
+            case 5: try player.pause(atTime: now)
+            case 6: try player.resume(atTime: now + 0.001)
+            default: try player.seek(toOffset: 0.05)
+            }
+            Thread.sleep(forTimeInterval: 0.003)
+        }
+        player.loopEnabled = false
+        player.playbackRate = 1
+        try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5)], atTime: engine.currentTime)
+        let sent = MonotonicClock.nanoseconds()
+        try player.seek(toOffset: 0)
+        #expect(finished.wait(timeout: .now() + 30) == .success, "it finished after the loop was turned off")
+        let played = backend.entries
+        #expect(played.allSatisfy { $0.command.released >= $0.command.scheduled && $0.appliedAt >= $0.command.released })
+        let late = played.filter { $0.command.scheduled >= sent && $0.command.kind == .level && $0.command.intensity > 0 }
+        #expect(!late.isEmpty && late.allSatisfy { abs($0.command.intensity - 0.4) < 1e-6 }, "0.8 × 0.5 after the last send")
+    }
+
     @Test func playPatternFromAFileAndStopCleanly() throws {
         let backend = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
