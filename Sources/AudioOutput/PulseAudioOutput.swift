@@ -23,9 +23,12 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         public var latency: Double
         /// Largest player slot the engine uses (its `maxPlayers`, default 32).
         public var maxPlayers: Int
+        /// The server to connect to ("unix:/path/native"; nil: the default, as PULSE_SERVER says).
+        public var server: String?
 
         /// Makes settings; defaults as described on each property.
-        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32) {
+        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, server: String? = nil) {
+            self.server = server
             self.sink = sink
             self.latency = latency
             self.maxPlayers = maxPlayers
@@ -169,7 +172,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_threaded_mainloop_lock(ml)
         var unlocked = false
         defer { if !unlocked { pa_threaded_mainloop_unlock(ml) } }
-        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else {
+        guard pa_context_connect(ctx, configuration.server, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else {
             let why = String(cString: pa_strerror(pa_context_errno(ctx)))
             pa_threaded_mainloop_unlock(ml)
             unlocked = true
@@ -272,7 +275,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         defer { pa_mainloop_free(ml) }
         guard let ctx = pa_context_new(pa_mainloop_get_api(ml), "HapSync probe") else { return false }
         defer { pa_context_unref(ctx) }
-        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0 else { return false }
+        guard pa_context_connect(ctx, configuration.server, PA_CONTEXT_NOFLAGS, nil) >= 0 else { return false }
         let giveUp = MonotonicClock.nanoseconds() + 1_000_000_000
         var ready = false
         while MonotonicClock.nanoseconds() < giveUp {
