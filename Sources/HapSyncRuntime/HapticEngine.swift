@@ -268,6 +268,8 @@ public final class HapticEngine: @unchecked Sendable {
     /// Threads that have finished; a releasing add at exit, an acquiring load in `join`, so all a
     /// thread wrote happens before whatever the joiner does next.
     private let exitCount = Atomic<Int>(0)
+    /// The notifier thread's pthread id while it runs (0 otherwise).
+    private let notifierThread = Atomic<UInt>(0)
     private let status = Mutex(RealtimeStatus.unknown)
 
     /// Makes an engine; nothing runs until `start()`.
@@ -392,7 +394,10 @@ public final class HapticEngine: @unchecked Sendable {
     /// and can be started again after another `start()`. Safe to call from a handler: when called
     /// on the notifier thread, the shutdown finishes on a helper thread.
     public func stop() {
-        if Thread.current.name == "hapsync-notify" {
+        // On the notifier thread (a handler called stop): the threads cannot join themselves, so the
+        // rest happens on a helper. Known by identity: a thread's name is inherited by the threads
+        // it creates on Linux, so the helper would look like the notifier by name.
+        if notifierThread.load(ordering: .acquiring) == UInt(pthread_self()) {
             control.withLock { $0.running = false; $0.stopInProgress = true }
             Thread { [self] in
                 stop()
@@ -692,6 +697,8 @@ public final class HapticEngine: @unchecked Sendable {
     }
 
     private func notifierLoop() {
+        notifierThread.store(UInt(pthread_self()), ordering: .releasing)
+        defer { notifierThread.store(0, ordering: .releasing) }
         while notifierRunning.load(ordering: .sequentiallyConsistent) {
             deliverNotifications()
             checkIdle()

@@ -84,6 +84,28 @@ struct RealtimeEngineTests {
         #expect(!late.isEmpty && late.allSatisfy { abs($0.command.intensity - 0.4) < 1e-6 }, "0.8 × 0.5 after the last send")
     }
 
+    @Test func idleShutdownAndTransparentRestartOnRealThreads() throws {
+        let backend = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false, idleTimeout: 0.2))
+        let idle = DispatchSemaphore(value: 0)
+        engine.stoppedHandler = { if $0 == .idleTimeout { idle.signal() } }
+        try engine.start()
+        defer { engine.stop() }
+        let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).transient(at: 0.05).build())
+        let done = DispatchSemaphore(value: 0)
+        player.completionHandler = { _ in done.signal() }
+        try player.start(atTime: HapticEngine.timeImmediate)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(idle.wait(timeout: .now() + 30) == .success, "stopped after 0.2 s with nothing playing")
+        #expect(!engine.isRunning && engine.isIdleStopped)
+        // The next start brings it back (the threads and the device) and plays.
+        try player.start(atTime: HapticEngine.timeImmediate)
+        #expect(engine.isRunning)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(backend.entries.filter { $0.command.kind == .transient }.count == 4)
+        #expect(backend.calls.opened == 2 && backend.calls.closed == 1, "the device was released while idle and opened again")
+    }
+
     @Test func playPatternFromAFileAndStopCleanly() throws {
         let backend = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
