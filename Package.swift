@@ -41,7 +41,7 @@ let package = Package(
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
-        // Benchmarks (see Bench/README.md).
+        // Benchmarks (see README "Performance").
         .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "AudioOutput", "HapSyncTestSupport"], path: "Bench"),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
