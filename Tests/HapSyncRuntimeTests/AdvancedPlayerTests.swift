@@ -229,4 +229,37 @@ struct AdvancedPlayerTests {
             #expect(abs(Double(tap.command.scheduled) - heard) < 21_000, "tap at \(tap.command.patternTime) goes with its audio frame")
         }
     }
+
+    @Test func loopsRestartTheAudioOnTheSameFrameAsTheHaptics() throws {
+        let clock = ManualClock()
+        let audio = SimulatedAudioDevice(time: clock)
+        let backend = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, audio: audio))
+        try engine.start()
+        let player = try engine.makeAdvancedPlayer(with: try advancedPattern(withTone: true))
+        player.loopEnabled = true
+        player.loopEnd = 0.25
+        try player.start(atTime: engine.currentTime + 0.1)
+        func step(to t: UInt64) {
+            while clock.now() < t {
+                let next = engine.pump()
+                clock.set(nanoseconds: min(max(next, clock.now() + 1), t))
+            }
+            engine.pump()
+        }
+        step(to: clock.now() + ns(1.0))
+        audio.drainMessages()
+        let starts = audio.received.filter { $0.kind == .start }
+        #expect(starts.count == 4, "the first pass and three wraps in 0.9 s")
+        for (a, b) in zip(starts, starts.dropFirst()) {
+            #expect(b.frame - a.frame == 12_000, "each pass starts 0.25 s × 48 kHz after the one before")
+            #expect(b.from == b.frame, "a wrap starts the voices from their beginning")
+        }
+        // Each pass's first tap (pattern time 0.1) is released when its frame is heard.
+        let taps = backend.entries.filter { $0.command.kind == .transient && $0.command.patternTime == 0.1 }
+        #expect(taps.count == 4)
+        for (tap, start) in zip(taps, starts) {
+            #expect(abs(Double(tap.command.scheduled) - audio.truth(start.frame + 4_800)) < 21_000)
+        }
+    }
 }

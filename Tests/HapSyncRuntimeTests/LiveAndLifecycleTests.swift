@@ -105,6 +105,22 @@ struct LiveParameterTests {
         #expect((16..<100).allSatisfy { out[2 * $0] == 0 }, "muted (after one 16-frame control ramp)")
     }
 
+    @Test func theMixerAddsLivePan() throws {
+        // Pan control adds: the tone at pan 0 plus a live +1 is hard right (left silent).
+        let live = LiveParameters(slots: 2)
+        let mixer = AudioMixer(sampleRate: 1000, capacity: 2)
+        mixer.live = live
+        let timeline = try PatternTimeline(pattern: try AHAPPatternBuilder().audioContinuous(at: 0, duration: 1, pan: 0, attack: 0, release: 0).build())
+        let audio = Unmanaged.passRetained(PlayerAudio(timeline: timeline, samples: [nil]))
+        defer { audio.release() }
+        mixer.start(slot: 0, audio: audio, startFrame: 0)
+        live.send(slot: 0, .audioPan, [.init(time: 0, value: 1, ramp: false)])
+        var out = [Float](repeating: 0, count: 200)
+        out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frames: 100, firstFrame: 0, blockTime: 0, nsPerFrame: 1_000_000) }
+        #expect((20..<100).allSatisfy { abs(out[2 * $0]) < 1e-6 }, "left silent")
+        #expect((20..<100).map { abs(out[2 * $0 + 1]) }.max()! > 0.1, "right plays")
+    }
+
     @Test func theMixerStartsVoicesPartWayAndScalesTimesByTheRate() throws {
         let samples = AudioSamples(left: (0..<1000).map { Float($0) / 1000 }, right: (0..<1000).map { Float($0) / 1000 })
         let timeline = try PatternTimeline(pattern: try AHAPPatternBuilder().audioCustom(at: 0.2, path: "ramp.wav", useVolumeEnvelope: false).build(),
