@@ -159,7 +159,8 @@ public final class AudioMixer: @unchecked Sendable {
     }
 
     /// A voice's state at pattern time `t` with the live parameters of its player at engine time
-    /// `engineTime` applied (volume multiplies, pan/pitch/brightness add, mute silences).
+    /// `engineTime` applied (volume multiplies, pan/pitch/brightness add, mute silences). Audio
+    /// thread; does not allocate, lock or block.
     @inline(__always)
     private func state(_ timeline: PatternTimeline, _ index: Int, _ slot: Int, at t: Double, engineTime: UInt64?) -> AudioVoiceState {
         var s = timeline.voiceState(index, at: t)

@@ -138,7 +138,7 @@ final class Scheduler: @unchecked Sendable {
         return Double(Int64(bitPattern: time &- state.start)) / 1e9 * state.rate
     }
 
-    /// Where slot `s` ends or wraps (pattern s), and whether it wraps.
+    /// Where slot `s` ends or wraps (pattern s), and whether it wraps. Does not allocate, lock or block.
     @inline(__always) private func endPoint(_ s: Int) -> (time: Double, wraps: Bool) {
         let state = slots[s]
         guard state.loopEnabled else { return (state.endTime, false) }
@@ -268,6 +268,7 @@ final class Scheduler: @unchecked Sendable {
         }
     }
 
+    /// Applies one control message. Does not allocate, lock or block.
     private func handle(_ m: ControlMessage, now: UInt64, pushed: inout Bool) {
         let s = Int(m.slot)
         if m.kind == .refresh, s == -1 {
@@ -331,7 +332,7 @@ final class Scheduler: @unchecked Sendable {
         }
     }
 
-    /// Does what slot `s` has due.
+    /// Does what slot `s` has due. Does not allocate, lock or block.
     private func fire(_ s: Int, _ event: (time: UInt64, due: Due), now: UInt64, pushed: inout Bool) {
         let state = slots[s]
         guard let timeline = timelines[s] else { slots[s].active = false; return }
@@ -450,7 +451,7 @@ final class Scheduler: @unchecked Sendable {
                                            intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime)) || pushed
     }
 
-    /// Pushes the mix again if live parameters or mutes changed it.
+    /// Pushes the mix again if live parameters or mutes changed it. Does not allocate, lock or block.
     private func pushLiveLevel(at time: UInt64, now: UInt64, player: UInt32, pushed: inout Bool) {
         let m = mix(at: time)
         guard m != lastMix else { return }
