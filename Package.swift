@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
         .testTarget(name: "AudioTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
-        .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapticOutput", "HapSyncRuntime", "HapSyncTestSupport", "CLinuxInput"]),
+        .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
         // Depends on the executable so `swift test` builds the binary the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync"]),

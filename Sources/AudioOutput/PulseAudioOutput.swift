@@ -84,9 +84,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         set { muted.store(newValue, ordering: .relaxed) }
     }
 
-    private let liveStore = Mutex<LiveParameters?>(nil)
+    private let liveStore = Locked<LiveParameters?>(nil)
     private let muted = Atomic<Bool>(false)
-    private let lostHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
     private var mainloop: OpaquePointer?
     private var context: OpaquePointer?
     private var stream: OpaquePointer?
@@ -102,7 +102,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private var sinkRate: UInt32 = 0
     private var sinkFound = false
     private var sinkQueryDone = false
-    private let cache = Mutex<[String: AudioSamples]>([:])
+    private let cache = Locked<[String: AudioSamples]>([:])
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {

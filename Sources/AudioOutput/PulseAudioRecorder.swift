@@ -1,3 +1,4 @@
+import HapSyncCore
 import CPulse
 import Foundation
 import Glibc
@@ -28,8 +29,8 @@ public final class PulseAudioRecorder: @unchecked Sendable {
     public let sampleRate: Double
     /// Recorded frame → CLOCK_MONOTONIC time it was played.
     public let clock: AudioClock
-    private let samples = Mutex<[Float]>([])
-    private let observed = Mutex<(frames: [Int64], times: [UInt64])>(([], []))
+    private let samples = Locked<[Float]>([])
+    private let observed = Locked<(frames: [Int64], times: [UInt64])>(([], []))
     private let holeFrames = Atomic<Int>(0)
     private let overflowCount = Atomic<Int>(0)
     private var mainloop: OpaquePointer?

@@ -214,8 +214,8 @@ enum PlayCommand {
         if let trace { backends.append(trace) }
         let backend: HapticBackend = backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
         let engine: HapticEngine
-        let disconnected = Mutex(false)
-        let audioLost = Mutex<String?>(nil)
+        let disconnected = Locked(false)
+        let audioLost = Locked<String?>(nil)
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, audio: audioDevice,
                                                            hapticLatency: UInt64(hapticLatencyMs * 1_000_000), policy: policy))
@@ -271,11 +271,11 @@ enum PlayCommand {
         let loops: Int
         let console: HapSyncCLI.Console
         private let done = DispatchSemaphore(value: 0)
-        private let state = Mutex((loopOf: [UInt32: Int](), completed: 0, interrupted: false))
+        private let state = Locked((loopOf: [UInt32: Int](), completed: 0, interrupted: false))
         private var players: [HapticPatternPlayer] = []
 
         /// Where each player's runs started on the audio output (player id → loop starts), for the summary.
-        private let frames = Mutex<[UInt32: [Int64]]>([:])
+        private let frames = Locked<[UInt32: [Int64]]>([:])
         var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
 
         let signals: SignalWatch
@@ -371,8 +371,8 @@ enum PlayCommand {
     /// Ctrl-C at any moment ends playback cleanly instead of being lost or killing the process.
     final class SignalWatch: @unchecked Sendable {
         private let sources: [DispatchSourceSignal]
-        private let flag = Mutex(false)
-        private let handler = Mutex<(@Sendable () -> Void)?>(nil)
+        private let flag = Locked(false)
+        private let handler = Locked<(@Sendable () -> Void)?>(nil)
 
         init() {
             var made: [DispatchSourceSignal] = []

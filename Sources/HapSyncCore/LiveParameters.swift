@@ -62,7 +62,7 @@ public final class LiveParameters: @unchecked Sendable {
     private let values: UnsafeMutablePointer<Atomic<UInt64>>
     private let mutes: UnsafeMutablePointer<Atomic<Bool>>
     /// Writers take turns (control side only; readers never take it).
-    private let writers = Mutex(())
+    private let writers = Locked(())
 
     /// Storage for `slots` player slots, allocated once.
     public init(slots: Int) {

@@ -247,8 +247,8 @@ public final class HapticEngine: @unchecked Sendable {
     /// Live parameters and player mutes, read by the scheduler and the audio thread.
     let live: LiveParameters
 
-    let handlers = Mutex(Handlers())
-    let control: Mutex<ControlState>
+    let handlers = Locked(Handlers())
+    let control: Locked<ControlState>
     /// API threads push under the `control` lock; the scheduler pops.
     private let controlRing = SPSCRing<ControlMessage>(capacity: 1024, serializedProducers: true)
     private let outputRing: SPSCRing<OutputCommand>
@@ -270,7 +270,7 @@ public final class HapticEngine: @unchecked Sendable {
     private let exitCount = Atomic<Int>(0)
     /// The notifier thread's pthread id while it runs (0 otherwise).
     private let notifierThread = Atomic<UInt>(0)
-    private let status = Mutex(RealtimeStatus.unknown)
+    private let status = Locked(RealtimeStatus.unknown)
 
     /// Makes an engine; nothing runs until `start()`.
     public init(configuration: Configuration) throws(EngineError) {
@@ -296,7 +296,7 @@ public final class HapticEngine: @unchecked Sendable {
         configuration.audio?.liveParameters = live
         var initial = ControlState(freeSlots: Array((0..<configuration.maxPlayers).reversed()))
         initial.policy = policy
-        control = Mutex(initial)
+        control = Locked(initial)
         outputRing = SPSCRing(capacity: configuration.outputCapacity)
         let outputWake = self.outputWake, notifierWake = self.notifierWake
         scheduler = Scheduler(capacity: configuration.maxPlayers, control: controlRing, output: outputRing,

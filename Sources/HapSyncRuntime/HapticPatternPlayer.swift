@@ -129,8 +129,8 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         var muted = false
     }
 
-    private let startFrame = Mutex<Int64?>(nil)
-    private let settings = Mutex(Settings())
+    private let startFrame = Locked<Int64?>(nil)
+    private let settings = Locked(Settings())
     private weak var engine: HapticEngine?
     private let slot: Int
 

@@ -1,3 +1,4 @@
+import HapSyncCore
 import Synchronization
 
 /// The output side: takes released commands from the ring and hands them to the backend, stamping
@@ -24,7 +25,7 @@ final class OutputStage: @unchecked Sendable {
     private let recorded = Atomic<Int>(0)
     private let applied = Atomic<Int>(0)
     private let failed = Atomic<Bool>(false)
-    let failure = Mutex<String?>(nil)
+    let failure = Locked<String?>(nil)
     /// Policy and mute, set by control threads, read here: whether haptics play and the intensity scale.
     let hapticsOn = Atomic<Bool>(true)
     let intensityScaleBits = Atomic<UInt32>(Float(1).bitPattern)

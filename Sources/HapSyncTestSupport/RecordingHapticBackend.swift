@@ -1,3 +1,4 @@
+import HapSyncCore
 import HapSyncRuntime
 import Synchronization
 
@@ -11,7 +12,7 @@ public final class RecordingHapticBackend: HapticBackend, @unchecked Sendable {
         public var appliedAt: UInt64
     }
 
-    private let state = Mutex<(entries: [Entry], opened: Int, closed: Int, stops: Int)>(([], 0, 0, 0))
+    private let state = Locked<(entries: [Entry], opened: Int, closed: Int, stops: Int)>(([], 0, 0, 0))
     /// When set, `apply` throws this many times before succeeding again.
     public let failures = Atomic<Int>(0)
     /// When set, `open` throws.

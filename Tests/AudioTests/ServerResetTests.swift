@@ -68,7 +68,7 @@ struct ServerResetTests {
         let audio = PulseAudioOutput(configuration: .init(server: "unix:\(server.socket)"))
         let haptics = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
-        let reasons = Mutex<[HapticEngine.StoppedReason]>([])
+        let reasons = Locked<[HapticEngine.StoppedReason]>([])
         let lost = DispatchSemaphore(value: 0), reset = DispatchSemaphore(value: 0)
         engine.stoppedHandler = { r in
             reasons.withLock { $0.append(r) }

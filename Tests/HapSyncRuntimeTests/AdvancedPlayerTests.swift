@@ -70,7 +70,7 @@ struct AdvancedPlayerTests {
     @Test func pauseAndResumeShiftTheRestByThePause() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
-        let ended = Mutex<[HapticPatternPlayer.Completion]>([])
+        let ended = Locked<[HapticPatternPlayer.Completion]>([])
         player.completionHandler = { c in ended.withLock { $0.append(c) } }
         try player.start(atTime: 1.0)
         try player.pause(atTime: 1.25)
@@ -155,7 +155,7 @@ struct AdvancedPlayerTests {
     @Test func playbackRateScalesTimesAndKeepsThePlaceWhenChanged() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
-        let ended = Mutex<UInt64?>(nil)
+        let ended = Locked<UInt64?>(nil)
         let clock = rig.clock
         player.completionHandler = { _ in ended.withLock { $0 = clock.now() } }
         player.playbackRate = 2

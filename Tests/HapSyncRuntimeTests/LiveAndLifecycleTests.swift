@@ -144,7 +144,7 @@ struct LifecycleTests {
         let clock = ManualClock()
         let backend = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, idleTimeout: 5))
-        let reasons = Mutex<[HapticEngine.StoppedReason]>([])
+        let reasons = Locked<[HapticEngine.StoppedReason]>([])
         engine.stoppedHandler = { r in reasons.withLock { $0.append(r) } }
         try engine.start()
         let player = try engine.makePlayer(with: try steadyPattern())
@@ -165,11 +165,11 @@ struct LifecycleTests {
 
     @Test func notifyWhenPlayersFinishedCanStopTheEngine() throws {
         let rig = try ManualRig()
-        let reasons = Mutex<[HapticEngine.StoppedReason]>([])
+        let reasons = Locked<[HapticEngine.StoppedReason]>([])
         rig.engine.stoppedHandler = { r in reasons.withLock { $0.append(r) } }
         let player = try rig.engine.makePlayer(with: try steadyPattern())
         try player.start(atTime: 1.0)
-        let called = Mutex(0)
+        let called = Locked(0)
         rig.engine.notifyWhenPlayersFinished { _ in called.withLock { $0 += 1 }; return .stopEngine }
         rig.at(1.5)
         #expect(called.withLock { $0 } == 0, "a player is still playing")
@@ -252,7 +252,7 @@ struct LifecycleTests {
         let clock = ManualClock()
         let audio = SimulatedAudioDevice(time: clock)
         let engine = try HapticEngine(configuration: .init(backend: RecordingHapticBackend(), clock: clock, threading: .manual, audio: audio))
-        let lost = Mutex<[HapticEngine.StoppedReason]>([])
+        let lost = Locked<[HapticEngine.StoppedReason]>([])
         let reset = DispatchSemaphore(value: 0)
         engine.stoppedHandler = { r in lost.withLock { $0.append(r) } }
         engine.resetHandler = { reset.signal() }

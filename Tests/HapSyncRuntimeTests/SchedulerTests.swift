@@ -95,7 +95,7 @@ struct SchedulerTests {
 
     @Test func stopAtATimeSilencesAndReportsStopped() throws {
         let rig = try ManualRig()
-        let done = Mutex<[HapticPatternPlayer.Completion]>([])
+        let done = Locked<[HapticPatternPlayer.Completion]>([])
         let player = try rig.engine.makePlayer(with: try pattern { $0.continuous(at: 0, duration: 2, intensity: 0.5).transient(at: 1.5) })
         player.completionHandler = { c in done.withLock { $0.append(c) } }
         try player.start(atTime: 1.0)
@@ -110,7 +110,7 @@ struct SchedulerTests {
 
     @Test func finishesAtTheEndOfItsTimeline() throws {
         let rig = try ManualRig()
-        let done = Mutex<[HapticPatternPlayer.Completion]>([])
+        let done = Locked<[HapticPatternPlayer.Completion]>([])
         let player = try rig.engine.makePlayer(with: try pattern { $0.transient(at: 0.2) })
         player.completionHandler = { c in done.withLock { $0.append(c) } }
         try player.start(atTime: 1.0)
@@ -127,7 +127,7 @@ struct SchedulerTests {
 
     @Test func restartWhilePlayingStopsTheFirstRun() throws {
         let rig = try ManualRig()
-        let done = Mutex<[HapticPatternPlayer.Completion]>([])
+        let done = Locked<[HapticPatternPlayer.Completion]>([])
         let player = try rig.engine.makePlayer(with: try pattern { $0.transient(at: 0.1).transient(at: 0.5) })
         player.completionHandler = { c in done.withLock { $0.append(c) } }
         try player.start(atTime: 1.0)
@@ -166,8 +166,8 @@ struct SchedulerTests {
 
     @Test func backendFailureResetsOrStops() throws {
         let rig = try ManualRig()
-        let resets = Mutex(0)
-        let stops = Mutex<[HapticEngine.StoppedReason]>([])
+        let resets = Locked(0)
+        let stops = Locked<[HapticEngine.StoppedReason]>([])
         rig.engine.resetHandler = { resets.withLock { $0 += 1 } }
         rig.engine.stoppedHandler = { r in stops.withLock { $0.append(r) } }
         let player = try rig.engine.makePlayer(with: try pattern { $0.transient(at: 0.1).transient(at: 0.2) })

@@ -1,6 +1,7 @@
 import AHAP
 import CLinuxInput
 import Glibc
+import HapSyncCore
 import HapSyncRuntime
 import HapSyncTestSupport
 @testable import HapticOutput
@@ -194,7 +195,7 @@ struct DisconnectTests {
         let recorder = RecordingHapticBackend()
         let clock = ManualClock()
         let engine = try HapticEngine(configuration: .init(backend: FanOutBackend([evdev, recorder]), clock: clock, threading: .manual))
-        let reasons = Mutex<[HapticEngine.StoppedReason]>([])
+        let reasons = Locked<[HapticEngine.StoppedReason]>([])
         engine.stoppedHandler = { r in reasons.withLock { $0.append(r) } }
         try engine.start()
         let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0.1).transient(at: 0.2).transient(at: 0.3).build())
@@ -214,7 +215,7 @@ struct DisconnectTests {
         let clock = ManualClock()
         let engine = try HapticEngine(configuration: .init(backend: EvdevBackend(configuration: .init(path: "/dev/input/event1"), system: mock),
                                                            clock: clock, threading: .manual))
-        let reasons = Mutex<[HapticEngine.StoppedReason]>([])
+        let reasons = Locked<[HapticEngine.StoppedReason]>([])
         engine.stoppedHandler = { r in reasons.withLock { $0.append(r) } }
         try engine.start()
         let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0.1).build())
