@@ -219,3 +219,18 @@ struct SchedulerTests {
         #expect(!engine.isRunning)
     }
 }
+
+@Suite("Adaptive spin margin")
+struct WakeLatenessTests {
+    @Test func tracksTheNinetyNinthPercentileAndShrugsOffStalls() {
+        // Wake-ups late by 0...249 µs evenly (p99 ≈ 247 µs), with a 7 ms stall every 500 samples.
+        var w = HapticEngine.WakeLateness()
+        var x: UInt64 = 1
+        for i in 0..<20_000 {
+            x = x &* 6364136223846793005 &+ 1442695040888963407
+            w.add(i % 500 == 499 ? 7_000_000 : (x >> 33) % 250_000)
+        }
+        #expect(abs(w.p99 - 247_500) < 15_000, "\(w.p99)")
+        #expect(w.margin == UInt64(w.p99 + 30_000))
+    }
+}
