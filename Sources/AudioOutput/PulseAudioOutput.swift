@@ -269,6 +269,19 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         }
     }
 
+    /// When a timing info was taken, on CLOCK_MONOTONIC ns: its timestamp is wall-clock time, so it
+    /// is moved over by its age; nil for an info more than a second old (or from the future).
+    static func monotonicTime(of info: pa_timing_info) -> UInt64? {
+        let monoNow = MonotonicClock.nanoseconds()
+        var real = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
+        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
+        let age = max(0, realNow - stamp)
+        guard age < 1_000_000_000 else { return nil }
+        return monoNow - UInt64(age)
+    }
+
     /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.
     public func canConnect() -> Bool {
         guard let ml = pa_mainloop_new() else { return false }
@@ -374,16 +387,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     /// Turns the server's timing info into "frame F was heard at monotonic time T".
     private func timingUpdated() {
-        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.read_index_corrupt == 0 else { return }
-        let monoNow = MonotonicClock.nanoseconds()
-        var real = timespec()
-        clock_gettime(CLOCK_REALTIME, &real)
-        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
-        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
-        // The timestamp is wall-clock time; move it onto CLOCK_MONOTONIC by its age.
-        let age = max(0, realNow - stamp)
-        guard age < 1_000_000_000 else { return }
-        let at = monoNow - UInt64(age)
+        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.read_index_corrupt == 0,
+              let at = Self.monotonicTime(of: info) else { return }
         // As pa_stream_get_time does: the server had read up to read_index; the data took
         // transport_usec to get there and sits sink_usec in the sink before it is heard.
         let readFrames = Double(info.read_index) / 8

@@ -152,15 +152,8 @@ public final class PulseAudioRecorder: @unchecked Sendable {
 
     /// Mainloop thread: the server's timing info as "frame F was played at monotonic time T".
     private func timingUpdated() {
-        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.write_index_corrupt == 0 else { return }
-        let monoNow = MonotonicClock.nanoseconds()
-        var real = timespec()
-        clock_gettime(CLOCK_REALTIME, &real)
-        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
-        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
-        let age = max(0, realNow - stamp)
-        guard age < 1_000_000_000 else { return }
-        let at = monoNow - UInt64(age)
+        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.write_index_corrupt == 0,
+              let at = PulseAudioOutput.monotonicTime(of: info) else { return }
         let frame = Double(info.write_index) / 8
             + (Double(info.transport_usec) + Double(info.source_usec) - Double(info.sink_usec)) * sampleRate / 1e6
         let f = Int64(frame.rounded())

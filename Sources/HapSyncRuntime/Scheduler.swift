@@ -237,11 +237,7 @@ final class Scheduler: @unchecked Sendable {
         state.next = timeline._withUnsafeGuaranteedRef { firstCommand($0, atOrAfter: o) }
         state.seekLevelPending = o > 0
         state.seekOffset = o
-        if hasAudio[s], let audio, let heard = audio.clock.frame(atTime: time) {
-            // The offset is heard at `time`, or as soon as a frame can still be written if that
-            // has gone by (an immediate start waits for the output latency, so that what is felt
-            // and what is heard stay together).
-            let frame = max(heard, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
+        if hasAudio[s], let audio, let frame = audibleFrame(at: time) {
             let zero = frame - Int64((o / state.rate * audio.sampleRate).rounded())
             state.startFrame = zero
             state.start = (audio.clock.time(ofFrame: frame) ?? time) &- Self.span(o, rate: state.rate)
@@ -252,6 +248,15 @@ final class Scheduler: @unchecked Sendable {
         slots[s] = state
     }
 
+    /// The output frame heard at `time`, or the first frame that can still be written (plus 5 ms)
+    /// if that one has gone by: an immediate start waits for the output latency, so that what is
+    /// felt and what is heard stay together. Nil before the audio clock's first fit. Does not
+    /// allocate, lock or block.
+    private func audibleFrame(at time: UInt64) -> Int64? {
+        guard let audio, let heard = audio.clock.frame(atTime: time) else { return nil }
+        return max(heard, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
+    }
+
     /// Changes the rate of playing slot `s` at `now`, keeping the offset reached: what was
     /// released stays released, the level holds, the rest follows at the new rate. Audio voices
     /// restart part-way at the new timing. Does not allocate, lock or block.
@@ -259,8 +264,7 @@ final class Scheduler: @unchecked Sendable {
         let o = offset(s, at: now)
         slots[s].rate = rate
         slots[s].start = now &- Self.span(o, rate: rate)
-        if slots[s].startFrame >= 0, let audio {
-            let frame = max(audio.clock.frame(atTime: now &+ hapticLatency) ?? 0, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
+        if slots[s].startFrame >= 0, let audio, let frame = audibleFrame(at: now &+ hapticLatency) {
             let zero = frame - Int64((o / rate * audio.sampleRate).rounded())
             slots[s].startFrame = zero
             audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: rate))
