@@ -306,24 +306,32 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     public func close() {
         running.store(false, ordering: .releasing)
         guard let ml = mainloop else { return }
+        Self.tearDown(mainloop: ml, context: context, stream: stream) { pa_stream_set_write_callback($0, nil, nil) }
+        stream = nil
+        context = nil
+        mainloop = nil
+    }
+
+    /// Disconnects a stream (its callbacks cleared first: state here, the rest by `clearCallbacks`)
+    /// and a context under the mainloop's lock, then stops and frees the mainloop. Shared by the
+    /// output and the recorder.
+    static func tearDown(mainloop ml: OpaquePointer, context: OpaquePointer?, stream: OpaquePointer?,
+                         clearCallbacks: (OpaquePointer) -> Void) {
         pa_threaded_mainloop_lock(ml)
         if let s = stream {
-            pa_stream_set_write_callback(s, nil, nil)
+            clearCallbacks(s)
             pa_stream_set_state_callback(s, nil, nil)
             pa_stream_disconnect(s)
             pa_stream_unref(s)
-            stream = nil
         }
         if let ctx = context {
             pa_context_set_state_callback(ctx, nil, nil)
             pa_context_disconnect(ctx)
             pa_context_unref(ctx)
-            context = nil
         }
         pa_threaded_mainloop_unlock(ml)
         pa_threaded_mainloop_stop(ml)
         pa_threaded_mainloop_free(ml)
-        mainloop = nil
     }
 
     // MARK: - Mainloop thread

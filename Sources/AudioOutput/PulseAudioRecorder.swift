@@ -169,24 +169,12 @@ public final class PulseAudioRecorder: @unchecked Sendable {
     /// Stops recording and disconnects.
     public func stop() {
         guard let ml = mainloop else { return }
-        pa_threaded_mainloop_lock(ml)
-        if let s = stream {
+        PulseAudioOutput.tearDown(mainloop: ml, context: context, stream: stream) { s in
             pa_stream_set_read_callback(s, nil, nil)
-            pa_stream_set_state_callback(s, nil, nil)
             pa_stream_set_overflow_callback(s, nil, nil)
-            pa_stream_disconnect(s)
-            pa_stream_unref(s)
-            stream = nil
         }
-        if let ctx = context {
-            pa_context_set_state_callback(ctx, nil, nil)
-            pa_context_disconnect(ctx)
-            pa_context_unref(ctx)
-            context = nil
-        }
-        pa_threaded_mainloop_unlock(ml)
-        pa_threaded_mainloop_stop(ml)
-        pa_threaded_mainloop_free(ml)
+        stream = nil
+        context = nil
         mainloop = nil
     }
 
