@@ -145,16 +145,11 @@ extension HapticEngine {
     /// source within the interval merges into the first (returns false) instead of stacking.
     @discardableResult
     public func play(_ feedback: SensoryFeedback, source: String? = nil) throws -> Bool {
-        try ensureStartedForPlay()
         let player = try makePlayer(with: feedback.pattern)
         player.source = source
         control.withLock { $0.oneShots[player.id] = player }
         let started = try player.start(atTime: HapticEngine.timeImmediate)
         if !started { _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) } }
         return started
-    }
-
-    private func ensureStartedForPlay() throws(EngineError) {
-        if !isRunning, control.withLock({ $0.idleStopped }) { try start() }
     }
 }

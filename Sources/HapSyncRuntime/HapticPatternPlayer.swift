@@ -154,9 +154,7 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     @discardableResult
     public func start(atTime time: TimeInterval) throws -> Bool {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
-        if !engine.isRunning, !engine.isIdleStopped { throw HapticEngine.EngineError.notRunning }
-        let wasIdle = engine.isIdleStopped
-        if wasIdle { try engine.start() }
+        // startPlayer restarts an engine the idle timer stopped, and refuses a stopped one.
         return try engine.startPlayer(slot: slot, id: id, at: time, source: source)
     }
 
@@ -175,7 +173,6 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// Resumes at `time` from the offset where it paused (or was sought to; 0 if neither).
     public func resume(atTime time: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
-        if !engine.isRunning, !engine.isIdleStopped { throw HapticEngine.EngineError.notRunning }
         _ = try engine.startPlayer(slot: slot, id: id, at: time, kind: .resume)
     }
 
