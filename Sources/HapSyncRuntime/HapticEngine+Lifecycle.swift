@@ -148,7 +148,12 @@ extension HapticEngine {
         let player = try makePlayer(with: feedback.pattern)
         player.source = source
         control.withLock { $0.oneShots[player.id] = player }
-        let started = try player.start(atTime: HapticEngine.timeImmediate)
+        // Kept alive until it ends; dropped at once if it never starts (merged, or an error).
+        let started: Bool
+        do { started = try player.start(atTime: HapticEngine.timeImmediate) } catch {
+            _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) }
+            throw error
+        }
         if !started { _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) } }
         return started
     }
