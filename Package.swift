@@ -5,23 +5,25 @@ import PackageDescription
 let package = Package(
     name: "HapSync",
     products: [
-        // The library other Swift packages depend on. Later layers (rendering, runtime,
-        // backends) join this product as they land.
-        .library(name: "HapSync", targets: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        // The library other Swift packages depend on: every layer from the AHAP model to the backends.
+        .library(name: "HapSync", targets: ["HapSyncConcurrency", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
     ],
     targets: [
+        // Concurrency primitives below everything: SPSCRing, SeqLock, Locked, ThreadRole. Each
+        // states its contract; nothing here knows about haptics.
+        .target(name: "HapSyncConcurrency"),
         // Pure core: AHAP model, reader, writer, resource resolution. Foundation only.
         .target(name: "AHAP"),
-        // Pure core: what a pattern means over time (timeline, command stream, voices, plots).
-        .target(name: "HapSyncCore", dependencies: ["AHAP"]),
-        // Command-line logic as a library, so tests can run it in process.
+        // Pure core: what a pattern means over time (timeline, command stream, voices, mixer,
+        // live parameters, plots, loading a playable pattern).
+        .target(name: "HapSyncCore", dependencies: ["AHAP", "HapSyncConcurrency"]),
         // C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE sem_clockwait).
         .target(name: "CHapSyncSystem"),
-        // Runtime: clock, scheduler thread, lock-free rings, output stage, engine and player API.
-        .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "CHapSyncSystem"]),
+        // Runtime: clock, system-call chokepoint, scheduler thread, output stage, engine and player API.
+        .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem"]),
         // The kernel's input/uinput ioctl numbers (function-like macros) and fixed-signature ioctl.
         .target(name: "CLinuxInput"),
         // C libraries from Debian for audio: libsndfile (decoding), libsamplerate (rate conversion),
@@ -30,24 +32,28 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
-        .target(name: "AudioOutput", dependencies: ["HapSyncCore", "HapSyncRuntime", "CSndFile", "CSampleRate", "CPulse"]),
+        .target(name: "AudioOutput", dependencies: ["HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CPulse"]),
         // Backends at the edge: trace and evdev rumble.
-        .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "CLinuxInput"]),
-        // Test doubles others may want: a manual clock and a recording backend.
-        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncCore", "HapSyncRuntime"]),
-        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
+        // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording
+        // backend, a simulated audio device.
+        .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
+        // Command-line logic as a library, so tests can run it in process.
+        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "AudioOutput", "HapSyncTestSupport"], path: "Bench"),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncTestSupport"], path: "Bench"),
+        // One test target per module, named after it.
+        .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
-        .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncCore"]),
-        .testTarget(name: "AudioTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
-        .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncTestSupport", "CLinuxInput"]),
-        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncRuntime", "HapticOutput", "HapSyncTestSupport"]),
+        .testTarget(name: "HapSyncCoreTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency"]),
+        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
+        .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
+        .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
         // Depends on the executable so `swift test` builds the binary the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync"]),
     ]

@@ -42,8 +42,9 @@ final class AudioRig {
             let released = c.applied &- UInt64(stats.applyLatencies[i])
             if first == nil { first = released }
             var m = PairMeasurement(elapsed: Double(released &- first!) / 1e9)
-            if let heard = history.heard(frame + Int64((c.patternTime * audio.sampleRate).rounded())) {
-                m.byEngine = Double(Int64(bitPattern: released &- heard)) / 1000
+            if let offset = AudioHapticOffset.offset(hapticAt: released, patternTime: c.patternTime, startFrame: frame,
+                                                     sampleRate: audio.sampleRate, heard: history.heard) {
+                m.byEngine = Double(offset) / 1000
             }
             if let nearest = onsets.min(by: { abs(Int64(bitPattern: $0 &- released)) < abs(Int64(bitPattern: $1 &- released)) }),
                abs(Int64(bitPattern: nearest &- released)) < 200_000_000 {

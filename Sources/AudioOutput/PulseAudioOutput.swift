@@ -1,6 +1,7 @@
 import CPulse
 import Foundation
 import Glibc
+import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import Synchronization
@@ -63,8 +64,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     public var name: String { "pulse" }
     /// The sink's rate (known after `open`).
     public private(set) var sampleRate: Double = 48_000
-    /// Frame ↔ CLOCK_MONOTONIC, fitted from the server's timing info.
-    public private(set) var clock = AudioClock(sampleRate: 48_000)
+    /// Frame ↔ CLOCK_MONOTONIC, fitted from the server's timing info (one clock for the output's
+    /// whole life: `open` resets it).
+    public let clock = AudioClock(sampleRate: 48_000)
     /// Scheduler → audio thread.
     public let messages = SPSCRing<AudioMessage>(capacity: 1024)
     /// Called on the mainloop thread if the server goes away.
@@ -213,7 +215,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             throw PulseError.noSink(sinkName)
         }
         sampleRate = Double(sinkRate)
-        clock = AudioClock(sampleRate: sampleRate)
+        clock.reset(sampleRate: sampleRate)
         mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
         mixer.live = liveParameters
         written.store(0, ordering: .releasing)
@@ -377,7 +379,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         let frames = size / 8
         let first = written.load(ordering: .relaxed)
         let out = data.assumingMemoryBound(to: Float.self)
-        mixer.render(into: out, frames: frames, firstFrame: first, blockTime: clock.time(ofFrame: first), nsPerFrame: clock.nanosecondsPerFrame)
+        // This thread publishes the clock's fit, so reading it here never retries.
+        let fit = clock.fit
+        mixer.render(into: out, frames: frames, firstFrame: first, blockTime: fit.time(ofFrame: first), nsPerFrame: fit.slope)
         if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: frames * 2) }
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.

@@ -1,3 +1,4 @@
+import HapSyncConcurrency
 import HapSyncCore
 import CPulse
 import Foundation

@@ -2,6 +2,7 @@ import AHAP
 import AudioOutput
 import Dispatch
 import Foundation
+import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import HapticOutput
@@ -444,12 +445,14 @@ enum PlayCommand {
                  + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
             // Each haptic command against the moment its audio frame is heard (the final clock fit).
             var offsets: [Int64] = []
+            let fit = audio.clock.fit
             for c in stats.commands where c.patternTime >= 0 {
                 guard let starts = startFrames[c.player], !starts.isEmpty else { continue }
                 // The run this command belongs to: the latest start whose frame is heard before it.
-                let frame = starts.last { (audio.clock.time(ofFrame: $0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
-                if let heard = audio.clock.time(ofFrame: frame + Int64((c.patternTime / playbackRate * audio.sampleRate).rounded())) {
-                    offsets.append(Int64(bitPattern: c.applied &- heard))
+                let frame = starts.last { (fit.time(ofFrame: $0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
+                if let offset = AudioHapticOffset.offset(hapticAt: c.applied, patternTime: c.patternTime, startFrame: frame, rate: playbackRate,
+                                                         sampleRate: audio.sampleRate, heard: { fit.time(ofFrame: $0) }) {
+                    offsets.append(offset)
                 }
             }
             let sorted = offsets.sorted()

@@ -117,8 +117,8 @@ public final class AudioMixer: @unchecked Sendable {
         audio._withUnsafeGuaranteedRef { a in
             for (i, v) in a.timeline.voices.enumerated() {
                 if case .file = v.source, a.samples[i] == nil { continue }
-                let first = startFrame + Int64((v.start / rate * sampleRate).rounded())
-                let end = v.end.map { startFrame + Int64(($0 / rate * sampleRate).rounded()) } ?? .max
+                let first = startFrame + FrameTiming.frames(v.start, rate: rate, sampleRate: sampleRate)
+                let end = v.end.map { startFrame + FrameTiming.frames($0, rate: rate, sampleRate: sampleRate) } ?? .max
                 if end <= from { continue }
                 guard let free = (0..<capacity).first(where: { !voices[$0].active }) else { dropped += 1; continue }
                 var voice = Voice(active: true, slot: slot, voice: Int32(i), source: audio, playerStart: startFrame, rate: rate,

@@ -1,8 +1,9 @@
+import HapSyncConcurrency
 import Synchronization
 
 /// Dynamic parameters sent to playing players at run time (Core Haptics' `sendParameters` and
-/// `scheduleParameterCurve`), and each player's mute, shared lock-free between the control side
-/// (which writes) and the scheduler and audio threads (which read).
+/// `scheduleParameterCurve`), and each player's mute, shared between the control side (which
+/// writes) and the scheduler and audio threads (which read without waiting).
 ///
 /// Per player slot and control, a short automation: up to `capacity` breakpoints on the engine's
 /// clock (ns), each either held until the next or ramping linearly to it. Before the first
@@ -11,8 +12,11 @@ import Synchronization
 /// file. Values combine with the pattern's own dynamic parameters by the same rules: intensity and
 /// volume multiply, sharpness, pan, pitch and brightness add.
 ///
-/// Publication uses a sequence lock per (slot, control) with every field in an `Atomic`, so readers
-/// never lock, allocate or block and tools like ThreadSanitizer see no plain shared memory.
+/// Each (slot, control) is published through its own `SeqLock`: a writer preempted in the middle
+/// of a send never holds a reader up. Each control has one real-time reader thread, which keeps
+/// its snapshot here: the scheduler reads the haptic controls, the audio thread the audio ones (in
+/// manual-clock tests both are the pumping thread). The control side keeps the breakpoints it
+/// sent (for merging and for `points`) under its own lock and never reads the snapshots.
 public final class LiveParameters: @unchecked Sendable {
     /// What a live parameter controls.
     public enum Control: Int, CaseIterable, Sendable {
@@ -50,46 +54,64 @@ public final class LiveParameters: @unchecked Sendable {
         }
     }
 
+    /// One control's breakpoints as published: fixed size, plain numbers (a `SeqLock` value).
+    struct Automation: BitwiseCopyable, Sendable {
+        var count = 0
+        /// Engine ns; the top bit says the value ramps to the next breakpoint.
+        var times = InlineArray<64, UInt64>(repeating: 0)
+        var values = InlineArray<64, Double>(repeating: 0)
+
+        static let rampFlag: UInt64 = 1 << 63
+
+        init() {}
+
+        init(_ points: [Point]) {
+            count = points.count
+            for (i, p) in points.enumerated() {
+                times[i] = p.time | (p.ramp ? Self.rampFlag : 0)
+                values[i] = p.value
+            }
+        }
+
+        @inline(__always) func time(_ i: Int) -> UInt64 { times[i] & ~Self.rampFlag }
+        @inline(__always) func ramps(_ i: Int) -> Bool { times[i] & Self.rampFlag != 0 }
+    }
+
     /// Breakpoints kept per slot and control.
     public static let capacity = 64
     /// Player slots.
     public let slots: Int
-    private static let rampFlag: UInt64 = 1 << 63
     private let controls = Control.allCases.count
-    private let sequence: UnsafeMutablePointer<Atomic<UInt64>>
-    private let counts: UnsafeMutablePointer<Atomic<Int>>
-    private let times: UnsafeMutablePointer<Atomic<UInt64>>
-    private let values: UnsafeMutablePointer<Atomic<UInt64>>
+    /// One lock per (slot, control), index slot × controls + control; retained by this object.
+    private let published: UnsafeMutablePointer<Unmanaged<SeqLock<Automation>>>
+    /// The real-time readers' snapshots, same index (each written by its control's reader thread only).
+    private let snapshots: UnsafeMutablePointer<SeqLock<Automation>.Snapshot>
     private let mutes: UnsafeMutablePointer<Atomic<Bool>>
-    /// Writers take turns (control side only; readers never take it).
-    private let writers = Locked(())
+    /// The breakpoints as sent, same index (control side only).
+    private let sent: Locked<[[Point]]>
 
     /// Storage for `slots` player slots, allocated once.
     public init(slots: Int) {
+        precondition(InlineArray<64, UInt64>.count == Self.capacity, "Automation holds `capacity` breakpoints")
         self.slots = slots
         let n = slots * controls
-        sequence = .allocate(capacity: n)
-        counts = .allocate(capacity: n)
-        times = .allocate(capacity: n * Self.capacity)
-        values = .allocate(capacity: n * Self.capacity)
+        published = .allocate(capacity: n)
+        snapshots = .allocate(capacity: n)
+        for k in 0..<n {
+            let lock = SeqLock(Automation())
+            (published + k).initialize(to: .passRetained(lock))
+            (snapshots + k).initialize(to: lock.snapshot())
+        }
         mutes = .allocate(capacity: slots)
-        for i in 0..<n {
-            (sequence + i).initialize(to: Atomic(0))
-            (counts + i).initialize(to: Atomic(0))
-        }
-        for i in 0..<(n * Self.capacity) {
-            (times + i).initialize(to: Atomic(0))
-            (values + i).initialize(to: Atomic(0))
-        }
         for i in 0..<slots { (mutes + i).initialize(to: Atomic(false)) }
+        sent = Locked(Array(repeating: [], count: n))
     }
 
     deinit {
         let n = slots * controls
-        sequence.deinitialize(count: n); sequence.deallocate()
-        counts.deinitialize(count: n); counts.deallocate()
-        times.deinitialize(count: n * Self.capacity); times.deallocate()
-        values.deinitialize(count: n * Self.capacity); values.deallocate()
+        for k in 0..<n { published[k].release() }
+        published.deinitialize(count: n); published.deallocate()
+        snapshots.deinitialize(count: n); snapshots.deallocate()
         mutes.deinitialize(count: slots); mutes.deallocate()
     }
 
@@ -102,19 +124,27 @@ public final class LiveParameters: @unchecked Sendable {
         guard slot >= 0, slot < slots, !points.isEmpty else { return }
         let sorted = points.sorted { $0.time < $1.time }
         let k = slot * controls + control.rawValue
-        writers.withLock { _ in
-            var kept = read(k).filter { $0.time < sorted[0].time }
+        sent.withLock { sent in
+            var kept = sent[k].filter { $0.time < sorted[0].time }
             kept += sorted
             if kept.count > Self.capacity { kept.removeFirst(kept.count - Self.capacity) }
-            publish(k, kept)
+            sent[k] = kept
+            // Under the lock: writers of one SeqLock take turns.
+            published[k].takeUnretainedValue().write(Automation(kept))
         }
     }
 
     /// Forgets every control of `slot` (a player starting afresh) and unmutes it when `unmute`.
     public func clear(slot: Int, unmute: Bool = false) {
         guard slot >= 0, slot < slots else { return }
-        writers.withLock { _ in
-            for c in 0..<controls { publish(slot * controls + c, []) }
+        sent.withLock { sent in
+            for c in 0..<controls {
+                let k = slot * controls + c
+                guard !sent[k].isEmpty else { continue }
+                sent[k] = []
+                published[k].takeUnretainedValue().write(Automation())
+            }
+            // Releasing: a reader that sees the unmute sees the cleared controls.
             if unmute { mutes[slot].store(false, ordering: .releasing) }
         }
     }
@@ -122,109 +152,73 @@ public final class LiveParameters: @unchecked Sendable {
     /// Mutes or unmutes `slot` (haptics and audio).
     public func setMuted(slot: Int, _ muted: Bool) {
         guard slot >= 0, slot < slots else { return }
+        // Releasing: pairs with the readers' acquiring load.
         mutes[slot].store(muted, ordering: .releasing)
     }
 
-    /// The breakpoints of `control` in `slot` (for tests and inspection).
+    /// The breakpoints of `control` in `slot` as sent (control side: tests and inspection).
     public func points(slot: Int, _ control: Control) -> [Point] {
         guard slot >= 0, slot < slots else { return [] }
-        return read(slot * controls + control.rawValue)
-    }
-
-    private func read(_ k: Int) -> [Point] {
-        while true {
-            let s1 = sequence[k].load(ordering: .acquiring)
-            if s1 & 1 == 1 { continue }
-            let n = counts[k].load(ordering: .relaxed)
-            var result: [Point] = []
-            for i in 0..<n {
-                let t = times[k * Self.capacity + i].load(ordering: .relaxed)
-                let v = values[k * Self.capacity + i].load(ordering: .relaxed)
-                result.append(Point(time: t & ~Self.rampFlag, value: Double(bitPattern: v), ramp: t & Self.rampFlag != 0))
-            }
-            if sequence[k].load(ordering: .acquiring) == s1 { return result }
-        }
-    }
-
-    private func publish(_ k: Int, _ points: [Point]) {
-        let s = sequence[k].load(ordering: .relaxed)
-        // Odd while writing; releasing so a reader that sees the next even number sees the fields.
-        sequence[k].store(s &+ 1, ordering: .releasing)
-        for (i, p) in points.enumerated() {
-            times[k * Self.capacity + i].store(p.time | (p.ramp ? Self.rampFlag : 0), ordering: .relaxed)
-            values[k * Self.capacity + i].store(p.value.bitPattern, ordering: .relaxed)
-        }
-        counts[k].store(points.count, ordering: .relaxed)
-        sequence[k].store(s &+ 2, ordering: .releasing)
+        return sent.withLock { $0[slot * controls + control.rawValue] }
     }
 
     // MARK: - Real-time side
 
+    /// The up-to-date snapshot of (slot, control) `k`, refreshed in place. Reader thread of that
+    /// control only. Does not allocate, lock or block.
+    @inline(__always)
+    private func automation(_ k: Int) -> UnsafeMutablePointer<SeqLock<Automation>.Snapshot> {
+        // If the writer kept publishing through every attempt, the last complete snapshot stays.
+        _ = published[k]._withUnsafeGuaranteedRef { $0.refresh(&snapshots[k]) }
+        return snapshots + k
+    }
+
     /// Whether `slot` is muted. Does not allocate, lock or block.
     @inline(__always)
     public func isMuted(slot: Int) -> Bool {
+        // Acquiring: pairs with the control side's releasing store.
         slot >= 0 && slot < slots && mutes[slot].load(ordering: .acquiring)
     }
 
-    /// Whether `control` of `slot` has any breakpoint. Does not allocate, lock or block.
+    /// Whether `control` of `slot` has any breakpoint. Reader thread of that control only; does
+    /// not allocate, lock or block.
     @inline(__always)
     public func isSet(slot: Int, _ control: Control) -> Bool {
-        slot >= 0 && slot < slots && counts[slot * controls + control.rawValue].load(ordering: .acquiring) > 0
+        slot >= 0 && slot < slots && automation(slot * controls + control.rawValue).pointee.value.count > 0
     }
 
     /// The value of `control` in `slot` at engine time `time`: `neutral` before its first
-    /// breakpoint or when none is set. Does not allocate, lock or block (it retries only if it
-    /// overlaps a write).
+    /// breakpoint or when none is set. Reader thread of that control only; does not allocate,
+    /// lock or block.
     public func value(slot: Int, _ control: Control, at time: UInt64) -> Double {
         guard slot >= 0, slot < slots else { return control.neutral }
-        let k = slot * controls + control.rawValue
-        while true {
-            let s1 = sequence[k].load(ordering: .acquiring)
-            if s1 & 1 == 1 { continue }
-            let n = counts[k].load(ordering: .relaxed)
-            var result = control.neutral
-            var i = n - 1
-            // The last breakpoint at or before `time`.
-            while i >= 0, times[k * Self.capacity + i].load(ordering: .relaxed) & ~Self.rampFlag > time { i -= 1 }
-            if i >= 0 {
-                let raw = times[k * Self.capacity + i].load(ordering: .relaxed)
-                let v = Double(bitPattern: values[k * Self.capacity + i].load(ordering: .relaxed))
-                result = v
-                if raw & Self.rampFlag != 0, i + 1 < n {
-                    let t0 = Double(raw & ~Self.rampFlag)
-                    let t1 = Double(times[k * Self.capacity + i + 1].load(ordering: .relaxed) & ~Self.rampFlag)
-                    let v1 = Double(bitPattern: values[k * Self.capacity + i + 1].load(ordering: .relaxed))
-                    if t1 > t0 { result = v + (v1 - v) * (Double(time) - t0) / (t1 - t0) }
-                }
-            }
-            if sequence[k].load(ordering: .acquiring) == s1 { return result }
-        }
+        let a = automation(slot * controls + control.rawValue)
+        // The last breakpoint at or before `time`.
+        var i = a.pointee.value.count - 1
+        while i >= 0, a.pointee.value.time(i) > time { i -= 1 }
+        guard i >= 0 else { return control.neutral }
+        let v = a.pointee.value.values[i]
+        guard a.pointee.value.ramps(i), i + 1 < a.pointee.value.count else { return v }
+        let t0 = Double(a.pointee.value.time(i)), t1 = Double(a.pointee.value.time(i + 1))
+        let v1 = a.pointee.value.values[i + 1]
+        return t1 > t0 ? v + (v1 - v) * (Double(time) - t0) / (t1 - t0) : v
     }
 
     /// When the haptic controls of `slot` next change after `time`: the next breakpoint, or
     /// `time` + 1 ms while a ramp is under way; `UInt64.max` when they are constant from now on.
-    /// Does not allocate, lock or block.
+    /// Scheduler thread; does not allocate, lock or block.
     public func nextHapticChange(slot: Int, after time: UInt64) -> UInt64 {
         guard slot >= 0, slot < slots else { return .max }
         var next = UInt64.max
-        for c in 0..<2 {   // hapticIntensity, hapticSharpness
-            let k = slot * controls + c
-            while true {
-                let s1 = sequence[k].load(ordering: .acquiring)
-                if s1 & 1 == 1 { continue }
-                let n = counts[k].load(ordering: .relaxed)
-                var candidate = UInt64.max
-                for i in 0..<n {
-                    let raw = times[k * Self.capacity + i].load(ordering: .relaxed)
-                    let t = raw & ~Self.rampFlag
-                    if t > time { candidate = t; break }
-                    if raw & Self.rampFlag != 0, i + 1 < n,
-                       times[k * Self.capacity + i + 1].load(ordering: .relaxed) & ~Self.rampFlag > time {
-                        candidate = time + 1_000_000
-                        break
-                    }
+        for c in Control.hapticIntensity.rawValue...Control.hapticSharpness.rawValue {
+            let a = automation(slot * controls + c)
+            for i in 0..<a.pointee.value.count {
+                let t = a.pointee.value.time(i)
+                if t > time { next = min(next, t); break }
+                if a.pointee.value.ramps(i), i + 1 < a.pointee.value.count, a.pointee.value.time(i + 1) > time {
+                    next = min(next, time + 1_000_000)
+                    break
                 }
-                if sequence[k].load(ordering: .acquiring) == s1 { next = min(next, candidate); break }
             }
         }
         return next

@@ -1,6 +1,4 @@
-import Foundation
-import HapSyncCore
-import Synchronization
+import HapSyncConcurrency
 
 /// Where the audio device's frames are heard on CLOCK_MONOTONIC: frame f is heard at
 /// t(f) = t0 + (f − f0) × nsPerFrame.
@@ -19,17 +17,60 @@ import Synchronization
 /// restarts the fit from that observation; for the first 32 observations after a (re)start the
 /// fit is published as it is, so it settles quickly.
 ///
-/// The fit is published with a sequence lock: readers (`time(ofFrame:)`, `frame(atTime:)`, on the
-/// scheduler thread) never lock or allocate; they retry only if they overlap a publication.
+/// Threads: one observing thread (the audio output's) calls `observe` and `restart`; `reset` is
+/// called while nothing observes (the output opening). The fit is published through a `SeqLock`:
+/// the real-time scheduler reads it through a snapshot of its own (`snapshot()`, `refresh`), which
+/// never waits for the observing thread; other threads read `fit` (and the conveniences built on
+/// it). A clock is one object for its device's whole life, so a reader's snapshot stays valid
+/// across the device's restarts.
 public final class AudioClock: @unchecked Sendable {
-    /// The device's nominal frames per second.
-    public let sampleRate: Double
-    private let sequence = Atomic<UInt64>(0)
-    private let f0 = Atomic<Int64>(0)
-    private let t0 = Atomic<UInt64>(0)
-    private let slopeBits = Atomic<UInt64>(0)
-    private let fitted = Atomic<Bool>(false)
-    // Observations: written by one thread (the audio output's), read there only.
+    /// One published state of the clock: a line from frames to CLOCK_MONOTONIC ns. Plain numbers
+    /// (a `SeqLock` value).
+    public struct Fit: BitwiseCopyable, Sendable, Equatable {
+        /// The device's nominal frames per second.
+        public var sampleRate: Double
+        /// A frame on the line.
+        public var f0: Int64 = 0
+        /// When `f0` is heard, CLOCK_MONOTONIC ns.
+        public var t0: UInt64 = 0
+        /// Nanoseconds per frame.
+        public var slope: Double
+        /// Observations in the fit (0: nothing observed yet, no mapping).
+        public var observations: Int = 0
+
+        /// The nominal line of a device at `sampleRate`, before any observation.
+        public init(sampleRate: Double) {
+            self.sampleRate = sampleRate
+            slope = 1e9 / sampleRate
+        }
+
+        /// Whether the line comes from observations (else there is no mapping yet).
+        public var isFitted: Bool { observations > 0 }
+
+        /// When `frame` is (or was) heard, CLOCK_MONOTONIC ns; nil before the first observation.
+        /// Does not allocate, lock or block.
+        @inline(__always)
+        public func time(ofFrame frame: Int64) -> UInt64? {
+            guard isFitted else { return nil }
+            let t = Double(t0) + Double(frame - f0) * slope
+            return t <= 0 ? 0 : UInt64(t)
+        }
+
+        /// The frame heard at `time`; nil before the first observation. Does not allocate, lock
+        /// or block.
+        @inline(__always)
+        public func frame(atTime time: UInt64) -> Int64? {
+            guard isFitted else { return nil }
+            return f0 + Int64(((Double(time) - Double(t0)) / slope).rounded())
+        }
+
+        /// How fast the device runs against CLOCK_MONOTONIC, parts per million (positive: fast).
+        public var rateErrorPPM: Double { (1e9 / sampleRate / slope - 1) * 1e6 }
+    }
+
+    private let published: SeqLock<Fit>
+    // The observing thread's state: the fit it last published and the observations.
+    private var current: Fit
     private var frames = [Int64](repeating: 0, count: 64)
     private var times = [UInt64](repeating: 0, count: 64)
     private var count = 0
@@ -45,45 +86,59 @@ public final class AudioClock: @unchecked Sendable {
     public static var settlingObservations: Int { settling + 1 }
 
     /// A clock for a device running at `sampleRate`.
-    public init(sampleRate: Double) { self.sampleRate = sampleRate }
+    public init(sampleRate: Double) {
+        current = Fit(sampleRate: sampleRate)
+        published = SeqLock(current)
+    }
+
+    // MARK: - Readers
+
+    /// The fit as published now (any thread; retries only while a publication overlaps it). A
+    /// real-time thread reads through `snapshot()` and `refresh` instead.
+    public var fit: Fit { published.read() }
+
+    /// A snapshot of the fit for a real-time reader, taken on the control side.
+    public func snapshot() -> SeqLock<Fit>.Snapshot { published.snapshot() }
+
+    /// Brings a real-time reader's snapshot up to date (see `SeqLock.refresh`). Does not allocate,
+    /// lock or block.
+    @inline(__always)
+    public func refresh(_ snapshot: inout SeqLock<Fit>.Snapshot) {
+        // False only if the observing thread published through every attempt: the last complete
+        // fit, at most one observation old, is as good a mapping.
+        _ = published.refresh(&snapshot)
+    }
+
+    /// The device's nominal frames per second.
+    public var sampleRate: Double { fit.sampleRate }
 
     /// Whether at least one observation has been published.
-    public var isFitted: Bool { fitted.load(ordering: .acquiring) }
+    public var isFitted: Bool { fit.isFitted }
 
     /// Nanoseconds per frame the fit found.
-    public var nanosecondsPerFrame: Double { snapshot()?.slope ?? 1e9 / sampleRate }
+    public var nanosecondsPerFrame: Double { fit.slope }
 
     /// How fast the device runs against CLOCK_MONOTONIC, parts per million (positive: fast).
-    public var rateErrorPPM: Double { (1e9 / sampleRate / nanosecondsPerFrame - 1) * 1e6 }
+    public var rateErrorPPM: Double { fit.rateErrorPPM }
 
     /// Observations currently in the fit.
-    public var observations: Int { min(count, frames.count) }
-
-    private func snapshot() -> (f0: Int64, t0: UInt64, slope: Double)? {
-        guard fitted.load(ordering: .acquiring) else { return nil }
-        while true {
-            // Acquiring: the fields read below are at least as new as this sequence number.
-            let s1 = sequence.load(ordering: .acquiring)
-            if s1 & 1 == 1 { continue }
-            // Relaxed loads: ordered by the sequence loads around them.
-            let a = f0.load(ordering: .relaxed), b = t0.load(ordering: .relaxed), c = slopeBits.load(ordering: .relaxed)
-            // Acquiring: if the sequence did not move, no write overlapped the three loads.
-            if sequence.load(ordering: .acquiring) == s1 { return (a, b, Double(bitPattern: c)) }
-        }
-    }
+    public var observations: Int { fit.observations }
 
     /// When `frame` is (or was) heard, CLOCK_MONOTONIC ns; nil before the first observation.
-    /// Does not allocate, lock or block.
-    public func time(ofFrame frame: Int64) -> UInt64? {
-        guard let s = snapshot() else { return nil }
-        let t = Double(s.t0) + Double(frame - s.f0) * s.slope
-        return t <= 0 ? 0 : UInt64(t)
-    }
+    public func time(ofFrame frame: Int64) -> UInt64? { fit.time(ofFrame: frame) }
 
-    /// The frame heard at `time`; nil before the first observation. Does not allocate, lock or block.
-    public func frame(atTime time: UInt64) -> Int64? {
-        guard let s = snapshot() else { return nil }
-        return s.f0 + Int64(((Double(time) - Double(s.t0)) / s.slope).rounded())
+    /// The frame heard at `time`; nil before the first observation.
+    public func frame(atTime time: UInt64) -> Int64? { fit.frame(atTime: time) }
+
+    // MARK: - Observing thread
+
+    /// Forgets everything and starts over for a device at `sampleRate` (the output opening again,
+    /// possibly at another rate). Called while nothing observes.
+    public func reset(sampleRate: Double) {
+        count = 0
+        next = 0
+        current = Fit(sampleRate: sampleRate)
+        published.write(current)
     }
 
     /// Forgets the observations (the device reported an underrun: where frames are heard may have
@@ -98,7 +153,7 @@ public final class AudioClock: @unchecked Sendable {
     /// Called from one thread only (the audio output's).
     public func observe(frame: Int64, heardAt time: UInt64) {
         // A jump (a late start, a restarted stream): forget the history and start over from here.
-        if let predicted = self.time(ofFrame: frame), abs(Double(time) - Double(predicted)) > Self.stepThreshold {
+        if let predicted = current.time(ofFrame: frame), abs(Double(time) - Double(predicted)) > Self.stepThreshold {
             count = 0
             next = 0
         }
@@ -107,7 +162,7 @@ public final class AudioClock: @unchecked Sendable {
         next = (next + 1) % frames.count
         count += 1
         let n = min(count, frames.count)
-        let nominal = 1e9 / sampleRate
+        let nominal = 1e9 / current.sampleRate
         let refF = frame, refT = Double(time)
         // x = frames from the newest, y = ns from the newest.
         func fit(_ use: (Int) -> Bool) -> (slope: Double, intercept: Double)? {
@@ -129,91 +184,16 @@ public final class AudioClock: @unchecked Sendable {
             line = refit
         }
         var newest = refT + line.intercept
-        if count > Self.settling, let before = self.time(ofFrame: refF) {
+        if count > Self.settling, let before = current.time(ofFrame: refF) {
             let change = newest - Double(before)
             if abs(change) <= Self.stepThreshold {
                 newest = Double(before) + min(max(change, -Self.maxSlew), Self.maxSlew)
             }
         }
-        // Publish: odd sequence while writing; releasing so readers that see the even number see the fields.
-        let s = sequence.load(ordering: .relaxed)
-        sequence.store(s &+ 1, ordering: .releasing)
-        f0.store(refF, ordering: .relaxed)
-        t0.store(UInt64(max(0, newest)), ordering: .relaxed)
-        slopeBits.store(line.slope.bitPattern, ordering: .relaxed)
-        sequence.store(s &+ 2, ordering: .releasing)
-        fitted.store(true, ordering: .releasing)
+        current.f0 = refF
+        current.t0 = UInt64(max(0, newest))
+        current.slope = line.slope
+        current.observations = n
+        published.write(current)
     }
-}
-
-/// A request from the scheduler to the audio thread, through a lock-free ring.
-public struct AudioMessage: Sendable, BitwiseCopyable {
-    /// What to do.
-    public enum Kind: UInt8, Sendable, BitwiseCopyable {
-        /// Start the voices of the player in `slot` with pattern time 0 at output frame `frame`.
-        case start
-        /// Stop that player's voices from `frame` on (with a short fade).
-        case stop
-        /// Silence everything now.
-        case stopAll
-    }
-    /// What to do.
-    public var kind: Kind
-    /// The player's slot.
-    public var slot: Int32
-    /// Output frame (for `start`: the frame of pattern time 0).
-    public var frame: Int64
-    /// For `start`: the first frame to sound (later than `frame` when starting at an offset).
-    public var from: Int64
-    /// For `start`: pattern seconds per second (event times and durations scale, pitch does not).
-    public var rate: Double
-
-    /// Makes a message.
-    public init(kind: Kind, slot: Int32, frame: Int64, from: Int64? = nil, rate: Double = 1) {
-        self.kind = kind
-        self.slot = slot
-        self.frame = frame
-        self.from = from ?? frame
-        self.rate = rate
-    }
-}
-
-/// An audio output the engine can slave its haptics to (PulseAudio in `AudioOutput`).
-///
-/// The scheduler sends it `AudioMessage`s through `messages` (it is the ring's only producer) and
-/// schedules haptics through `clock`. The device renders the players' voices from the sources the
-/// engine registers with `setSource`.
-public protocol AudioDevice: AnyObject, Sendable {
-    /// A short name ("pulse").
-    var name: String { get }
-    /// Output frames per second (known after `open`).
-    var sampleRate: Double { get }
-    /// Frames to heard time; fitted continuously once playing.
-    var clock: AudioClock { get }
-    /// The scheduler → audio thread ring.
-    var messages: SPSCRing<AudioMessage> { get }
-    /// The first output frame that has not yet been handed to the device: a voice can start no
-    /// earlier. Does not allocate, lock or block.
-    var nextWritableFrame: Int64 { get }
-    /// Buffer underruns so far.
-    var underruns: Int { get }
-    /// Connects and starts the stream; returns once its clock has a first observation.
-    func open() throws
-    /// Stops and disconnects.
-    func close()
-    /// Registers the audio of the player in `slot` (control thread, before its start message).
-    func setSource(slot: Int, _ source: Unmanaged<HapSyncCore.PlayerAudio>?)
-    /// Decodes a timeline's audio files (waveform path → resolved file) at this device's rate
-    /// (load time, may allocate and read files).
-    func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio
-    /// Called (on the device's own thread) if the server goes away mid-play.
-    var onServerLost: (@Sendable (String) -> Void)? { get set }
-    /// Live parameters and player mutes the device applies to voices (the engine sets it before `open`).
-    var liveParameters: LiveParameters? { get set }
-    /// Whether everything the device plays is silenced (the engine's audio mute); voices go on
-    /// advancing so that unmuting resumes in step.
-    var isMuted: Bool { get set }
-    /// Whether the server answers now (a short connection attempt; the engine's watcher calls it
-    /// once a second after the server went away).
-    func canConnect() -> Bool
 }

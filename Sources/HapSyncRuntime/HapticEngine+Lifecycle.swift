@@ -52,54 +52,17 @@ extension HapticEngine {
         }
     }
 
-    // MARK: - Finishing and idling
-
-    /// Calls `handler` once every player has finished or stopped (at once if none plays): its
-    /// answer stops the engine (the stopped handler then hears `.finished`) or leaves it running.
-    /// Core Haptics' `notifyWhenPlayersFinished(finishedHandler:)`.
-    public func notifyWhenPlayersFinished(_ handler: @escaping @Sendable (Error?) -> FinishedAction) {
-        control.withLock { $0.finishedHandler = handler }
-        if configuration.threading == .manual { checkFinished() } else { poke() }
-    }
-
-    /// Wakes the notifier thread (it checks the finished handler and the idle timer).
-    private func poke() { notifierWake.post() }
-
-    /// Runs the finished handler if every player has ended (notifier thread or `pump`).
-    func checkFinished() {
-        let handler = control.withLock { state -> (@Sendable (Error?) -> FinishedAction)? in
-            guard !state.anyPlaying, let h = state.finishedHandler else { return nil }
-            state.finishedHandler = nil
-            return h
-        }
-        guard let handler else { return }
-        if handler(nil) == .stopEngine {
-            let stopped = handlers.withLock { $0.stopped }
-            stop()
-            stopped?(.finished)
-        }
-    }
-
-    /// Stops the engine when no player has played for `idleTimeout` (notifier thread or `pump`).
-    func checkIdle() {
-        guard let timeout = configuration.idleTimeout else { return }
-        let now = configuration.clock.now()
-        let idle = control.withLock { state -> Bool in
-            guard state.running, !state.anyPlaying, now >= state.lastActivity,
-                  now - state.lastActivity >= UInt64(timeout * 1e9) else { return false }
-            state.idleStopped = true
-            return true
-        }
-        guard idle else { return }
-        let stopped = handlers.withLock { $0.stopped }
-        stop()
-        stopped?(.idleTimeout)
-    }
-
     /// Whether the idle timer stopped the engine (the next player start restarts it).
     public var isIdleStopped: Bool { control.withLock { $0.idleStopped && !$0.running } }
 
     // MARK: - Audio server
+
+    /// The audio server went away: report it; haptics go on. A watcher then waits for the server
+    /// to come back, restarts the engine on it and calls the reset handler.
+    func audioLost(_ why: String) {
+        handlers.withLock { $0.stopped }?(.audioServerLost(why))
+        watchForAudioServer()
+    }
 
     /// After the audio server went away: checks once a second whether it is back; when it is,
     /// stops the engine (players end as stopped), starts it again on the server and calls the
@@ -129,32 +92,5 @@ extension HapticEngine {
                 return
             }
         }.start()
-    }
-
-    // MARK: - Players
-
-    /// Makes a player with pause, resume, seek, looping and playback rate (Core Haptics'
-    /// `makeAdvancedPlayer(with:)`; every HapSync player has them).
-    public func makeAdvancedPlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
-                                   audioFiles: [String: URL] = [:]) throws -> HapticAdvancedPatternPlayer {
-        try makePlayer(with: pattern, options: options, audioFiles: audioFiles)
-    }
-
-    /// Plays a built-in feedback style now (SwiftUI's `sensoryFeedback`, `hapsync feedback NAME`).
-    /// With a `source`, the policy's per-source rate limit applies: a second call from the same
-    /// source within the interval merges into the first (returns false) instead of stacking.
-    @discardableResult
-    public func play(_ feedback: SensoryFeedback, source: String? = nil) throws -> Bool {
-        let player = try makePlayer(with: feedback.pattern)
-        player.source = source
-        control.withLock { $0.oneShots[player.id] = player }
-        // Kept alive until it ends; dropped at once if it never starts (merged, or an error).
-        let started: Bool
-        do { started = try player.start(atTime: HapticEngine.timeImmediate) } catch {
-            _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) }
-            throw error
-        }
-        if !started { _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) } }
-        return started
     }
 }

@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncConcurrency
 import HapSyncCore
 import Synchronization
 

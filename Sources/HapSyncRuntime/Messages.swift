@@ -33,13 +33,14 @@ struct ControlMessage: Sendable, BitwiseCopyable {
     var flag: Bool = false
 }
 
-/// Something the scheduler or output thread reports to the notifier thread.
+/// Something the scheduler or output thread reports to the notifier thread, about a player
+/// (`slot`, `player`) or the engine (slot −1, player 0). Each kind carries its own payload.
 struct EngineNotification: Sendable, BitwiseCopyable {
-    enum Kind: UInt8, Sendable, BitwiseCopyable {
-        /// The player played to its end.
-        case finished
-        /// The player was stopped before its end.
-        case stopped
+    enum Event: Sendable, BitwiseCopyable, Equatable {
+        /// The player played to its end, at engine time `at` (ns).
+        case finished(at: UInt64)
+        /// The player was stopped before its end, at engine time `at` (ns).
+        case stopped(at: UInt64)
         /// The slot is free again (after `retire`).
         case retired
         /// The backend failed and could not be reopened; the error is in the output stage.
@@ -48,16 +49,18 @@ struct EngineNotification: Sendable, BitwiseCopyable {
         case backendReset
         /// The haptic device went away; the error is in the output stage. Other outputs may go on.
         case deviceDisconnected
-        /// The player follows the audio clock; its pattern time 0 is output frame `time`.
-        case startedOnAudio
-        /// The player was paused; `time` is the pattern offset it stopped at, ns.
-        case paused
-        /// A start or resume message was handled; `time` is 1 if the player now plays, else 0.
-        case began
+        /// The player follows the audio clock; its pattern time 0 is output frame `frame`.
+        case startedOnAudio(frame: Int64)
+        /// The player was paused at pattern offset `offset` (s).
+        case paused(offset: Double)
+        /// A start or resume message was handled; `playing` says whether the player now plays.
+        case began(playing: Bool)
     }
 
-    var kind: Kind
+    var event: Event
     var slot: Int32
     var player: UInt32
-    var time: UInt64
+
+    /// A notification about the engine rather than a player.
+    static func engine(_ event: Event) -> EngineNotification { EngineNotification(event: event, slot: -1, player: 0) }
 }

@@ -1,3 +1,4 @@
+import HapSyncConcurrency
 import HapSyncCore
 import Synchronization
 
@@ -106,7 +107,7 @@ final class OutputStage: @unchecked Sendable {
         failure.withLock { $0 = "\(error)" }
         if let gone = error as? HapticDeviceDisconnected {
             if !gone.othersContinue { failed.store(true, ordering: .relaxed) }
-            notifications.push(EngineNotification(kind: .deviceDisconnected, slot: -1, player: 0, time: clock.now()))
+            notifications.push(.engine(.deviceDisconnected))
             notify()
             return
         }
@@ -124,7 +125,7 @@ final class OutputStage: @unchecked Sendable {
             // Relaxed: only this thread reads it in drain; others learn through the notification.
             failed.store(true, ordering: .relaxed)
         }
-        notifications.push(EngineNotification(kind: reopened ? .backendReset : .backendFailed, slot: -1, player: 0, time: clock.now()))
+        notifications.push(.engine(reopened ? .backendReset : .backendFailed))
         notify()
     }
 

@@ -1,18 +1,34 @@
 import CHapSyncSystem
 import Glibc
 
-/// The one place where the runtime calls the system: clocks, sleeps, scheduling policy, memory
-/// locking, timer slack and semaphores. Higher-level code never calls libc directly; errno
-/// handling and EINTR retries live here.
-enum Syscalls {
-    /// An errno value with its system message.
-    struct Errno: Error, Equatable, CustomStringConvertible {
-        var code: Int32
-        /// The system's message for the code ("Operation not permitted").
-        var description: String { String(cString: strerror(code)) + " (errno \(code))" }
-        /// Whether the system refused for lack of permission.
-        var isPermissionDenied: Bool { code == EPERM || code == EACCES }
+/// An errno from a system call, with the system's message: the one errno type of HapSync (the
+/// runtime's calls here, the evdev backend's through `EvdevSystem`).
+public struct SystemErrno: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The errno value.
+    public var code: Int32
+    /// Makes one.
+    public init(_ code: Int32) { self.code = code }
+    /// The system's message for the code: "Permission denied (errno 13)".
+    public var description: String { String(cString: strerror(code)) + " (errno \(code))" }
+    /// Whether the system refused for lack of permission (EPERM, EACCES).
+    public var isPermissionDenied: Bool { code == EPERM || code == EACCES }
+
+    /// Runs a system call that returns −1 and sets errno on failure, again after each EINTR: the
+    /// one EINTR retry. Does not allocate, lock or block beyond the call itself.
+    @inline(__always)
+    public static func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> Result<T, SystemErrno> {
+        while true {
+            let rc = call()
+            if rc >= 0 { return .success(rc) }
+            if errno != EINTR { return .failure(SystemErrno(errno)) }
+        }
     }
+}
+
+/// The one place where the runtime calls the system: clocks, sleeps, scheduling policy, memory
+/// locking, timer slack and semaphores. The engine and its threads call the system only through
+/// here; errno becomes a `SystemErrno` and EINTR is retried by `SystemErrno.retryingInterrupts`.
+enum Syscalls {
 
     /// CLOCK_MONOTONIC in nanoseconds. Does not allocate, lock or block.
     @inline(__always)
@@ -26,7 +42,13 @@ enum Syscalls {
     /// retrying after signals. Blocks only in the kernel's sleep; does not allocate or lock.
     static func sleep(untilMonotonic deadline: UInt64) {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        // clock_nanosleep returns its error instead of setting errno.
+        _ = SystemErrno.retryingInterrupts { () -> Int32 in
+            let rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil)
+            if rc == 0 { return 0 }
+            errno = rc
+            return -1
+        }
     }
 
     /// Names the calling thread (at most 15 bytes; shown by top, ps -L and debuggers).
@@ -35,21 +57,21 @@ enum Syscalls {
     }
 
     /// Sets SCHED_FIFO at `priority` for the calling thread.
-    static func setFIFO(priority: Int32) -> Result<Void, Errno> {
+    static func setFIFO(priority: Int32) -> Result<Void, SystemErrno> {
         var param = sched_param()
         param.sched_priority = priority
         let rc = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &param)
-        return rc == 0 ? .success(()) : .failure(Errno(code: rc))
+        return rc == 0 ? .success(()) : .failure(SystemErrno(rc))
     }
 
     /// Locks all current and future pages of the process in memory.
-    static func lockAllMemory() -> Result<Void, Errno> {
-        mlockall(Int32(MCL_CURRENT | MCL_FUTURE)) == 0 ? .success(()) : .failure(Errno(code: errno))
+    static func lockAllMemory() -> Result<Void, SystemErrno> {
+        mlockall(Int32(MCL_CURRENT | MCL_FUTURE)) == 0 ? .success(()) : .failure(SystemErrno(errno))
     }
 
     /// Sets the calling thread's timer slack.
-    static func setTimerSlack(nanoseconds: UInt) -> Result<Void, Errno> {
-        hapsync_set_timer_slack(nanoseconds) == 0 ? .success(()) : .failure(Errno(code: errno))
+    static func setTimerSlack(nanoseconds: UInt) -> Result<Void, SystemErrno> {
+        hapsync_set_timer_slack(nanoseconds) == 0 ? .success(()) : .failure(SystemErrno(errno))
     }
 
     /// A POSIX semaphore allocated once; posting never allocates, locks or blocks.
@@ -74,10 +96,9 @@ enum Syscalls {
         /// Waits until posted or until an absolute CLOCK_MONOTONIC time; true when posted.
         @discardableResult
         func wait(untilMonotonic deadline: UInt64) -> Bool {
-            while true {
-                if hapsync_sem_wait_until(sem, Int64(clamping: deadline)) == 0 { return true }
-                if errno != EINTR { return false }
-            }
+            // Fails with ETIMEDOUT when the deadline passes.
+            if case .success = SystemErrno.retryingInterrupts({ hapsync_sem_wait_until(sem, Int64(clamping: deadline)) }) { return true }
+            return false
         }
     }
 }

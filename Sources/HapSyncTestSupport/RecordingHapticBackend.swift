@@ -1,3 +1,4 @@
+import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import Synchronization

@@ -1,27 +1,11 @@
 import AHAP
 import Foundation
+import HapSyncConcurrency
 import HapSyncCore
 @testable import HapSyncRuntime
 import HapSyncTestSupport
 import Synchronization
 import Testing
-
-extension ManualRig {
-    /// Runs the engine to `seconds`, moving the clock exactly to each deadline on the way, so
-    /// every command is released at its deadline.
-    func run(until seconds: Double) {
-        let end = ns(seconds)
-        var guardCount = 0
-        while guardCount < 1_000_000 {
-            guardCount += 1
-            let next = engine.pump()
-            if next > end { break }
-            if next > clock.now() { clock.set(nanoseconds: next) }
-        }
-        if clock.now() < end { clock.set(nanoseconds: end) }
-        engine.pump()
-    }
-}
 
 /// A command as the tests compare it: when it was due, what it was, the pattern time it came from.
 struct Due: Equatable, CustomStringConvertible {

@@ -1,34 +1,11 @@
 import AHAP
 import Foundation
+import HapSyncConcurrency
 import HapSyncCore
 @testable import HapSyncRuntime
 import HapSyncTestSupport
 import Synchronization
 import Testing
-
-/// A manual-clock engine with a recording backend.
-struct ManualRig {
-    let clock = ManualClock()
-    let backend = RecordingHapticBackend()
-    let engine: HapticEngine
-
-    init(maxPlayers: Int = 8) throws {
-        engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, maxPlayers: maxPlayers))
-        try engine.start()
-    }
-
-    /// Sets the clock to `seconds` of engine time and pumps once.
-    func at(_ seconds: Double) {
-        clock.set(nanoseconds: UInt64((seconds * 1e9).rounded()))
-        engine.pump()
-    }
-
-    var commands: [OutputCommand] { backend.entries.map(\.command) }
-}
-
-func pattern(_ build: (AHAPPatternBuilder) -> AHAPPatternBuilder) throws -> AHAPPattern { try build(AHAPPatternBuilder()).build() }
-
-func ns(_ s: Double) -> UInt64 { UInt64((s * 1e9).rounded()) }
 
 /// Scheduling logic, driven by a manual clock: exact order and times, no wall clock.
 @Suite("Scheduler with a manual clock")
@@ -191,7 +168,7 @@ struct SchedulerTests {
         let player = try rig.engine.makePlayer(with: try AHAPReader().read(contentsOf: url).pattern)
         let start = 10.0
         try player.start(atTime: start)
-        for c in player.timeline.commands { rig.clock.set(nanoseconds: max(rig.clock.now(), Scheduler.deadline(start: ns(start), patternTime: c.time))); rig.engine.pump() }
+        for c in player.timeline.commands { rig.clock.set(nanoseconds: max(rig.clock.now(), ns(start) &+ Scheduler.span(c.time, rate: 1))); rig.engine.pump() }
         rig.at(start + player.timeline.end + 0.01)
         let played = rig.commands
         let rendered = player.timeline.commands

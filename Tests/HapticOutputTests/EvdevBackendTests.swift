@@ -1,6 +1,7 @@
 import AHAP
 import CLinuxInput
 import Glibc
+import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import HapSyncTestSupport

@@ -1,5 +1,6 @@
 import CLinuxInput
 import Glibc
+import HapSyncRuntime
 import HapticOutput
 
 /// A pretend evdev device behind the syscall chokepoint: answers capability queries, assigns

@@ -1,11 +1,13 @@
 import CLinuxInput
 import Glibc
+import HapSyncRuntime
 
 /// The one chokepoint through which the evdev backend touches the system: open, ioctl, write,
 /// close and listing /dev/input. Tests replace it with a mock that records every call and answers
 /// like a device would, so exact syscall sequences can be checked without hardware.
 ///
-/// Every call returns the raw result or an errno; EINTR is retried inside the real implementation.
+/// Every call returns the raw result or a `SystemErrno`; the real implementation retries EINTR with
+/// `SystemErrno.retryingInterrupts`.
 public protocol EvdevSystem: AnyObject {
     /// open(2); `readWrite` false opens read-only (for listing devices).
     func open(_ path: String, readWrite: Bool) -> Result<Int32, SystemErrno>
@@ -21,44 +23,26 @@ public protocol EvdevSystem: AnyObject {
     func eventDevicePaths() -> [String]
 }
 
-/// An errno from a system call, with the system's message.
-public struct SystemErrno: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The errno value.
-    public var code: Int32
-    /// Makes one.
-    public init(_ code: Int32) { self.code = code }
-    /// "Permission denied (errno 13)".
-    public var description: String { String(cString: strerror(code)) + " (errno \(code))" }
-}
-
 /// The real system calls.
 public final class LinuxEvdevSystem: EvdevSystem {
     /// Makes the (stateless) system.
     public init() {}
 
-    private func retry<T: BinaryInteger>(_ call: () -> T) -> Result<T, SystemErrno> {
-        while true {
-            let rc = call()
-            if rc >= 0 { return .success(rc) }
-            if errno != EINTR { return .failure(SystemErrno(errno)) }
-        }
-    }
-
     /// open(2) with O_CLOEXEC (and O_RDWR or O_RDONLY).
     public func open(_ path: String, readWrite: Bool) -> Result<Int32, SystemErrno> {
-        retry { Glibc.open(path, (readWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC) }
+        SystemErrno.retryingInterrupts { Glibc.open(path, (readWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC) }
     }
     /// ioctl(2) with a pointer. Does not allocate or lock.
     public func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) -> Result<Int32, SystemErrno> {
-        retry { hapsync_ioctl_ptr(fd, request, argument) }
+        SystemErrno.retryingInterrupts { hapsync_ioctl_ptr(fd, request, argument) }
     }
     /// ioctl(2) with a value. Does not allocate or lock.
     public func ioctl(_ fd: Int32, _ request: UInt, value: Int32) -> Result<Int32, SystemErrno> {
-        retry { hapsync_ioctl_int(fd, request, value) }
+        SystemErrno.retryingInterrupts { hapsync_ioctl_int(fd, request, value) }
     }
     /// write(2). Does not allocate or lock.
     public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Int, SystemErrno> {
-        retry { Glibc.write(fd, bytes.baseAddress, bytes.count) }
+        SystemErrno.retryingInterrupts { Glibc.write(fd, bytes.baseAddress, bytes.count) }
     }
     /// close(2).
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }

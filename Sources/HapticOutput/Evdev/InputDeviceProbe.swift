@@ -1,5 +1,6 @@
 import CLinuxInput
 import Glibc
+import HapSyncRuntime
 
 /// What an input device says about itself: name, whether it can rumble, how many effects it holds.
 public struct InputDeviceInfo: Sendable, Equatable {

@@ -45,9 +45,10 @@ struct SyncTests {
             measured.append(Double(Int64(bitPattern: nearest &- tap.command.released)) / 1e6)
         }
         // From the engine's own audio clock: where each tap's audio frame was heard.
+        let fit = audio.clock.fit
         let engineOffsets = taps.compactMap { tap -> Double? in
-            audio.clock.time(ofFrame: startFrame + Int64((tap.command.patternTime * audio.sampleRate).rounded()))
-                .map { Double(Int64(bitPattern: tap.command.released &- $0)) / 1e6 }
+            AudioHapticOffset.offset(hapticAt: tap.command.released, patternTime: tap.command.patternTime, startFrame: startFrame,
+                                     sampleRate: audio.sampleRate, heard: { fit.time(ofFrame: $0) }).map { Double($0) / 1e6 }
         }
         let sorted = measured.sorted()
         print("sync: monitor onset − haptic release (ms): \(sorted.map { String(format: "%.2f", $0) }.joined(separator: " "))")

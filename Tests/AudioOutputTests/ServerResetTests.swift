@@ -2,6 +2,7 @@ import AHAP
 import AudioOutput
 import Foundation
 import Glibc
+import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import HapSyncTestSupport

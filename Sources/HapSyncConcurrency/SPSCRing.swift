@@ -1,7 +1,4 @@
 import Synchronization
-#if DEBUG
-import Glibc
-#endif
 
 /// A lock-free ring buffer for exactly one producer thread and one consumer thread.
 ///
@@ -34,8 +31,8 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     @usableFromInline var overflows: UnsafeMutablePointer<Atomic<Int>> { (indices + 256).assumingMemoryBound(to: Atomic<Int>.self) }
     @usableFromInline let serializedProducers: Bool
     #if DEBUG
-    @usableFromInline let producerThread = Atomic<UInt>(0)
-    @usableFromInline let consumerThread = Atomic<UInt>(0)
+    @usableFromInline let producerThread = ThreadRole()
+    @usableFromInline let consumerThread = ThreadRole()
     #endif
 
     /// Makes an empty ring of `capacity` slots; `capacity` must be a power of two ≥ 2.
@@ -64,7 +61,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     @inlinable @discardableResult
     public func push(_ element: Element) -> Bool {
         #if DEBUG
-        if !serializedProducers { checkOwner(producerThread, "producer") }
+        if !serializedProducers { producerThread.check("producer", of: "SPSCRing") }
         #endif
         // Relaxed: only this thread writes tail.
         let t = tail.pointee.load(ordering: .relaxed)
@@ -87,7 +84,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     @inlinable
     public func pop() -> Element? {
         #if DEBUG
-        checkOwner(consumerThread, "consumer")
+        consumerThread.check("consumer", of: "SPSCRing")
         #endif
         // Relaxed: only this thread writes head.
         let h = head.pointee.load(ordering: .relaxed)
@@ -114,24 +111,12 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         overflows.pointee.load(ordering: .relaxed)
     }
 
-    #if DEBUG
-    /// Traps when a second thread takes a role that belongs to one thread.
-    @usableFromInline
-    func checkOwner(_ owner: borrowing Atomic<UInt>, _ role: String) {
-        let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
-        // Relaxed compare-exchange: only identity matters, no data is published through it.
-        let (exchanged, original) = owner.compareExchange(expected: 0, desired: me, ordering: .relaxed)
-        precondition(exchanged || original == me, "SPSCRing: a second \(role) thread; this ring allows exactly one")
-    }
-    #endif
-
     /// Forgets which threads own the two roles, for handing a ring to new threads after the
     /// previous owners have been joined. Only debug builds track owners; otherwise it does nothing.
     public func resetOwnership() {
         #if DEBUG
-        // Relaxed: the caller has already synchronized with the old owners by joining them.
-        producerThread.store(0, ordering: .relaxed)
-        consumerThread.store(0, ordering: .relaxed)
+        producerThread.release()
+        consumerThread.release()
         #endif
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-@testable import HapSyncRuntime
+@testable import HapSyncConcurrency
 import Testing
 
 @Suite("SPSC ring")

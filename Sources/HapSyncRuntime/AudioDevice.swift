@@ -1,0 +1,75 @@
+import Foundation
+import HapSyncConcurrency
+import HapSyncCore
+
+/// A request from the scheduler to the audio thread, through a lock-free ring.
+public struct AudioMessage: Sendable, BitwiseCopyable {
+    /// What to do.
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
+        /// Start the voices of the player in `slot` with pattern time 0 at output frame `frame`.
+        case start
+        /// Stop that player's voices from `frame` on (with a short fade).
+        case stop
+        /// Silence everything now.
+        case stopAll
+    }
+    /// What to do.
+    public var kind: Kind
+    /// The player's slot.
+    public var slot: Int32
+    /// Output frame (for `start`: the frame of pattern time 0).
+    public var frame: Int64
+    /// For `start`: the first frame to sound (later than `frame` when starting at an offset).
+    public var from: Int64
+    /// For `start`: pattern seconds per second (event times and durations scale, pitch does not).
+    public var rate: Double
+
+    /// Makes a message.
+    public init(kind: Kind, slot: Int32, frame: Int64, from: Int64? = nil, rate: Double = 1) {
+        self.kind = kind
+        self.slot = slot
+        self.frame = frame
+        self.from = from ?? frame
+        self.rate = rate
+    }
+}
+
+/// An audio output the engine can slave its haptics to (PulseAudio in `AudioOutput`).
+///
+/// The scheduler sends it `AudioMessage`s through `messages` (it is the ring's only producer) and
+/// schedules haptics through `clock`. The device renders the players' voices from the sources the
+/// engine registers with `setSource`.
+public protocol AudioDevice: AnyObject, Sendable {
+    /// A short name ("pulse").
+    var name: String { get }
+    /// Output frames per second (known after `open`).
+    var sampleRate: Double { get }
+    /// Frames to heard time; fitted continuously once playing.
+    var clock: AudioClock { get }
+    /// The scheduler → audio thread ring.
+    var messages: SPSCRing<AudioMessage> { get }
+    /// The first output frame that has not yet been handed to the device: a voice can start no
+    /// earlier. Does not allocate, lock or block.
+    var nextWritableFrame: Int64 { get }
+    /// Buffer underruns so far.
+    var underruns: Int { get }
+    /// Connects and starts the stream; returns once its clock has a first observation.
+    func open() throws
+    /// Stops and disconnects.
+    func close()
+    /// Registers the audio of the player in `slot` (control thread, before its start message).
+    func setSource(slot: Int, _ source: Unmanaged<HapSyncCore.PlayerAudio>?)
+    /// Decodes a timeline's audio files (waveform path → resolved file) at this device's rate
+    /// (load time, may allocate and read files).
+    func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio
+    /// Called (on the device's own thread) if the server goes away mid-play.
+    var onServerLost: (@Sendable (String) -> Void)? { get set }
+    /// Live parameters and player mutes the device applies to voices (the engine sets it before `open`).
+    var liveParameters: LiveParameters? { get set }
+    /// Whether everything the device plays is silenced (the engine's audio mute); voices go on
+    /// advancing so that unmuting resumes in step.
+    var isMuted: Bool { get set }
+    /// Whether the server answers now (a short connection attempt; the engine's watcher calls it
+    /// once a second after the server went away).
+    func canConnect() -> Bool
+}

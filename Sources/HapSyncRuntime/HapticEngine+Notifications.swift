@@ -1,0 +1,100 @@
+import Foundation
+import HapSyncConcurrency
+
+/// What the scheduler and the output thread report, turned into handler calls and bookkeeping on
+/// the notifier thread (or in `pump`).
+extension HapticEngine {
+    /// Runs handlers for what the scheduler and output thread reported (notifier thread or `pump`;
+    /// may allocate and lock).
+    func deliverNotifications() {
+        while let n = schedulerNotifications.pop() ?? outputNotifications.pop() {
+            switch n.event {
+            case .finished(let at), .stopped(let at):
+                // Idle from when it ended (the notification may be read later).
+                let ended = min(at, configuration.clock.now())
+                let (player, oneShot) = control.withLock { state in
+                    state.active.remove(n.player)
+                    state.lastActivity = max(state.lastActivity, ended)
+                    return (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
+                }
+                if let player, player.id == n.player {
+                    if case .finished = n.event { player.completionHandler?(.finished) } else { player.completionHandler?(.stopped) }
+                }
+                _ = oneShot   // a one-shot player is released here, after its handler, outside the lock
+            case .paused:
+                let now = configuration.clock.now()
+                control.withLock { state in
+                    state.active.remove(n.player)
+                    state.lastActivity = max(state.lastActivity, now)
+                }
+            case .began(let playing):
+                control.withLock { state in
+                    if let k = state.pendingStarts[n.player] { state.pendingStarts[n.player] = k > 1 ? k - 1 : nil }
+                    if playing { state.active.insert(n.player) }
+                }
+            case .retired:
+                freeSlot(Int(n.slot))
+            case .startedOnAudio(let frame):
+                let player = control.withLock { $0.players[Int(n.slot)]?.player }
+                if let player, player.id == n.player { player.audioStartFrame = frame }
+            case .backendReset:
+                handlers.withLock { $0.reset }?()
+            case .deviceDisconnected:
+                let handler = handlers.withLock { $0.stopped }
+                if output.hasFailed { stop() }
+                handler?(.deviceDisconnected)
+            case .backendFailed:
+                let reason = output.failure.withLock { $0 } ?? "backend failed"
+                let handler = handlers.withLock { $0.stopped }
+                // Refuse new calls now; shut the threads down (from this thread that means a helper).
+                stop()
+                handler?(.systemError(reason))
+            }
+        }
+        checkFinished()
+    }
+
+    // MARK: - Finishing and idling
+
+    /// Calls `handler` once every player has finished or stopped (at once if none plays): its
+    /// answer stops the engine (the stopped handler then hears `.finished`) or leaves it running.
+    /// Core Haptics' `notifyWhenPlayersFinished(finishedHandler:)`.
+    public func notifyWhenPlayersFinished(_ handler: @escaping @Sendable (Error?) -> FinishedAction) {
+        control.withLock { $0.finishedHandler = handler }
+        if configuration.threading == .manual { checkFinished() } else { poke() }
+    }
+
+    /// Wakes the notifier thread (it checks the finished handler and the idle timer).
+    private func poke() { notifierWake.post() }
+
+    /// Runs the finished handler if every player has ended (notifier thread or `pump`).
+    func checkFinished() {
+        let handler = control.withLock { state -> (@Sendable (Error?) -> FinishedAction)? in
+            guard !state.anyPlaying, let h = state.finishedHandler else { return nil }
+            state.finishedHandler = nil
+            return h
+        }
+        guard let handler else { return }
+        if handler(nil) == .stopEngine {
+            let stopped = handlers.withLock { $0.stopped }
+            stop()
+            stopped?(.finished)
+        }
+    }
+
+    /// Stops the engine when no player has played for `idleTimeout` (notifier thread or `pump`).
+    func checkIdle() {
+        guard let timeout = configuration.idleTimeout else { return }
+        let now = configuration.clock.now()
+        let idle = control.withLock { state -> Bool in
+            guard state.running, !state.anyPlaying, now >= state.lastActivity,
+                  now - state.lastActivity >= UInt64(timeout * 1e9) else { return false }
+            state.idleStopped = true
+            return true
+        }
+        guard idle else { return }
+        let stopped = handlers.withLock { $0.stopped }
+        stop()
+        stopped?(.idleTimeout)
+    }
+}

@@ -1,0 +1,177 @@
+import AHAP
+import Foundation
+import HapSyncCore
+
+/// Players: making them, playing patterns and feedback once, and the calls players make.
+extension HapticEngine {
+    /// Makes a player for a pattern (compiled here: allocation happens now, not when it starts).
+    /// `audioFiles` maps each `EventWaveformPath` to its resolved file; with an audio device the
+    /// files are decoded now and the player follows the audio clock.
+    public func makePlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
+                           audioFiles: [String: URL] = [:]) throws -> HapticPatternPlayer {
+        var lengths: [String: Double] = [:]
+        for (path, url) in audioFiles { if let info = try? AudioFileInfo(contentsOf: url) { lengths[path] = info.duration } }
+        let timeline = try PatternTimeline(pattern: pattern, options: options, audioLength: { lengths[$0] })
+        return try makePlayer(timeline: timeline, audioFiles: audioFiles)
+    }
+
+    /// Makes a player for a compiled timeline; with an audio device and audio voices, its files
+    /// (`audioFiles`: waveform path → file) are decoded now and the player follows the audio clock.
+    public func makePlayer(timeline: PatternTimeline, audioFiles: [String: URL] = [:]) throws -> HapticPatternPlayer {
+        var audio: PlayerAudio?
+        if let device = configuration.audio, !timeline.voices.isEmpty, !configuration.playsHapticsOnly {
+            audio = try device.load(timeline, files: audioFiles)
+        }
+        let (slot, id) = try control.withLock { state throws(EngineError) -> (Int, UInt32) in
+            guard let slot = state.freeSlots.popLast() else { throw .tooManyPlayers(limit: configuration.maxPlayers) }
+            let id = state.nextPlayerID
+            state.nextPlayerID &+= 1
+            return (slot, id)
+        }
+        // The scheduler reads this slot only after a start message, which the ring orders after these writes.
+        scheduler.timelines[slot] = Unmanaged.passRetained(timeline)
+        scheduler.hasAudio[slot] = audio != nil
+        if let audio, let device = configuration.audio {
+            let retained = Unmanaged.passRetained(audio)
+            control.withLock { $0.audioBySlot[slot] = retained }
+            device.setSource(slot: slot, retained)
+        }
+        live.clear(slot: slot, unmute: true)
+        let player = HapticPatternPlayer(engine: self, slot: slot, id: id, timeline: timeline)
+        control.withLock { $0.players[slot] = WeakPlayer(player: player) }
+        return player
+    }
+
+    /// Reads an AHAP file, compiles it and plays it once, now (Core Haptics' `playPattern(from:)`).
+    /// Audio files are looked up in the file's folder, then in `resources`.
+    public func playPattern(from url: URL, resources: [URL] = []) throws {
+        let pattern = try AHAPReader().read(contentsOf: url).pattern
+        let resolver = AHAPResourceResolver(ahapFile: url, resources: resources)
+        var files: [String: URL] = [:]
+        for e in pattern.events {
+            if let p = e.waveformPath, case .success(let file) = resolver.resolve(p) { files[p] = file }
+        }
+        try playOnce(try makePlayer(with: pattern, audioFiles: files))
+    }
+
+    /// Makes a player with pause, resume, seek, looping and playback rate (Core Haptics'
+    /// `makeAdvancedPlayer(with:)`; every HapSync player has them).
+    public func makeAdvancedPlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
+                                   audioFiles: [String: URL] = [:]) throws -> HapticAdvancedPatternPlayer {
+        try makePlayer(with: pattern, options: options, audioFiles: audioFiles)
+    }
+
+    /// Plays a built-in feedback style now (SwiftUI's `sensoryFeedback`, `hapsync feedback NAME`).
+    /// With a `source`, the policy's per-source rate limit applies: a second call from the same
+    /// source within the interval merges into the first (returns false) instead of stacking.
+    @discardableResult
+    public func play(_ feedback: SensoryFeedback, source: String? = nil) throws -> Bool {
+        let player = try makePlayer(with: feedback.pattern)
+        player.source = source
+        return try playOnce(player)
+    }
+
+    /// Starts `player` now as a one-shot: the engine keeps it alive until it ends (the notifier
+    /// drops it after its completion), and drops it at once if it never starts (merged by the
+    /// rate limit, or the start threw), so its slot is freed.
+    @discardableResult
+    private func playOnce(_ player: HapticPatternPlayer) throws -> Bool {
+        // Kept before the start: a start can end (and be reported) before `start` returns.
+        control.withLock { $0.oneShots[player.id] = player }
+        let started: Bool
+        do { started = try player.start(atTime: HapticEngine.timeImmediate) } catch {
+            _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) }
+            throw error
+        }
+        if !started { _ = control.withLock { $0.oneShots.removeValue(forKey: player.id) } }
+        return started
+    }
+
+    // MARK: - Player support
+
+    /// Engine ns for a Core Haptics-style time: `timeImmediate` (or any past time) means now.
+    func engineNanoseconds(_ time: TimeInterval) -> UInt64 {
+        let now = configuration.clock.now()
+        guard time > 0, time.isFinite else { return now }
+        let t = UInt64((time * 1e9).rounded())
+        return max(t, now)
+    }
+
+    /// Posts a message to the scheduler and wakes it; never waits for it.
+    func send(_ message: ControlMessage) {
+        // Producers (any API thread) take turns; the scheduler consumes without a lock.
+        _ = control.withLock { _ in controlRing.push(message) }
+        schedulerWake.post()
+    }
+
+    /// Starts the engine again if the idle timer stopped it; else requires it to be running.
+    private func ensureRunning() throws(EngineError) {
+        if isRunning { return }
+        if control.withLock({ $0.idleStopped }) { try start(); return }
+        throw .notRunning
+    }
+
+    /// Starts (or resumes) a player: the per-source rate limit may merge it (returns false).
+    func startPlayer(slot: Int, id: UInt32, at time: TimeInterval, kind: ControlMessage.Kind = .start, offset: Double = 0,
+                     source: String? = nil) throws(EngineError) -> Bool {
+        try ensureRunning()
+        let when = engineNanoseconds(time)
+        let accepted = control.withLock { state -> Bool in
+            if let source, state.policy.rateLimitInterval > 0 {
+                if let last = state.lastStartBySource[source], when >= last, when - last < UInt64(state.policy.rateLimitInterval * 1e9) {
+                    state.merged += 1
+                    return false
+                }
+                state.lastStartBySource[source] = when
+            }
+            state.pendingStarts[id, default: 0] += 1
+            state.lastActivity = configuration.clock.now()
+            return true
+        }
+        guard accepted else { return false }
+        if kind == .start { live.clear(slot: slot) }
+        let before = controlRing.overflowCount
+        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset))
+        if controlRing.overflowCount != before { throw .controlQueueFull }
+        return true
+    }
+
+    /// Stops or pauses a player at `time`.
+    func stopPlayer(slot: Int, id: UInt32, at time: TimeInterval, pause: Bool = false) throws(EngineError) {
+        guard isRunning else { throw .notRunning }
+        send(ControlMessage(kind: pause ? .pause : .stop, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
+    }
+
+    /// Sends a player setting (seek, rate, loop, refresh) to the scheduler; on a stopped engine it
+    /// waits in the control ring for the next start (the scheduler keeps settings across starts).
+    func sendPlayer(_ kind: ControlMessage.Kind, slot: Int, id: UInt32, value: Double = 0, flag: Bool = false) {
+        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: configuration.clock.now(), value: value, flag: flag))
+    }
+
+    /// A player object went away: its slot is given back (after the scheduler has let go of it).
+    func retire(slot: Int, id: UInt32) {
+        let running = control.withLock { state -> Bool in
+            state.players[slot] = nil
+            return state.running
+        }
+        if running {
+            send(ControlMessage(kind: .retire, slot: Int32(slot), player: id, time: configuration.clock.now()))
+            if configuration.threading == .manual { pump() }
+        } else {
+            freeSlot(slot)
+        }
+    }
+
+    /// Gives a slot back: its timeline and audio are released (audio when the engine stops, as
+    /// the audio thread may still be fading it out).
+    func freeSlot(_ slot: Int) {
+        scheduler.timelines[slot]?.release()
+        scheduler.timelines[slot] = nil
+        scheduler.hasAudio[slot] = false
+        configuration.audio?.setSource(slot: slot, nil)
+        control.withLock { state in
+            if let audio = state.audioBySlot.removeValue(forKey: slot) { state.retiredAudio.append(audio) }
+            state.freeSlots.append(slot)
+        }
+    }
+}

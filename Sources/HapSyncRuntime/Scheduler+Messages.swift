@@ -1,0 +1,166 @@
+import HapSyncCore
+
+/// Control messages: starts, stops, pauses, seeks and settings, applied on the scheduler thread.
+extension Scheduler {
+    // MARK: - Real-time (scheduler thread)
+
+    /// Applies one control message. Does not allocate, lock or block.
+    func handle(_ m: ControlMessage, now: UInt64, pushed: inout Bool) {
+        let s = Int(m.slot)
+        if m.kind == .refresh, s == -1 {
+            // Policy or engine mute changed: send the current mix again (the output stage applies them).
+            pushMixedLevel(scheduled: now, released: now, player: 0, patternTime: -1, pushed: &pushed)
+            return
+        }
+        if m.kind == .stopAll {
+            stopAll(now: now, pushed: &pushed)
+            return
+        }
+        guard s >= 0, s < capacity else { return }
+        settle(s, now: now, pushed: &pushed)
+        switch m.kind {
+        case .start:
+            begin(s, player: m.player, at: m.time, offset: m.value, now: now, pushed: &pushed, reportRestart: true)
+            post(.began(playing: slots[s].active), slot: s, player: m.player)
+        case .resume:
+            // Already playing (no pause pending): nothing to do.
+            if !slots[s].active || (slots[s].stopIsPause && slots[s].stopAt != .max) {
+                let from = slots[s].active ? offset(s, at: min(now, slots[s].stopAt)) : slots[s].pausedOffset
+                begin(s, player: m.player, at: m.time, offset: from, now: now, pushed: &pushed)
+            }
+            post(.began(playing: slots[s].active), slot: s, player: m.player)
+        case .stop, .pause:
+            if slots[s].active, slots[s].player == m.player {
+                if m.time <= slots[s].stopAt { slots[s].stopIsPause = m.kind == .pause }
+                slots[s].stopAt = min(slots[s].stopAt, m.time)
+                sendAudioStop(s, at: slots[s].stopAt)
+            } else if m.kind == .stop {
+                slots[s].pausedOffset = 0
+            }
+        case .seek:
+            if slots[s].active {
+                // Playing now (a stop or pause may be pending later): jump at once; the pending
+                // stop or pause still comes at its time, from the new place.
+                keepingPendingStop(s) { begin(s, player: m.player, at: now, offset: m.value, now: now, pushed: &pushed) }
+            } else {
+                slots[s].pausedOffset = max(0, m.value)
+            }
+        case .setRate:
+            let rate = min(max(m.value, 0.01), 100)
+            if slots[s].active {
+                keepingPendingStop(s) { reanchor(s, rate: rate, now: now) }
+            } else {
+                slots[s].rate = rate
+            }
+        case .setLoop:
+            slots[s].loopEnabled = m.flag
+            slots[s].loopEnd = max(0, m.value)
+        case .refresh:
+            if slots[s].active { slots[s].liveEvaluated = now; pushLiveLevel(at: now, now: now, player: slots[s].player, pushed: &pushed) }
+        case .retire:
+            if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed) }
+            slots[s] = SlotState()
+            post(.retired, slot: s, player: m.player)
+        case .stopAll:
+            break
+        }
+    }
+
+    /// Stops every player now and tells the backend and the audio thread to stop everything.
+    /// Does not allocate, lock or block.
+    private func stopAll(now: UInt64, pushed: inout Bool) {
+        for i in 0..<capacity where slots[i].active {
+            slots[i].intensity = 0
+            finish(i, at: now, now: now, kind: .stopped, pushed: &pushed, emitLevel: false)
+        }
+        lastMix = (0, 0)
+        pushed = output.push(OutputCommand(scheduled: now, released: now, player: 0, kind: .stopAll,
+                                           intensity: 0, sharpness: 0, patternTime: -1)) || pushed
+        audio?.messages.push(AudioMessage(kind: .stopAll, slot: -1, frame: 0))
+    }
+
+    /// If slot `s`'s stop or pause is due by `now`, does what the slot has due up to it, in time
+    /// order, so the stop takes effect before the next message to the slot is applied, even when
+    /// this pass has not reached it yet: a `seek` or `resume` sent right after `pause(atTime:
+    /// now)` then acts on the paused player, as its caller meant. Does not allocate, lock or block.
+    func settle(_ s: Int, now: UInt64, pushed: inout Bool) {
+        // Each pass of the loop releases one due thing (every one is at or before the stop), and
+        // the stop itself ends the slot.
+        while slots[s].active, slots[s].stopAt <= now {
+            fire(s, nextEvent(s), now: now, pushed: &pushed)
+        }
+    }
+
+    /// Runs `change` (which restarts slot `s`'s timing) and then schedules again the stop or
+    /// pause that was pending, with its audio stop for the voices the change started. Does not
+    /// allocate, lock or block.
+    private func keepingPendingStop(_ s: Int, _ change: () -> Void) {
+        let (stopAt, isPause) = (slots[s].stopAt, slots[s].stopIsPause)
+        change()
+        guard stopAt != .max, slots[s].active else { return }
+        slots[s].stopAt = stopAt
+        slots[s].stopIsPause = isPause
+        sendAudioStop(s, at: stopAt)
+    }
+
+    /// Starts slot `s` so that pattern offset `offset` falls at `time` (the player's settings
+    /// — rate, loop — are kept). Does not allocate, lock or block.
+    /// A fresh start of a playing player reports the run it ends as stopped (`reportRestart`); a
+    /// seek or a rate change continues the same run and reports nothing.
+    func begin(_ s: Int, player: UInt32, at time: UInt64, offset: Double, now: UInt64, pushed: inout Bool,
+               reportRestart: Bool = false) {
+        guard let timeline = timelines[s] else { return }
+        if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed, report: reportRestart) }
+        let endTime = timeline._withUnsafeGuaranteedRef { $0.end }
+        let o = min(max(0, offset), max(endTime, endPoint(s).time))
+        var state = slots[s]
+        state.active = true
+        state.player = player
+        state.startFrame = -1
+        state.endTime = endTime
+        state.stopAt = .max
+        state.stopIsPause = false
+        state.intensity = 0
+        state.sharpness = 0
+        state.pausedOffset = 0
+        state.liveEvaluated = max(time, now)
+        state.start = time &- Self.span(o, rate: state.rate)
+        state.next = timeline._withUnsafeGuaranteedRef { firstCommand($0, atOrAfter: o) }
+        state.seekLevelPending = o > 0
+        state.seekOffset = o
+        if hasAudio[s], let audio, let frame = audibleFrame(at: time) {
+            let zero = frame - FrameTiming.frames(o, rate: state.rate, sampleRate: audio.sampleRate)
+            state.startFrame = zero
+            state.start = (audioFit()?.time(ofFrame: frame) ?? time) &- Self.span(o, rate: state.rate)
+            if openLoop, state.start > hapticLatency { state.start -= hapticLatency }
+            audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: state.rate))
+            post(.startedOnAudio(frame: zero), slot: s, player: player)
+        }
+        slots[s] = state
+    }
+
+    /// First command index at or after pattern time `offset`. Does not allocate, lock or block.
+    private func firstCommand(_ timeline: PatternTimeline, atOrAfter offset: Double) -> Int {
+        var lo = 0, hi = timeline.commands.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if timeline.commands[mid].time < offset { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Changes the rate of playing slot `s` at `now`, keeping the offset reached: what was
+    /// released stays released, the level holds, the rest follows at the new rate. Audio voices
+    /// restart part-way at the new timing. Does not allocate, lock or block.
+    private func reanchor(_ s: Int, rate: Double, now: UInt64) {
+        let o = offset(s, at: now)
+        slots[s].rate = rate
+        slots[s].start = now &- Self.span(o, rate: rate)
+        if slots[s].startFrame >= 0, let audio, let frame = audibleFrame(at: now &+ hapticLatency) {
+            let zero = frame - FrameTiming.frames(o, rate: rate, sampleRate: audio.sampleRate)
+            slots[s].startFrame = zero
+            audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: rate))
+            post(.startedOnAudio(frame: zero), slot: s, player: slots[s].player)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import HapSyncCore
+
+/// Doing what a slot has due: releasing commands (mixed across players, live parameters applied),
+/// stops, pauses, completions, loop wraps and live re-evaluations.
+extension Scheduler {
+    // MARK: - Real-time (scheduler thread)
+
+    /// Does what slot `s` has due. Does not allocate, lock or block.
+    func fire(_ s: Int, _ event: (time: UInt64, due: Due), now: UInt64, pushed: inout Bool) {
+        let state = slots[s]
+        guard let timeline = timelines[s] else { slots[s].active = false; return }
+        switch event.due {
+        case .stop:
+            if state.stopIsPause {
+                let reached = min(max(0, offset(s, at: state.stopAt)), endPoint(s).time)
+                finish(s, at: state.stopAt, now: now, kind: .paused, pushed: &pushed)
+                slots[s].pausedOffset = reached
+                post(.paused(offset: reached), slot: s, player: state.player)
+            } else {
+                finish(s, at: state.stopAt, now: now, kind: .stopped, pushed: &pushed)
+            }
+        case .end:
+            finish(s, at: event.time, now: now, kind: .finished, pushed: &pushed)
+        case .wrap:
+            // The loop's end: pattern time `end` becomes pattern time 0 of the next pass.
+            let end = endPoint(s).time
+            slots[s].start = state.start &+ Self.span(end, rate: state.rate)
+            slots[s].next = 0
+            slots[s].seekLevelPending = false
+            if state.intensity != 0 {
+                slots[s].intensity = 0
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: end, pushed: &pushed)
+            }
+            if state.startFrame >= 0, let audio {
+                let zero = frame(s, end, sampleRate: audio.sampleRate)
+                slots[s].startFrame = zero
+                audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: zero, rate: state.rate))
+                post(.startedOnAudio(frame: zero), slot: s, player: state.player)
+            }
+        case .seekLevel:
+            // The continuous level in force at the offset: the last level command before it.
+            slots[s].seekLevelPending = false
+            let level: HapticCommand? = timeline._withUnsafeGuaranteedRef { tl in
+                var i = state.next - 1
+                while i >= 0, tl.commands[i].kind != .level { i -= 1 }
+                return i >= 0 ? tl.commands[i] : nil
+            }
+            if let level, level.intensity > 0 {
+                slots[s].intensity = Float(level.intensity)
+                slots[s].sharpness = Float(level.sharpness)
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: state.seekOffset, pushed: &pushed)
+            }
+        case .live:
+            slots[s].liveEvaluated = event.time
+            pushLiveLevel(at: event.time, now: now, player: state.player, pushed: &pushed)
+        case .command:
+            let c: HapticCommand = timeline._withUnsafeGuaranteedRef { $0.commands[state.next] }
+            slots[s].next += 1
+            switch c.kind {
+            case .transient:
+                guard !live.isMuted(slot: s) else { break }
+                let gain = live.isSet(slot: s, .hapticIntensity) ? live.value(slot: s, .hapticIntensity, at: event.time) : 1
+                let shift = live.isSet(slot: s, .hapticSharpness) ? live.value(slot: s, .hapticSharpness, at: event.time) : 0
+                let intensity = Float(min(max(c.intensity * gain, 0), 1))
+                guard intensity > 0 else { break }
+                pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
+                                                   intensity: intensity, sharpness: Float(min(max(c.sharpness + shift, 0), 1)),
+                                                   patternTime: c.time)) || pushed
+            case .level:
+                slots[s].intensity = Float(c.intensity)
+                slots[s].sharpness = Float(c.sharpness)
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: c.time, pushed: &pushed)
+            }
+        }
+    }
+
+    /// How a slot's run ends.
+    enum Ending { case finished, stopped, paused }
+
+    /// Ends slot `s`: silences its level (re-mixing the others) and reports it (unless `report`
+    /// is false: a restart, which is not an ending the caller asked about; a pause is reported by
+    /// its caller with the offset reached). Does not allocate, lock or block.
+    func finish(_ s: Int, at time: UInt64, now: UInt64, kind: Ending, pushed: inout Bool,
+                emitLevel: Bool = true, report: Bool = true) {
+        let state = slots[s]
+        slots[s].active = false
+        slots[s].seekLevelPending = false
+        if kind != .finished { sendAudioStop(s, at: time) }
+        if emitLevel, state.intensity != 0 {
+            slots[s].intensity = 0
+            let patternTime = Double(Int64(bitPattern: time &- state.start)) / 1e9 * state.rate
+            pushMixedLevel(scheduled: time, released: now, player: state.player, patternTime: patternTime, pushed: &pushed)
+        }
+        slots[s].intensity = 0
+        guard report else { return }
+        switch kind {
+        case .finished: post(.finished(at: time), slot: s, player: state.player)
+        case .stopped: post(.stopped(at: time), slot: s, player: state.player)
+        case .paused: break
+        }
+    }
+
+    /// The mix of every active player's level at `time`, live parameters and mutes applied.
+    /// Does not allocate, lock or block.
+    private func mix(at time: UInt64) -> (intensity: Float, sharpness: Float) {
+        var sum = 0.0, weighted = 0.0, contributors = 0, lone = (0.0, 0.0)
+        for i in 0..<capacity where slots[i].intensity > 0 {
+            if live.isMuted(slot: i) { continue }
+            var intensity = Double(slots[i].intensity), sharpness = Double(slots[i].sharpness)
+            if live.isSet(slot: i, .hapticIntensity) { intensity = min(max(intensity * live.value(slot: i, .hapticIntensity, at: time), 0), 1) }
+            if live.isSet(slot: i, .hapticSharpness) { sharpness = min(max(sharpness + live.value(slot: i, .hapticSharpness, at: time), 0), 1) }
+            guard intensity > 0 else { continue }
+            sum += intensity
+            weighted += intensity * sharpness
+            contributors += 1
+            lone = (intensity, sharpness)
+        }
+        switch contributors {
+        case 0: return (0, 0)
+        case 1: return (Float(lone.0), Float(lone.1))
+        default: return (Float(min(1, sum)), Float(min(1, weighted / sum)))
+        }
+    }
+
+    /// Pushes the mix of every active player's level (and the one just silenced). A lone
+    /// contributor passes through unchanged, so a single player's stream equals its render.
+    /// Does not allocate, lock or block.
+    func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, pushed: inout Bool) {
+        let m = mix(at: scheduled)
+        lastMix = m
+        pushed = output.push(OutputCommand(scheduled: scheduled, released: released, player: player, kind: .level,
+                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime)) || pushed
+    }
+
+    /// Pushes the mix again if live parameters or mutes changed it. Does not allocate, lock or block.
+    func pushLiveLevel(at time: UInt64, now: UInt64, player: UInt32, pushed: inout Bool) {
+        let m = mix(at: time)
+        guard m != lastMix else { return }
+        lastMix = m
+        pushed = output.push(OutputCommand(scheduled: time, released: now, player: player, kind: .level,
+                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: -1)) || pushed
+    }
+}
