@@ -54,6 +54,8 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         indices.deallocate()
     }
 
+    // MARK: - Real-time (producer and consumer threads)
+
     /// Appends an element; false (and counted) when the ring is full. Producer only.
     /// Does not allocate, lock or block.
     /// (Inlinable so that callers specialize it for their element type: plain loads and stores,
@@ -110,6 +112,8 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         // Relaxed: a monotonically growing statistic.
         overflows.pointee.load(ordering: .relaxed)
     }
+
+    // MARK: - Control side
 
     /// Forgets which threads own the two roles, for handing a ring to new threads after the
     /// previous owners have been joined. Only debug builds track owners; otherwise it does nothing.

@@ -147,7 +147,7 @@ public final class SeqLock<Value: BitwiseCopyable & Sendable>: @unchecked Sendab
         words[copy * wordCount + i].store(word, ordering: .relaxed)
     }
 
-    // MARK: - Readers
+    // MARK: - Readers on any thread
 
     /// A snapshot for a real-time reader, taken now (control side, before the reader runs; it
     /// retries like `read`).
@@ -157,6 +157,12 @@ public final class SeqLock<Value: BitwiseCopyable & Sendable>: @unchecked Sendab
             if let version = attempt(into: &copy) { return Snapshot(value: copy, version: version) }
         }
     }
+
+    /// A consistent copy of the value, for threads that are not real-time: it retries until no
+    /// publication overlapped its read. Does not allocate, lock or block.
+    public func read() -> Value { snapshot().value }
+
+    // MARK: - Real-time (reader threads)
 
     /// Brings `snapshot` up to date: true when it now holds the latest published value (or the
     /// one before it, while a write is under way), false when the writer published during each of
@@ -181,10 +187,6 @@ public final class SeqLock<Value: BitwiseCopyable & Sendable>: @unchecked Sendab
         }
         return false
     }
-
-    /// A consistent copy of the value, for threads that are not real-time: it retries until no
-    /// publication overlapped its read. Does not allocate, lock or block.
-    public func read() -> Value { snapshot().value }
 
     /// One read attempt into `value`: the sequence number read at, or nil when a publication
     /// overlapped it (then `value` holds a torn copy). `between` (tests only) runs after the first

@@ -23,6 +23,8 @@ public struct ThreadRole: ~Copyable, Sendable {
     /// A role no thread owns yet.
     public init() {}
 
+    // MARK: - Real-time (the role's thread)
+
     /// Claims the role for the calling thread, or traps if another thread owns it.
     @inlinable
     public func check(_ role: StaticString, of primitive: StaticString) {
@@ -31,6 +33,8 @@ public struct ThreadRole: ~Copyable, Sendable {
         let (exchanged, original) = owner.compareExchange(expected: 0, desired: me, ordering: .relaxed)
         precondition(exchanged || original == me, "\(primitive): a second \(role) thread; it allows exactly one")
     }
+
+    // MARK: - Control side
 
     /// Forgets the owner, so that another thread may take the role (after the previous owner has
     /// been joined: the join orders what it did before what the next owner does).

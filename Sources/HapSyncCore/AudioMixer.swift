@@ -104,6 +104,8 @@ public final class AudioMixer: @unchecked Sendable {
     /// Live parameters and player mutes applied to voices (set before rendering starts).
     public var live: LiveParameters?
 
+    // MARK: - Real-time (audio thread)
+
     /// Schedules every voice of a player whose pattern time 0 is heard at output frame
     /// `startFrame`, sounding from frame `from` on (a start at an offset: voices that ended before
     /// it are skipped, one under way starts part-way through), at `rate` pattern seconds per second

@@ -46,6 +46,8 @@ public struct Envelope: Sendable, Equatable {
         return max(0, 1 - (tau - attack) / decay)
     }
 
+    // MARK: - Real-time (any thread)
+
     /// The amplitude 0...1 at `tau` seconds after the event's start. Does not allocate, lock or block.
     public func level(at tau: Double) -> Double {
         if tau < 0 || tau >= end { return 0 }

@@ -6,6 +6,8 @@
 /// (the scheduler's deadlines, the mixer's voice starts and ends, sync measurements) uses it, so
 /// they agree to the frame.
 public enum FrameTiming {
+    // MARK: - Real-time (any thread)
+
     /// Output frames that `seconds` of pattern time take at `rate`. Does not allocate, lock or block.
     @inline(__always)
     public static func frames(_ seconds: Double, rate: Double = 1, sampleRate: Double) -> Int64 {

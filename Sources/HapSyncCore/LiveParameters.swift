@@ -162,7 +162,7 @@ public final class LiveParameters: @unchecked Sendable {
         return sent.withLock { $0[slot * controls + control.rawValue] }
     }
 
-    // MARK: - Real-time side
+    // MARK: - Real-time (scheduler thread: haptic controls; audio thread: audio controls)
 
     /// The up-to-date snapshot of (slot, control) `k`, refreshed in place. Reader thread of that
     /// control only. Does not allocate, lock or block.

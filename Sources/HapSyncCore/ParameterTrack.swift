@@ -52,6 +52,8 @@ public struct ParameterTrack: Sendable {
     /// Whether the pattern has any entry for this parameter.
     public var isConstant: Bool { segments.isEmpty }
 
+    // MARK: - Real-time (any thread)
+
     /// The value at pattern time `t`. Does not allocate, lock or block.
     public func value(at t: Double) -> Double {
         // Last segment with start <= t.

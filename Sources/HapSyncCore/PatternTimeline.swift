@@ -202,7 +202,7 @@ public final class PatternTimeline: Sendable {
         (min(1, sum), sum > 0 ? min(1, max(0, weighted / sum)) : 0)
     }
 
-    // MARK: - Queries (real-time safe)
+    // MARK: - Real-time (any thread): queries
 
     /// What the haptic actuator should do at pattern time `t`. Does not allocate, lock or block.
     public func hapticState(at t: Double) -> HapticState {

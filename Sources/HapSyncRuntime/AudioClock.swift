@@ -91,7 +91,7 @@ public final class AudioClock: @unchecked Sendable {
         published = SeqLock(current)
     }
 
-    // MARK: - Readers
+    // MARK: - Readers on any thread
 
     /// The fit as published now (any thread; retries only while a publication overlaps it). A
     /// real-time thread reads through `snapshot()` and `refresh` instead.
@@ -99,15 +99,6 @@ public final class AudioClock: @unchecked Sendable {
 
     /// A snapshot of the fit for a real-time reader, taken on the control side.
     public func snapshot() -> SeqLock<Fit>.Snapshot { published.snapshot() }
-
-    /// Brings a real-time reader's snapshot up to date (see `SeqLock.refresh`). Does not allocate,
-    /// lock or block.
-    @inline(__always)
-    public func refresh(_ snapshot: inout SeqLock<Fit>.Snapshot) {
-        // False only if the observing thread published through every attempt: the last complete
-        // fit, at most one observation old, is as good a mapping.
-        _ = published.refresh(&snapshot)
-    }
 
     /// The device's nominal frames per second.
     public var sampleRate: Double { fit.sampleRate }
@@ -129,6 +120,17 @@ public final class AudioClock: @unchecked Sendable {
 
     /// The frame heard at `time`; nil before the first observation.
     public func frame(atTime time: UInt64) -> Int64? { fit.frame(atTime: time) }
+
+    // MARK: - Real-time (scheduler thread)
+
+    /// Brings a real-time reader's snapshot up to date (see `SeqLock.refresh`). Does not allocate,
+    /// lock or block.
+    @inline(__always)
+    public func refresh(_ snapshot: inout SeqLock<Fit>.Snapshot) {
+        // False only if the observing thread published through every attempt: the last complete
+        // fit, at most one observation old, is as good a mapping.
+        _ = published.refresh(&snapshot)
+    }
 
     // MARK: - Observing thread
 

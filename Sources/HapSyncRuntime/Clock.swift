@@ -14,6 +14,8 @@ public protocol EngineClock: AnyObject, Sendable {
 public final class MonotonicClock: EngineClock {
     /// Makes the clock (it has no state).
     public init() {}
+    // MARK: - Real-time (scheduler and output threads)
+
     /// CLOCK_MONOTONIC now, nanoseconds. Does not allocate, lock or block.
     public func now() -> UInt64 { Syscalls.monotonicNanoseconds() }
     /// CLOCK_MONOTONIC now, nanoseconds, without an instance. Does not allocate, lock or block.

@@ -61,6 +61,8 @@ public final class NullHapticBackend: HapticBackend {
     public var name: String { "none" }
     /// Nothing to open.
     public func open() {}
+    // MARK: - Real-time (output thread)
+
     /// Ignores the command. Does not allocate, lock or block.
     public func apply(_ command: OutputCommand, appliedAt: UInt64) {}
     /// Nothing to stop.

@@ -58,6 +58,8 @@ final class OutputStage: @unchecked Sendable {
         players.deallocate()
     }
 
+    // MARK: - Real-time (output thread)
+
     /// Applies every waiting command; returns how many. Does not allocate, lock or block on the
     /// normal path (see the type's note for the failure path).
     @discardableResult
@@ -146,6 +148,9 @@ final class OutputStage: @unchecked Sendable {
 
     /// Commands handed to the backend so far.
     var appliedCount: Int { applied.load(ordering: .relaxed) }
+
+    // MARK: - Control side
+
 
     /// Copies of the timing figures recorded so far (allocates; for reports, not the real-time path).
     func timings() -> (dispatch: [Int64], apply: [Int64], commands: [(player: UInt32, patternTime: Double, applied: UInt64)]) {

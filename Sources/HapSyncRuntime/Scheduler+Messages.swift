@@ -23,15 +23,21 @@ extension Scheduler {
             begin(s, player: m.player, at: m.time, offset: m.value, now: now, pushed: &pushed, reportRestart: true)
             post(.began(playing: slots[s].active), slot: s, player: m.player)
         case .resume:
-            // Already playing (no pause pending): nothing to do.
-            if !slots[s].active || (slots[s].stopIsPause && slots[s].stopAt != .max) {
-                let from = slots[s].active ? offset(s, at: min(now, slots[s].stopAt)) : slots[s].pausedOffset
-                begin(s, player: m.player, at: m.time, offset: from, now: now, pushed: &pushed)
+            if !slots[s].active {
+                begin(s, player: m.player, at: m.time, offset: slots[s].pausedOffset, now: now, pushed: &pushed)
+            } else if slots[s].stopIsPause, slots[s].stopAt != .max, m.time >= slots[s].stopAt {
+                // Playing, with a pause still to come before the resume's time: the pause comes at
+                // its time, and playing starts again from where it paused at the resume's time.
+                slots[s].resumeAt = m.time
             }
+            // Otherwise it plays at the resume's time already: nothing to do.
             post(.began(playing: slots[s].active), slot: s, player: m.player)
         case .stop, .pause:
             if slots[s].active, slots[s].player == m.player {
-                if m.time <= slots[s].stopAt { slots[s].stopIsPause = m.kind == .pause }
+                if m.time <= slots[s].stopAt {
+                    slots[s].stopIsPause = m.kind == .pause
+                    if m.kind == .stop { slots[s].resumeAt = .max }
+                }
                 slots[s].stopAt = min(slots[s].stopAt, m.time)
                 sendAudioStop(s, at: slots[s].stopAt)
             } else if m.kind == .stop {
@@ -92,14 +98,15 @@ extension Scheduler {
     }
 
     /// Runs `change` (which restarts slot `s`'s timing) and then schedules again the stop or
-    /// pause that was pending, with its audio stop for the voices the change started. Does not
-    /// allocate, lock or block.
+    /// pause that was pending (and a resume waiting for it), with its audio stop for the voices the
+    /// change started. Does not allocate, lock or block.
     private func keepingPendingStop(_ s: Int, _ change: () -> Void) {
-        let (stopAt, isPause) = (slots[s].stopAt, slots[s].stopIsPause)
+        let (stopAt, isPause, resumeAt) = (slots[s].stopAt, slots[s].stopIsPause, slots[s].resumeAt)
         change()
         guard stopAt != .max, slots[s].active else { return }
         slots[s].stopAt = stopAt
         slots[s].stopIsPause = isPause
+        slots[s].resumeAt = resumeAt
         sendAudioStop(s, at: stopAt)
     }
 
@@ -120,6 +127,7 @@ extension Scheduler {
         state.endTime = endTime
         state.stopAt = .max
         state.stopIsPause = false
+        state.resumeAt = .max
         state.intensity = 0
         state.sharpness = 0
         state.pausedOffset = 0

@@ -16,6 +16,11 @@ extension Scheduler {
                 finish(s, at: state.stopAt, now: now, kind: .paused, pushed: &pushed)
                 slots[s].pausedOffset = reached
                 post(.paused(offset: reached), slot: s, player: state.player)
+                if state.resumeAt != .max {
+                    // A resume was asked for a time after this pause.
+                    begin(s, player: state.player, at: state.resumeAt, offset: reached, now: now, pushed: &pushed)
+                    post(.began(playing: slots[s].active), slot: s, player: state.player)
+                }
             } else {
                 finish(s, at: state.stopAt, now: now, kind: .stopped, pushed: &pushed)
             }

@@ -16,8 +16,10 @@ import HapSyncCore
 /// start on by loopEnd / rate at each wrap; a pause remembers the offset reached; a rate change
 /// re-anchors so the offset reached is kept. Live parameters (`LiveParameters`) scale and shift
 /// every level and tap as they are released, and while they change the slot is re-evaluated every
-/// millisecond. Messages act in the order they were sent: a stop or pause whose time has come
-/// takes effect before a later message to the same player is applied (`settle`).
+/// millisecond. Messages act in the order they were sent and at the times they name: a stop or
+/// pause whose time has come takes effect before a later message to the same player is applied
+/// (`settle`); a seek or rate change while a pause is pending acts now and the pause still comes
+/// at its time; a resume for a time after a pending pause waits for it (`resumeAt`).
 ///
 /// Nothing here allocates, locks or blocks after `init`: slot state lives in storage allocated
 /// once, timelines are reached through unretained references the control side keeps alive, the
@@ -38,6 +40,9 @@ final class Scheduler: @unchecked Sendable {
         var stopAt: UInt64 = .max
         /// Whether `stopAt` is a pause (remember the offset) rather than a stop.
         var stopIsPause = false
+        /// A resume asked for a time after the pending pause: at the pause, playing is scheduled
+        /// again from there at this time (`.max`: none).
+        var resumeAt: UInt64 = .max
         var next = 0
         var intensity: Float = 0
         var sharpness: Float = 0

@@ -30,6 +30,8 @@ public struct SystemErrno: Error, Sendable, Equatable, CustomStringConvertible {
 /// here; errno becomes a `SystemErrno` and EINTR is retried by `SystemErrno.retryingInterrupts`.
 enum Syscalls {
 
+    // MARK: - Real-time (scheduler and output threads)
+
     /// CLOCK_MONOTONIC in nanoseconds. Does not allocate, lock or block.
     @inline(__always)
     static func monotonicNanoseconds() -> UInt64 {
@@ -50,6 +52,8 @@ enum Syscalls {
             return -1
         }
     }
+
+    // MARK: - Thread set-up (a thread starting)
 
     /// Names the calling thread (at most 15 bytes; shown by top, ps -L and debuggers).
     static func setThreadName(_ name: String) {

@@ -34,6 +34,8 @@ public final class FanOutBackend: HapticBackend, @unchecked Sendable {
         }
     }
 
+    // MARK: - Real-time (output thread)
+
     /// Applies to each (all of them, even after one dropped out). Allocates nothing unless a device
     /// drops out (then the list shrinks).
     public func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
@@ -72,6 +74,8 @@ public final class FanOutBackend: HapticBackend, @unchecked Sendable {
         try? dead.close()
         return HapticDeviceDisconnected(device: gone.device, othersContinue: !backends.isEmpty)
     }
+
+    // MARK: - Control side
 
     /// Stops each.
     public func stopAll() throws {

@@ -65,6 +65,8 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
         if handle == nil { throw TraceError.cannotCreate(path) }
     }
 
+    // MARK: - Real-time (output thread)
+
     /// Records the command. Does not lock or block; allocates only when more records arrive than
     /// the capacity reserved at creation (it then doubles).
     public func apply(_ command: OutputCommand, appliedAt: UInt64) {

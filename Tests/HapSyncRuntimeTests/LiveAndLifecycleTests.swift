@@ -180,6 +180,19 @@ struct LifecycleTests {
         #expect(reasons.withLock { $0 } == [.finished])
     }
 
+    /// One-shots (`playPattern(from:)`, `play(_:)`) whose start throws are let go at once: their
+    /// slot is free again (with one slot, the next player can be made).
+    @Test func oneShotsThatCannotStartGiveTheirSlotBack() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Assets/heartbeat.ahap")
+        let engine = try HapticEngine(configuration: .init(backend: RecordingHapticBackend(), clock: ManualClock(), threading: .manual,
+                                                           maxPlayers: 1))
+        #expect(throws: HapticEngine.EngineError.notRunning) { try engine.playPattern(from: url) }
+        #expect(throws: Never.self, "playPattern's player was released") { _ = try engine.makePlayer(with: try steadyPattern()) }
+        #expect(throws: HapticEngine.EngineError.notRunning) { try engine.play(.success) }
+        #expect(throws: Never.self, "play's player was released") { _ = try engine.makePlayer(with: try steadyPattern()) }
+    }
+
     @Test func engineMutesAndPolicyApplyToEverything() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makePlayer(with: try steadyPattern())

@@ -112,6 +112,8 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         lastUpdate = 0
     }
 
+    // MARK: - Real-time (output thread)
+
     /// Takes a command at `appliedAt`. Does not allocate or lock.
     public func apply(_ command: OutputCommand, appliedAt now: UInt64) throws {
         switch command.kind {
@@ -161,6 +163,8 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         return next == .max ? nil : next
     }
 
+    // MARK: - Control side (engine stop, after the output thread)
+
     /// Stops the motors at once (the effect stays uploaded).
     public func stopAll() throws {
         level = (0, 0)
@@ -184,7 +188,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         }
     }
 
-    // MARK: - Effect updates (output thread: no allocation, no locks)
+    // MARK: - Real-time (output thread): effect updates
 
     private func addBurst(_ b: Burst) {
         if burstCount < Self.maxBursts {

@@ -1,0 +1,132 @@
+import AHAP
+import Foundation
+import HapSyncConcurrency
+import HapSyncCore
+@testable import HapSyncRuntime
+import HapSyncTestSupport
+import HapticOutput
+import Testing
+
+/// Calls made back to back, as iOS code writes them: each acts in the order it was sent and at the
+/// time it names, whether or not the scheduler ran in between.
+@Suite("Pause, seek and resume back to back")
+struct PauseSeekResumeTests {
+    func outputs(_ rig: ManualRig) -> [Due] {
+        rig.commands.filter { $0.kind == .transient || $0.kind == .level }
+            .map { Due(at: $0.scheduled, kind: $0.kind, intensity: $0.intensity, patternTime: $0.patternTime) }
+    }
+
+    /// `pause(atTime: timeImmediate)`, `seek(toOffset: 0.35)`, `resume(atTime: now + 0.05)` with no
+    /// scheduling pass between them: the resume starts at 0.35, not where the pause stopped (0.2).
+    @Test func pauseSeekResumeWithoutAPassBetween() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        let ended = Locked<[HapticPatternPlayer.Completion]>([])
+        player.completionHandler = { c in ended.withLock { $0.append(c) } }
+        try player.start(atTime: 1.0)
+        rig.run(until: 1.2)
+        let before = outputs(rig)
+        try player.pause(atTime: HapticEngine.timeImmediate)
+        try player.seek(toOffset: 0.35)
+        try player.resume(atTime: rig.engine.currentTime + 0.05)
+        rig.run(until: 3)
+        let tl = player.timeline
+        // Up to 1.2 as rendered; the pause silences at 1.2; at 1.25 the level in force at 0.35,
+        // then t ≥ 0.35 at 1.25 + (t − 0.35).
+        #expect(before == expected(tl) { $0 <= 0.2 ? 1.0 + $0 : nil })
+        let levelAt035 = try #require(tl.commands.last { $0.kind == .level && $0.time < 0.35 })
+        var want = [Due(at: ns(1.2), kind: .level, intensity: 0, patternTime: 0.2),
+                    Due(at: ns(1.25), kind: .level, intensity: Float(levelAt035.intensity), patternTime: 0.35)]
+        want += expected(tl) { $0 >= 0.35 ? 0.9 + $0 : nil }
+        #expect(Array(outputs(rig).dropFirst(before.count)) == want)
+        #expect(ended.withLock { $0 } == [.finished], "one run, paused and resumed")
+    }
+
+    /// The same with a pause pending in the future: the seek acts now (the player is still
+    /// playing), the pause comes at its time from the new place, and a resume asked for after the
+    /// pause starts again from where it paused.
+    @Test func seekWithAPausePendingInTheFuture() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        try player.start(atTime: 1.0)
+        rig.run(until: 1.05)
+        let before = outputs(rig)
+        try player.pause(atTime: 1.15)          // pending: 0.1 s from now
+        try player.seek(toOffset: 0.25)         // now (1.05): jump to 0.25
+        try player.resume(atTime: 2.0)          // after the pause: from where it paused
+        rig.run(until: 4)
+        let tl = player.timeline
+        // 1.05: jump to 0.25 (the old level silenced, the level in force at 0.25 set); 0.25...0.35
+        // plays at 0.8 + t until the pause at 1.15 (offset 0.35); at 2.0 the level in force at
+        // 0.35 and the rest at 1.65 + t.
+        let levelAt025 = try #require(tl.commands.last { $0.kind == .level && $0.time < 0.25 })
+        let levelAt035 = try #require(tl.commands.last { $0.kind == .level && $0.time < 0.35 })
+        var want = [Due(at: ns(1.05), kind: .level, intensity: 0, patternTime: 0.05),
+                    Due(at: ns(1.05), kind: .level, intensity: Float(levelAt025.intensity), patternTime: 0.25)]
+        want += expected(tl) { $0 >= 0.25 && $0 < 0.35 ? 0.8 + $0 : nil }
+        want.append(Due(at: ns(1.15), kind: .level, intensity: 0, patternTime: 0.35))
+        want.append(Due(at: ns(2.0), kind: .level, intensity: Float(levelAt035.intensity), patternTime: 0.35))
+        want += expected(tl) { $0 >= 0.35 ? 1.65 + $0 : nil }
+        #expect(Array(outputs(rig).dropFirst(before.count)) == want)
+    }
+
+    /// A resume asked for a time before a pending pause finds the player playing: it changes
+    /// nothing, and the pause still comes at its time.
+    @Test func aResumeBeforeAPendingPauseChangesNothing() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        try player.start(atTime: 1.0)
+        rig.run(until: 1.05)
+        try player.pause(atTime: 1.3)
+        try player.resume(atTime: 1.1)
+        rig.run(until: 3)
+        let tl = player.timeline
+        var want = expected(tl) { $0 < 0.3 ? 1.0 + $0 : nil }
+        want.append(Due(at: ns(1.3), kind: .level, intensity: 0, patternTime: 0.3))
+        #expect(outputs(rig) == want)
+    }
+
+    /// A rate change while a pause is pending acts now, and the pause, still at its time, keeps
+    /// the offset reached at the new rate.
+    @Test func rateChangeWithAPausePending() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        try player.start(atTime: 1.0)
+        rig.run(until: 1.1)
+        try player.pause(atTime: 1.15)
+        player.playbackRate = 2                  // from 1.1 (offset 0.1), 2 pattern s per s
+        rig.run(until: 1.5)
+        try player.resume(atTime: 2.0)
+        rig.run(until: 4)
+        // Paused at 1.15 at offset 0.1 + 0.05 × 2 = 0.2; resumed at 2.0 from 0.2 at rate 2: the
+        // level in force at 0.2, then every command from 0.2 on at 2.0 + (t − 0.2) / 2.
+        let tl = player.timeline
+        let levelAt02 = try #require(tl.commands.last { $0.kind == .level && $0.time < 0.2 })
+        var want = [Due(at: ns(2.0), kind: .level, intensity: Float(levelAt02.intensity), patternTime: 0.2)]
+        want += expected(tl) { $0 >= 0.2 ? 2.0 + ($0 - 0.2) / 2 : nil }
+        #expect(outputs(rig).filter { $0.at >= ns(2.0) } == want)
+        #expect(outputs(rig).contains(Due(at: ns(1.15), kind: .level, intensity: 0, patternTime: 0.2)), "paused at 0.2")
+    }
+
+    /// Real threads, calls back to back as iOS code makes them: start, pause now, seek to 0.25,
+    /// resume 50 ms later. The taps after the resume are those from 0.25 on (0.3, 0.4), never a
+    /// replay from the pause point (0.1, 0.2). Order, not timing, is checked.
+    @Test func backToBackOnRealThreads() throws {
+        for _ in 0..<5 {
+            let backend = RecordingHapticBackend()
+            let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
+            try engine.start()
+            defer { engine.stop() }
+            let player = try engine.makeAdvancedPlayer(with: try advancedPattern())
+            let done = DispatchSemaphore(value: 0)
+            player.completionHandler = { _ in done.signal() }
+            try player.start(atTime: HapticEngine.timeImmediate)
+            try player.pause(atTime: HapticEngine.timeImmediate)
+            try player.seek(toOffset: 0.25)
+            try player.resume(atTime: engine.currentTime + 0.05)
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            let taps = backend.entries.map(\.command).filter { $0.kind == .transient }.map(\.patternTime)
+            #expect(taps == [0.3, 0.4], "taps \(taps)")
+        }
+    }
+}
