@@ -34,8 +34,11 @@ func simulatedDrift(minutes: Double, ppm: Double, sync: HapticEngine.AudioSync) 
     let stats = engine.statistics
     var points: [(Double, Double)] = []
     for c in stats.commands where c.patternTime >= 0 {
-        let heard = device.truth(startFrame + Int64((c.patternTime * 48_000).rounded()))
-        points.append((c.patternTime, Double(c.applied) - heard) )
+        // Against the moment the frame is really heard (the simulated sink's truth, not its clock).
+        if let offset = AudioHapticOffset.offset(hapticAt: c.applied, patternTime: c.patternTime, startFrame: startFrame,
+                                                 sampleRate: device.sampleRate, heard: { UInt64(device.truth($0).rounded()) }) {
+            points.append((c.patternTime, Double(offset)))
+        }
     }
     engine.stop()
     let label = sync == .followAudioClock ? "follows audio clock" : "open-loop"

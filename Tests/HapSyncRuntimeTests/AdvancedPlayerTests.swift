@@ -209,7 +209,7 @@ struct AdvancedPlayerTests {
         let taps = backend.entries.dropFirst(before).filter { $0.command.kind == .transient }
         #expect(taps.map(\.command.patternTime) == [0.3, 0.4])
         for tap in taps {
-            let heard = audio.truth(resumed.frame + Int64((tap.command.patternTime / 2 * 48_000).rounded()))
+            let heard = audio.truth(resumed.frame + FrameTiming.frames(tap.command.patternTime, rate: 2, sampleRate: 48_000))
             #expect(abs(Double(tap.command.scheduled) - heard) < 21_000, "tap at \(tap.command.patternTime) goes with its audio frame")
         }
     }
