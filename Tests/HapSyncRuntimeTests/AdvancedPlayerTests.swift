@@ -16,6 +16,12 @@ struct Due: Equatable, CustomStringConvertible {
     var description: String { "\(kind) \(intensity) @\(Double(at) / 1e9) (p \(patternTime))" }
 }
 
+/// The levels and taps a rig applied, as `Due`s (scheduled time).
+func outputs(_ rig: ManualRig) -> [Due] {
+    rig.commands.filter { $0.kind == .transient || $0.kind == .level }
+        .map { Due(at: $0.scheduled, kind: $0.kind, intensity: $0.intensity, patternTime: $0.patternTime) }
+}
+
 /// The render's commands moved onto engine time by `place` (nil drops a command).
 func expected(_ timeline: PatternTimeline, _ place: (Double) -> Double?) -> [Due] {
     timeline.commands.compactMap { c in
@@ -38,11 +44,6 @@ func advancedPattern(withTone: Bool = false) throws -> AHAPPattern {
 
 @Suite("Advanced player (manual clock, checked against the render)")
 struct AdvancedPlayerTests {
-    func outputs(_ rig: ManualRig) -> [Due] {
-        rig.commands.filter { $0.kind == .transient || $0.kind == .level }
-            .map { Due(at: $0.scheduled, kind: $0.kind, intensity: $0.intensity, patternTime: $0.patternTime) }
-    }
-
     @Test func playsAsRenderedWithoutAnyChange() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())

@@ -11,11 +11,6 @@ import Testing
 /// time it names, whether or not the scheduler ran in between.
 @Suite("Pause, seek and resume back to back")
 struct PauseSeekResumeTests {
-    func outputs(_ rig: ManualRig) -> [Due] {
-        rig.commands.filter { $0.kind == .transient || $0.kind == .level }
-            .map { Due(at: $0.scheduled, kind: $0.kind, intensity: $0.intensity, patternTime: $0.patternTime) }
-    }
-
     /// `pause(atTime: timeImmediate)`, `seek(toOffset: 0.35)`, `resume(atTime: now + 0.05)` with no
     /// scheduling pass between them: the resume starts at 0.35, not where the pause stopped (0.2).
     @Test func pauseSeekResumeWithoutAPassBetween() throws {
