@@ -68,7 +68,7 @@ struct InProcessTests {
         #expect(hapsync("validate", "--json=yes", "x").err.hasPrefix("error: option '--json' takes no value"))
         #expect(hapsync("info", "a", "b").err.hasPrefix("error: info takes one FILE (got 2)"))
         let notDir = hapsync("info", "--resources", "/nonexistent", "x.ahap")
-        #expect(notDir.status == 64 && notDir.err.hasPrefix("error: --resources '/nonexistent' is not a folder"))
+        #expect(notDir.status == 64 && notDir.err.hasPrefix("error: --resources must be an existing folder, not '/nonexistent'"))
     }
 
     @Test func validateListsFindingsWithPaths() throws {
