@@ -188,9 +188,10 @@ struct BinaryTests {
         return fallback
     }
 
-    static func run(_ args: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Runs `hapsync` (or another `executable`) with `args`, the environment's variables replaced by `environment`'s.
+    static func run(_ args: [String], environment: [String: String] = [:], executable: URL? = nil) throws -> Run {
         let p = Process()
-        p.executableURL = try binary()
+        p.executableURL = try executable ?? binary()
         p.arguments = args
         if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let out = Pipe(), err = Pipe()
