@@ -71,8 +71,8 @@ public struct OptionDeclaration: Sendable {
     public let isRepeatable: Bool
     /// What a bad value is told it should be.
     let expectation: String
-    /// The accepted range in short, for help.
-    let rangeSummary: String?
+    /// The accepted range, for help.
+    let rangeText: String?
     /// Its text to its value, nil when not accepted; nil for a flag.
     let convert: (@Sendable (String) -> (any Sendable)?)?
 
@@ -84,7 +84,7 @@ public struct OptionDeclaration: Sendable {
         isRequired = false
         isRepeatable = false
         expectation = ""
-        rangeSummary = nil
+        rangeText = nil
         convert = nil
     }
 
@@ -97,7 +97,7 @@ public struct OptionDeclaration: Sendable {
         self.isRequired = isRequired
         self.isRepeatable = isRepeatable
         expectation = parser.expectation
-        rangeSummary = parser.rangeSummary
+        rangeText = parser.rangeText
         convert = { parser.convert($0) }
     }
 
@@ -109,7 +109,7 @@ public struct OptionDeclaration: Sendable {
 
     /// The range and default as help shows them after the text: "(1 to 2000; default 20)".
     var helpNotes: String? {
-        let notes = [rangeSummary, defaultText.map { "default \($0)" }].compactMap { $0 }
+        let notes = [rangeText, defaultText.map { "default \($0)" }].compactMap { $0 }
         return notes.isEmpty ? nil : "(" + notes.joined(separator: "; ") + ")"
     }
 }

@@ -49,7 +49,7 @@ struct PlaybackOptions {
     static let force = Option(flag: "force", help: "replace the trace file if it exists (with feedback --export: the AHAP files)")
     static let at: Option<Double> = {
         let milliseconds = ValueParser<Double>.decimal("milliseconds", .from(0, to: 3_600_000))
-        return Option("at", "+MS", ValueParser(expectation: "+MS, \(milliseconds.expectation) from now", rangeSummary: milliseconds.rangeSummary,
+        return Option("at", "+MS", ValueParser(expectation: "+MS, \(milliseconds.expectation) from now", rangeText: milliseconds.rangeText,
                                                convert: { milliseconds.convert($0.hasPrefix("+") ? String($0.dropFirst()) : $0) },
                                                show: { "+" + number($0) }),
                       default: 50, help: "start MS milliseconds from now")

@@ -6,8 +6,8 @@ import Foundation
 public struct ValueParser<Value: Sendable>: Sendable {
     /// What is accepted, as the error for a bad value says it ("a number from 0 to 1").
     public let expectation: String
-    /// The accepted range in short, for the option's help line ("1 to 2000"), if there is one.
-    public let rangeSummary: String?
+    /// The accepted range for the option's help line ("from 1 to 2000"), if there is one.
+    public let rangeText: String?
     /// The value's placeholder when the option declares none ("jsonl|csv" for a choice).
     public let placeholder: String?
     let convert: @Sendable (String) -> Value?
@@ -15,10 +15,10 @@ public struct ValueParser<Value: Sendable>: Sendable {
 
     /// Makes a parser: `convert` returns nil for text it does not accept; `show` writes a default
     /// value for help.
-    public init(expectation: String, rangeSummary: String? = nil, placeholder: String? = nil,
+    public init(expectation: String, rangeText: String? = nil, placeholder: String? = nil,
                 convert: @escaping @Sendable (String) -> Value?, show: @escaping @Sendable (Value) -> String) {
         self.expectation = expectation
-        self.rangeSummary = rangeSummary
+        self.rangeText = rangeText
         self.placeholder = placeholder
         self.convert = convert
         self.show = show
@@ -31,7 +31,7 @@ extension ValueParser where Value == Double {
         // "a number of seconds from 0 to 1", "a number of seconds above 0", "a number, 0 or more".
         let separator = range.includesLower && range.upper == nil ? ", " : " "
         return ValueParser(expectation: "a number" + (unit.map { " of \($0)" } ?? "") + separator + range.description,
-                           rangeSummary: range.summary,
+                           rangeText: range.description,
                            convert: { text in Double(text).flatMap { $0.isFinite && range.contains($0) ? $0 : nil } },
                            show: { number($0) })
     }
@@ -40,10 +40,10 @@ extension ValueParser where Value == Double {
 extension ValueParser where Value == Int {
     /// A whole number in `range`; `unit` ("pixels") names what it counts.
     public static func integer(_ unit: String? = nil, _ range: ClosedRange<Int>) -> Self {
-        ValueParser(expectation: "a whole number" + (unit.map { " of \($0)" } ?? "") + " from \(range.lowerBound) to \(range.upperBound)",
-                    rangeSummary: "\(range.lowerBound) to \(range.upperBound)",
-                    convert: { text in Int(text).flatMap { range.contains($0) ? $0 : nil } },
-                    show: { String($0) })
+        let accepted = "from \(range.lowerBound) to \(range.upperBound)"
+        return ValueParser(expectation: "a whole number" + (unit.map { " of \($0)" } ?? "") + " " + accepted, rangeText: accepted,
+                           convert: { text in Int(text).flatMap { range.contains($0) ? $0 : nil } },
+                           show: { String($0) })
     }
 }
 
@@ -73,8 +73,8 @@ extension ValueParser where Value: RawRepresentable & CaseIterable, Value.RawVal
     }
 }
 
-/// A range of numbers with a closed or open lower end and an optional upper end, written out for
-/// errors ("from 1 to 2000", "above 0", "0 or more") and in short for help ("1 to 2000").
+/// A range of numbers with a closed or open lower end and an optional upper end, written out the
+/// same way for errors and help: "from 1 to 2000", "above 0", "0 or more".
 public struct NumberRange: Sendable {
     /// The lower end.
     public let lower: Double
@@ -95,23 +95,13 @@ public struct NumberRange: Sendable {
         (includesLower ? x >= lower : x > lower) && upper.map { x <= $0 } ?? true
     }
 
-    /// The range as the error for a bad value says it.
+    /// The range as errors and help say it.
     public var description: String {
         switch (includesLower, upper) {
         case (true, let upper?): return "from \(number(lower)) to \(number(upper))"
         case (true, nil): return "\(number(lower)) or more"
         case (false, let upper?): return "above \(number(lower)) and up to \(number(upper))"
         case (false, nil): return "above \(number(lower))"
-        }
-    }
-
-    /// The range in short for a help line.
-    public var summary: String {
-        switch (includesLower, upper) {
-        case (true, let upper?): return "\(number(lower)) to \(number(upper))"
-        case (true, nil): return "≥ \(number(lower))"
-        case (false, let upper?): return "> \(number(lower)), ≤ \(number(upper))"
-        case (false, nil): return "> \(number(lower))"
         }
     }
 }

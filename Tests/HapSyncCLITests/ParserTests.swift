@@ -95,12 +95,12 @@ struct ParserTests {
             OPTIONS:
               --out PATH              where to write
               --force                 replace PATH
-              --width PX              picture width (300 to 20000; default 1000)
-              --gain X                how loud (0 to 1)
+              --width PX              picture width (from 300 to 20000; default 1000)
+              --gain X                how loud (from 0 to 1)
               -h, --help              show this help
 
             MORE:
-              --rate HZ               how often (> 0, ≤ 100; default 10)
+              --rate HZ               how often (above 0 and up to 100; default 10)
               --tag T                 a label
               --shape round|square|star
                                       the outline (default round)
