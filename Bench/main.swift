@@ -10,12 +10,11 @@
 // long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
 // cpu (process CPU idle and playing, vs the process without an engine). See README "Performance".
 //
-//   --seconds S   length of each dispatch benchmark (default 30; the real drift runs 6 S, sync
-//                 about S; .ci/run uses 1 as a smoke test)
-//   --rounds N    dispatch rounds (default 3), interleaving the subjects
-//   --plot DIR    write SVG charts (dispatch histograms, drift over time) into DIR
+// The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
+// usage error (exit status 64), never a silent default.
 import AHAP
 import Foundation
+import HapSyncCLI
 import HapSyncCore
 import HapSyncRuntime
 
@@ -142,38 +141,33 @@ func renderBenchmark(corpus: URL) -> [Row] {
 
 // MARK: - Main
 
-var args = Array(CommandLine.arguments.dropFirst())
-var jsonPath: String?
-var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs")
-var names: [String] = []
-var dispatchSeconds = 30.0
-var rounds = 3
-var plotDirectory: String?
-while let a = args.first {
-    args.removeFirst()
-    switch a {
-    case "-h", "--help":
-        print("""
-            USAGE: hapsync-bench [--seconds S] [--rounds N] [--json FILE] [--plot DIR] [--corpus DIR] [NAME...]
-            Benchmarks: parse, render, ring, trigger, dispatch, sync, drift, cpu (sync, real drift and
-            the audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
-            """)
-        exit(0)
-    case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
-    case "--corpus": corpus = URL(fileURLWithPath: args.isEmpty ? "." : args.removeFirst())
-    case "--seconds": dispatchSeconds = args.isEmpty ? 30 : (Double(args.removeFirst()) ?? 30)
-    case "--rounds": rounds = max(1, args.isEmpty ? 3 : (Int(args.removeFirst()) ?? 3))
-    case "--plot": plotDirectory = args.isEmpty ? nil : args.removeFirst()
-    default: names.append(a)
-    }
-}
+let secondsOption = Option<Double>("seconds", "S", .decimal("seconds", .above(0, upTo: 86_400)), default: 30,
+                                   help: "length of each dispatch benchmark; the real drift runs 6 S, sync about S, and .ci/run uses 1 as a smoke test")
+let roundsOption = Option<Int>("rounds", "N", .integer(nil, 1...1000), default: 3, help: "dispatch rounds, interleaving the subjects")
+let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the results as JSON to FILE")
+let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
+let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse and render (default: the conformance corpus in ../shared)")
 let all = ["parse", "render", "ring", "trigger", "dispatch", "sync", "drift", "cpu"]
-if names.isEmpty { names = all }
-for n in names where !all.contains(n) {
-    FileHandle.standardError.write(Data("error: unknown benchmark '\(n)'; known: \(all.joined(separator: ", "))\n".utf8))
-    exit(64)
+let syntax = CommandSyntax(command: "hapsync-bench", about: """
+    Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
+    audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
+    """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption])], positionals: .any("NAME"))
+let parsed: ParsedArguments
+do throws(CLIError) {
+    parsed = try syntax.parse(Array(CommandLine.arguments.dropFirst()))
+    if let unknown = parsed.positional.first(where: { !all.contains($0) }) {
+        throw syntax.usageError("unknown benchmark '\(unknown)'; known: \(all.joined(separator: ", "))")
+    }
+} catch {
+    exit(error.report(to: .standard))
 }
+let jsonPath = parsed[jsonOption]
+let corpus = parsed[corpusOption] ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs")
+let names = parsed.positional.isEmpty ? all : parsed.positional
+let dispatchSeconds = parsed[secondsOption]
+let rounds = parsed[roundsOption]
+let plotDirectory = parsed[plotOption]
 if buildKind == "debug" {
     print(String(repeating: "!", count: 72))
     print("!!! DEBUG BUILD: numbers are meaningless. Use: swift run -c release hapsync-bench")

@@ -3,40 +3,36 @@ import HapticOutput
 
 /// `hapsync devices`: the input devices, and which can rumble for HapSync.
 enum DevicesCommand {
-    static let help = """
-        USAGE: hapsync devices [--json]
+    static let command = Command(
+        name: "devices", summary: "list input devices: name, rumble capability, effect slots, access",
+        about: """
+            Lists /dev/input/event* with each device's name, whether it has FF_RUMBLE, how
+            many force-feedback effects it holds, and whether this user can open it
+            read-write (which playing rumble needs). Use a listed path with
+            'hapsync play FILE --haptics evdev:PATH', or 'evdev:auto' for the first usable
+            rumble device.
 
-        Lists /dev/input/event* with each device's name, whether it has FF_RUMBLE, how
-        many force-feedback effects it holds, and whether this user can open it
-        read-write (which playing rumble needs). Use a listed path with
-        'hapsync play FILE --haptics evdev:PATH', or 'evdev:auto' for the first usable
-        rumble device.
+            A device that another program has grabbed (EVIOCGRAB) accepts effects but the
+            kernel drops them silently: close that program if a pad listed here stays still.
+            """,
+        groups: [OptionGroup([CommonOptions.json])], positionals: .none, run: { parsed, context throws(CLIError) in
+            list(json: parsed[CommonOptions.json], console: context.console)
+        })
 
-        A device that another program has grabbed (EVIOCGRAB) accepts effects but the
-        kernel drops them silently: close that program if a pad listed here stays still.
-
-        OPTIONS:
-          --json      print one JSON document for machines
-          -h, --help  show this help
-
-        """
-
-    static func run(_ args: [String], console: HapSyncCLI.Console, system: EvdevSystem = LinuxEvdevSystem()) throws(CommandLineArguments.UsageError) -> Int32 {
-        let parsed = try CommandLineArguments(args, options: [.init(name: "json", takesValue: false)], command: "hapsync devices")
-        if parsed.has("help") { console.out(help); return HapSyncCLI.ExitCode.success }
-        guard parsed.positional.isEmpty else { throw .init(message: "devices takes no arguments") }
+    /// Prints the devices `system` finds, as a table or JSON.
+    static func list(json: Bool, console: HapSyncCLI.Console, system: EvdevSystem = LinuxEvdevSystem()) {
         let devices = InputDeviceProbe.list(system: system)
-        if parsed.has("json") {
+        if json {
             console.out(JSONWriter.string(.array(devices.map { d in
                 .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
                          ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
                          ("problem", d.openProblem.map { .string($0) } ?? JSONValue(.null))])
             })))
-            return HapSyncCLI.ExitCode.success
+            return
         }
         guard !devices.isEmpty else {
             console.out("no input devices: /dev/input has no event nodes (no gamepad plugged in, or no evdev driver loaded)\n")
-            return HapSyncCLI.ExitCode.success
+            return
         }
         let nameWidth = min(40, max(4, devices.map(\.name.count).max() ?? 4))
         console.out("DEVICE".padding(toLength: 20, withPad: " ", startingAt: 0) + "NAME".padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
@@ -55,6 +51,5 @@ enum DevicesCommand {
         } else {
             console.out("\nno device here can rumble for this user; evdev:auto has nothing to play on\n")
         }
-        return HapSyncCLI.ExitCode.success
     }
 }

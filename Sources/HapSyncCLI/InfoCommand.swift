@@ -1,78 +1,35 @@
 import AHAP
 import Foundation
+import HapSyncCore
 
 /// `hapsync info FILE`: what a pattern holds, its duration as Core Haptics defines it, and whether
 /// each of its audio files resolves.
 enum InfoCommand {
-    static let help = """
-        USAGE: hapsync info [--json] [--resources DIR]... FILE
+    static let command = Command(
+        name: "info", summary: "describe a pattern: duration, events, parameters, curves, audio files",
+        about: """
+            Describes a pattern: version, duration (as Core Haptics defines it: the latest
+            start of an event or parameter plus that entry's duration; an AudioCustom event
+            without EventDuration lasts as long as its audio file), event counts per type,
+            dynamic parameters, parameter curves, metadata, and each audio file with where
+            it resolves (format, rate, channels, bits, length) or why it does not.
+            """,
+        groups: [OptionGroup([CommonOptions.json, CommonOptions.resources])], positionals: .one("FILE"),
+        footer: "Exit status: 0 when the file reads without errors, 1 otherwise, 64 usage error.", run: run)
 
-        Describes a pattern: version, duration (as Core Haptics defines it: the latest
-        start of an event or parameter plus that entry's duration; an AudioCustom event
-        without EventDuration lasts as long as its audio file), event counts per type,
-        dynamic parameters, parameter curves, metadata, and each audio file with where
-        it resolves (format, rate, channels, bits, length) or why it does not.
-
-        OPTIONS:
-          --json              print one JSON document for machines
-          --resources DIR     also look for audio files here; repeatable, searched
-                              after the AHAP file's own folder
-          -h, --help          show this help
-
-        Exit status: 0 when the file reads without errors, 1 otherwise, 64 usage error.
-
-        """
-
-    /// One audio file of the pattern and what became of it.
-    struct Audio {
-        var entryPath: String
-        var waveformPath: String
-        var resolved: URL?
-        var info: AudioFileInfo?
-        var problem: String?
-    }
-
-    static func run(_ args: [String], console: HapSyncCLI.Console) throws(CommandLineArguments.UsageError) -> Int32 {
-        let parsed = try CommandLineArguments(args, options: [
-            .init(name: "json", takesValue: false), .init(name: "resources", takesValue: true, repeatable: true),
-        ], command: "hapsync info")
-        if parsed.has("help") { console.out(help); return HapSyncCLI.ExitCode.success }
-        guard parsed.positional.count == 1, let file = parsed.positional.first else {
-            throw .init(message: parsed.positional.isEmpty ? "info needs a FILE" : "info takes one FILE (got \(parsed.positional.count))")
-        }
-        let roots = try HapSyncCLI.resourceRoots(parsed.all("resources"))
-        let check = FileCheck(file: file, resources: roots, strict: false)
-        guard let pattern = check.pattern else {
-            for d in check.diagnostics where d.severity == .error { console.err(d.description + "\n") }
-            console.err("error: \(file) has \(plural(check.errorCount, "error")); nothing to describe\nhint: 'hapsync validate \(file)' lists warnings too\n")
-            return HapSyncCLI.ExitCode.failure
-        }
-
-        var audio: [Audio] = []
-        for (i, entry) in pattern.entries.enumerated() {
-            guard case .event(let e) = entry, let p = e.waveformPath else { continue }
-            var a = Audio(entryPath: "Pattern[\(i)].Event", waveformPath: p)
-            if let url = check.audio[p] {
-                a.resolved = url
-                do { a.info = try AudioFileInfo(contentsOf: url) } catch { a.problem = error.description }
-            } else {
-                a.problem = check.diagnostics.first { $0.path.description == "Pattern[\(i)].Event.EventWaveformPath" }?.message ?? "not resolved"
-            }
-            audio.append(a)
-        }
-        var lengths: [String: Double] = [:]
-        for a in audio { if let d = a.info?.duration { lengths[a.waveformPath] = d } }
+    static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
+        let check = PlayablePattern.Check(contentsOf: URL(fileURLWithPath: parsed.positional[0]), resources: parsed[CommonOptions.resources])
+        guard let pattern = check.pattern else { throw .invalidPattern(check.name, errors: check.errors, consequence: "nothing to describe") }
+        let lengths = check.audioLengths
         let duration = pattern.duration { lengths[$0] }
-        let unknownLengths = audio.contains { a in
+        let unknownLengths = check.audio.contains { a in
             a.info == nil && pattern.events.contains { $0.waveformPath == a.waveformPath && $0.duration == nil }
         }
-
-        if parsed.has("json") {
-            console.out(JSONWriter.string(json(file: file, pattern: pattern, duration: duration, exact: !unknownLengths, audio: audio, check: check)))
+        if parsed[CommonOptions.json] {
+            context.console.out(JSONWriter.string(json(check, pattern: pattern, duration: duration, exact: !unknownLengths)))
         } else {
-            console.out(text(file: file, pattern: pattern, duration: duration, exact: !unknownLengths, audio: audio, check: check))
+            context.console.out(text(check, pattern: pattern, duration: duration, exact: !unknownLengths))
         }
-        return HapSyncCLI.ExitCode.success
     }
 
     static func eventCounts(_ pattern: AHAPPattern) -> [(AHAPEventType, Int)] {
@@ -84,7 +41,8 @@ enum InfoCommand {
         return "\(info.format.rawValue), \(info.sampleRate) Hz, \(ch), \(info.bitsPerSample)-bit\(info.isFloat ? " float" : ""), \(seconds(info.duration))"
     }
 
-    static func text(file: String, pattern: AHAPPattern, duration: Double, exact: Bool, audio: [Audio], check: FileCheck) -> String {
+    static func text(_ check: PlayablePattern.Check, pattern: AHAPPattern, duration: Double, exact: Bool) -> String {
+        let file = check.name, audio = check.audio
         var out = ""
         func line(_ label: String, _ value: String) {
             out += value.isEmpty ? label + "\n" : label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n"
@@ -103,10 +61,10 @@ enum InfoCommand {
             let values = c.controlPoints.map(\.value)
             out += "  \(c.id.rawValue): \(plural(c.controlPoints.count, "point")) from \(seconds(c.time + c.controlPoints[0].time)) to \(seconds(c.time + c.controlPoints.last!.time)), values \(AHAPWriter.formatNumber(values.min()!))...\(AHAPWriter.formatNumber(values.max()!))\n"
         }
-        line("audio", audio.isEmpty ? "none" : "\(audio.count) (\(audio.filter { $0.resolved != nil }.count) resolved)")
+        line("audio", audio.isEmpty ? "none" : "\(audio.count) (\(audio.filter { $0.file != nil }.count) resolved)")
         for a in audio {
             out += "  \(a.entryPath): \(a.waveformPath)\n"
-            if let url = a.resolved {
+            if let url = a.file {
                 out += "    -> \(url.path)" + (a.info.map { " (\(describe($0)))" } ?? "") + "\n"
                 if let problem = a.problem { out += "    header unreadable: \(problem)\n" }
             } else {
@@ -121,14 +79,14 @@ enum InfoCommand {
                 out += "  \(m.key): \(v)\n"
             }
         }
-        let warnings = check.warningCount
+        let warnings = check.warnings.count
         if warnings > 0 { line("warnings", "\(warnings) (list them with 'hapsync validate \(file)')") }
         return out
     }
 
-    static func json(file: String, pattern: AHAPPattern, duration: Double, exact: Bool, audio: [Audio], check: FileCheck) -> JSONValue {
+    static func json(_ check: PlayablePattern.Check, pattern: AHAPPattern, duration: Double, exact: Bool) -> JSONValue {
         .object([
-            ("file", .string(file)),
+            ("file", .string(check.name)),
             ("version", .number(pattern.version)),
             ("duration", .number(duration)),
             ("durationExact", .bool(exact)),
@@ -140,9 +98,9 @@ enum InfoCommand {
                 .object([("id", .string(c.id.rawValue)), ("time", .number(c.time)), ("points", .integer(c.controlPoints.count)),
                          ("end", .number(c.time + c.controlPoints.last!.time))])
             })),
-            ("audio", .array(audio.map { a in
-                var m: [(String, JSONValue)] = [("entry", .string(a.entryPath)), ("path", .string(a.waveformPath)),
-                                                ("resolved", a.resolved.map { .string($0.path) } ?? JSONValue(.null))]
+            ("audio", .array(check.audio.map { a in
+                var m: [(String, JSONValue)] = [("entry", .string(a.entryPath.description)), ("path", .string(a.waveformPath)),
+                                                ("resolved", a.file.map { .string($0.path) } ?? JSONValue(.null))]
                 if let i = a.info {
                     m += [("format", .string(i.format.rawValue)), ("sampleRate", .integer(i.sampleRate)),
                           ("channels", .integer(i.channels)), ("bitsPerSample", .integer(i.bitsPerSample)),
@@ -152,7 +110,7 @@ enum InfoCommand {
                 return .object(m)
             })),
             ("metadata", pattern.metadata ?? JSONValue(.null)),
-            ("warnings", check.diagnosticsJSON),
+            ("warnings", diagnosticsJSON(check.diagnostics)),
         ])
     }
 }

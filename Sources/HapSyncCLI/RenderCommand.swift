@@ -4,65 +4,42 @@ import HapSyncCore
 
 /// `hapsync render FILE`: the offline haptic command stream and audio-voice plan, no device.
 enum RenderCommand {
-    static let help = """
-        USAGE: hapsync render [--rate HZ] [--format jsonl|csv] [--out PATH] [--force] [--resources DIR]... FILE
-
-        Renders what a pattern means over time, with no device: the haptic command stream
-        (level changes of the continuous signal on a control-rate grid, emitted only when
-        intensity or sharpness moves more than 0.001, and transient taps at their exact
-        times) and the audio-voice plan (each voice's start, end, source and settings,
-        then its gain, pan, pitch and brightness whenever they change).
-
-        jsonl: one JSON object per line; the first is {"type":"pattern",...}, then one
-        {"type":"voice",...} per voice, then "level", "transient" and "voice-params"
-        records in time order. csv: columns
-        time,type,voice,intensity,sharpness,gain,pan,pitch,brightness,source
-        with types level, transient, voice-start, voice-params, voice-end.
-        Times are seconds of pattern time.
-
-        OPTIONS:
-          --rate HZ           control rate (default 1000)
-          --format FORMAT     jsonl (default) or csv
-          --out PATH          write to PATH instead of standard output; an existing file
-                              is not replaced unless --force is given
-          --force             replace PATH if it exists
-          --resources DIR     also look for audio files here (repeatable)
-          -h, --help          show this help
-
-        """
-
-    static func run(_ args: [String], console: HapSyncCLI.Console) throws(CommandLineArguments.UsageError) -> Int32 {
-        let parsed = try CommandLineArguments(args, options: [
-            .init(name: "rate", takesValue: true), .init(name: "format", takesValue: true), .init(name: "out", takesValue: true),
-            .init(name: "force", takesValue: false), .init(name: "resources", takesValue: true, repeatable: true),
-        ], command: "hapsync render")
-        if parsed.has("help") { console.out(help); return HapSyncCLI.ExitCode.success }
-        guard parsed.positional.count == 1, let file = parsed.positional.first else {
-            throw .init(message: parsed.positional.isEmpty ? "render needs a FILE" : "render takes one FILE (got \(parsed.positional.count))")
-        }
-        let format = parsed.all("format").first ?? "jsonl"
-        guard format == "jsonl" || format == "csv" else { throw .init(message: "--format must be jsonl or csv, not '\(format)'") }
-        let rate = try parseRate(parsed.all("rate").first)
-        let roots = try HapSyncCLI.resourceRoots(parsed.all("resources"))
-        let loaded: LoadedTimeline
-        switch LoadedTimeline.load(file, resources: roots, options: RenderOptions(controlRate: rate), console: console) {
-        case .success(let l): loaded = l
-        case .failure(let status): return status.code
-        }
-        let text = format == "csv" ? csv(loaded) : jsonl(loaded, file: file)
-        if let problem = OutputTarget(path: parsed.all("out").first, force: parsed.has("force")).write(text, console: console) {
-            console.err("error: \(problem)\n")
-            return HapSyncCLI.ExitCode.failure
-        }
-        return HapSyncCLI.ExitCode.success
+    /// The output formats.
+    enum Format: String, CaseIterable, Sendable {
+        case jsonl, csv
     }
 
-    static func parseRate(_ text: String?) throws(CommandLineArguments.UsageError) -> Double {
-        guard let text else { return 1000 }
-        guard let r = Double(text), r.isFinite, r > 0, r <= 100_000 else {
-            throw .init(message: "--rate must be a number of Hz between 0 and 100000, not '\(text)'")
+    static let format = Option<Format>("format", nil, .choice, default: .jsonl, help: "the output format")
+    static let out = Option<String?>("out", "PATH", .text,
+                                     help: "write to PATH instead of standard output; an existing file is not replaced unless --force is given")
+
+    static let command = Command(
+        name: "render", summary: "the offline haptic command stream and audio-voice plan (jsonl or csv)",
+        about: """
+            Renders what a pattern means over time, with no device: the haptic command stream
+            (level changes of the continuous signal on a control-rate grid, emitted only when
+            intensity or sharpness moves more than 0.001, and transient taps at their exact
+            times) and the audio-voice plan (each voice's start, end, source and settings,
+            then its gain, pan, pitch and brightness whenever they change).
+
+            jsonl: one JSON object per line; the first is {"type":"pattern",...}, then one
+            {"type":"voice",...} per voice, then "level", "transient" and "voice-params"
+            records in time order. csv: columns
+            time,type,voice,intensity,sharpness,gain,pan,pitch,brightness,source
+            with types level, transient, voice-start, voice-params, voice-end.
+            Times are seconds of pattern time.
+            """,
+        groups: [OptionGroup([CommonOptions.controlRate, format, out, CommonOptions.forceOutput, CommonOptions.resources])],
+        positionals: .one("FILE"), run: run)
+
+    static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
+        let file = parsed.positional[0]
+        let playable = try PlayablePattern.load(file, resources: parsed[CommonOptions.resources],
+                                                options: RenderOptions(controlRate: parsed[CommonOptions.controlRate]), console: context.console)
+        let text = parsed[format] == .csv ? csv(playable.timeline) : jsonl(playable, file: file)
+        if let problem = OutputTarget(path: parsed[out], force: parsed[CommonOptions.forceOutput]).write(text, console: context.console) {
+            throw .failure(problem)
         }
-        return r
     }
 
     /// Records of the stream in time order: commands and voice automation merged.
@@ -87,8 +64,8 @@ enum RenderCommand {
         return ("tone", nil)
     }
 
-    static func jsonl(_ l: LoadedTimeline, file: String) -> String {
-        let t = l.timeline
+    static func jsonl(_ playable: PlayablePattern, file: String) -> String {
+        let t = playable.timeline, files = playable.audioFiles
         func line(_ members: [(String, JSONValue)]) -> String { JSONWriter.string(.object(members), pretty: false) + "\n" }
         func num(_ x: Double) -> JSONValue { JSONValue(.number(JSONNumber(x, literal: number(x)))) }
         var out = line([("type", .string("pattern")), ("file", .string(file)), ("duration", num(t.duration)), ("end", num(t.end)),
@@ -100,7 +77,7 @@ enum RenderCommand {
                                             ("source", .string(kind))]
             if let path {
                 m.append(("path", .string(path)))
-                m.append(("resolved", l.audio[path].map { .string($0.path) } ?? JSONValue(.null)))
+                m.append(("resolved", files[path].map { .string($0.path) } ?? JSONValue(.null)))
                 m.append(("fileLength", v.fileLength.map(num) ?? JSONValue(.null)))
             }
             m += [("start", num(v.start)), ("end", v.end.map(num) ?? JSONValue(.null)), ("loop", .bool(v.loop)),
@@ -122,8 +99,7 @@ enum RenderCommand {
         return out
     }
 
-    static func csv(_ l: LoadedTimeline) -> String {
-        let t = l.timeline
+    static func csv(_ t: PatternTimeline) -> String {
         var rows: [(Double, Int, String)] = []
         for (i, v) in t.voices.enumerated() {
             let (kind, path) = sourceJSON(v)

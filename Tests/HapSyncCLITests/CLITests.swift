@@ -68,7 +68,7 @@ struct InProcessTests {
         #expect(hapsync("validate", "--json=yes", "x").err.hasPrefix("error: option '--json' takes no value"))
         #expect(hapsync("info", "a", "b").err.hasPrefix("error: info takes one FILE (got 2)"))
         let notDir = hapsync("info", "--resources", "/nonexistent", "x.ahap")
-        #expect(notDir.status == 64 && notDir.err.hasPrefix("error: --resources '/nonexistent' is not a folder"))
+        #expect(notDir.status == 64 && notDir.err.hasPrefix("error: --resources must be an existing folder, not '/nonexistent'"))
     }
 
     @Test func validateListsFindingsWithPaths() throws {
@@ -188,9 +188,10 @@ struct BinaryTests {
         return fallback
     }
 
-    static func run(_ args: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Runs `hapsync` (or another `executable`) with `args`, the environment's variables replaced by `environment`'s.
+    static func run(_ args: [String], environment: [String: String] = [:], executable: URL? = nil) throws -> Run {
         let p = Process()
-        p.executableURL = try binary()
+        p.executableURL = try executable ?? binary()
         p.arguments = args
         if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let out = Pipe(), err = Pipe()

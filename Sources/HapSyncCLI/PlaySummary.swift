@@ -1,0 +1,81 @@
+import AudioOutput
+import Foundation
+import HapSyncCore
+import HapSyncRuntime
+import HapticOutput
+
+/// What `play` prints at the end: what was played on which backend, commands applied, dispatch
+/// and apply percentiles, real-time status, settings, audio and audio-haptic sync, the trace.
+struct PlaySummary {
+    let name: String
+    let loops: Int
+    let engine: HapticEngine
+    let timeline: PatternTimeline
+    let trace: TraceBackend?
+    let interrupted: Bool
+    let audio: PulseAudioOutput?
+    /// Where each player's runs started on the audio output (player id → loop starts).
+    let startFrames: [UInt32: [Int64]]
+    let playbackRate: Double
+    let from: Double
+
+    /// The summary text, one labelled line per figure.
+    var text: String {
+        let stats = engine.statistics
+        let dispatch = stats.dispatchErrors.sorted(), apply = stats.applyLatencies.sorted()
+        var out = ""
+        func line(_ label: String, _ value: String) { out += label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n" }
+        line("played", "\(name)" + (loops > 1 ? " ×\(loops)" : "") + " on \(engine.configuration.backend.name)"
+             + (interrupted ? " (interrupted: stopped at once, backend silenced)" : ""))
+        line("commands", "\(stats.applied) applied of \(timeline.commands.count * loops) scheduled (+ the final stop), \(stats.outputOverflows) ring overflows")
+        line("dispatch", "p50 \(Self.micro(Self.percentile(dispatch, 50))), p99 \(Self.micro(Self.percentile(dispatch, 99))), max \(Self.micro(dispatch.last ?? 0)) (released − scheduled)")
+        line("apply", "p50 \(Self.micro(Self.percentile(apply, 50))), p99 \(Self.micro(Self.percentile(apply, 99))), max \(Self.micro(apply.last ?? 0)) (applied − released)")
+        line("real-time", engine.realtimeStatus.description)
+        let policy = engine.policy
+        if !policy.hapticsEnabled || policy.intensityScale != 1 || playbackRate != 1 || from != 0 {
+            var parts: [String] = []
+            if !policy.hapticsEnabled { parts.append("haptics off") }
+            if policy.intensityScale != 1 { parts.append("intensity × \(policy.intensityScale)") }
+            if playbackRate != 1 { parts.append("playback rate \(playbackRate)") }
+            if from != 0 { parts.append("from \(seconds(from))") }
+            line("settings", parts.joined(separator: ", "))
+        }
+        if let audio {
+            line("audio", "pulse at \(Int(audio.sampleRate)) Hz, \(Int((audio.configuration.latency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
+                 + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
+            // Each haptic command against the moment its audio frame is heard (the final clock fit).
+            var offsets: [Int64] = []
+            let fit = audio.clock.fit
+            for c in stats.commands where c.patternTime >= 0 {
+                guard let starts = startFrames[c.player], !starts.isEmpty else { continue }
+                // The run this command belongs to: the latest start whose frame is heard before it.
+                let frame = starts.last { (fit.time(ofFrame: $0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
+                if let offset = AudioHapticOffset.offset(hapticAt: c.applied, patternTime: c.patternTime, startFrame: frame, rate: playbackRate,
+                                                         sampleRate: audio.sampleRate, heard: { fit.time(ofFrame: $0) }) {
+                    offsets.append(offset)
+                }
+            }
+            let sorted = offsets.sorted()
+            if !sorted.isEmpty {
+                line("sync", "haptic applied − audio heard: p50 \(Self.micro(Self.percentile(sorted, 50))), p99 \(Self.micro(Self.percentile(sorted, 99))), max |\(Self.micro(sorted.map { abs($0) }.max()!))| over \(sorted.count) commands (engine's audio clock)")
+            }
+        }
+        if let trace {
+            line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.records.count) records)")
+        }
+        return out
+    }
+
+    /// The p-th percentile of sorted values (nearest rank).
+    private static func percentile(_ sorted: [Int64], _ p: Double) -> Int64 {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+        return sorted[min(max(rank, 0), sorted.count - 1)]
+    }
+
+    /// Nanoseconds as microseconds, one decimal below 100 µs.
+    private static func micro(_ ns: Int64) -> String {
+        let us = Double(ns) / 1000
+        return abs(us) < 100 ? "\((us * 10).rounded() / 10) µs" : "\(Int(us.rounded())) µs"
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import HapSyncCore
+import HapSyncRuntime
+
+/// The options `play` and `feedback` share, declared once: where haptics and audio go, timing,
+/// looping, and the accessibility policy (from the HAPSYNC_* environment, then the flags, which win).
+struct PlaybackOptions {
+    /// Where `--haptics` sends commands.
+    enum HapticsTarget: Sendable {
+        case none
+        case trace(String)
+        case evdev(String)
+    }
+
+    /// `--audio`.
+    enum AudioChoice: String, CaseIterable, Sendable {
+        case pulse, none
+    }
+
+    // MARK: - Declarations
+
+    static let haptics = Option<[HapticsTarget]>(repeatable: "haptics", "TARGET", ValueParser(
+        expectation: "evdev:PATH, evdev:auto, trace:PATH or none",
+        convert: { text in
+            if text == "none" { return HapticsTarget.none }
+            if text.hasPrefix("trace:"), text.count > 6 { return .trace(String(text.dropFirst(6))) }
+            if text.hasPrefix("evdev:"), text.count > 6 { return .evdev(String(text.dropFirst(6))) }
+            return nil
+        }, show: { "\($0)" }), help: """
+            where haptic commands go (repeatable: evdev and a trace together):
+              evdev:PATH  rumble a gamepad (/dev/input/eventN; see 'hapsync devices')
+              evdev:auto  the first rumble-capable device this user can open
+              trace:PATH  record every command with its scheduled, released and
+                          applied times (CLOCK_MONOTONIC ns): PATH.jsonl gives
+                          JSON Lines, PATH.json Chrome trace events (Perfetto)
+              none        no haptic output (default; timing is still measured)
+            """)
+    static let audio = Option<AudioChoice?>("audio", nil, .choice,
+                                            help: "play audio events through PulseAudio (default when the pattern has any) or not at all")
+    static let sink = Option<String?>("sink", "NAME", .text, help: "the PulseAudio sink (default: the server's default)")
+    static let latency = Option<Double>("latency-ms", "N", .decimal("milliseconds", .from(1, to: 2000)), default: 20,
+                                        help: "target latency of the audio stream")
+    static let hapticLatency = Option<Double>("haptic-latency-ms", "N", .decimal("milliseconds", .from(0, to: 1000)), default: 0,
+                                              help: "release haptics this much before their audio is heard, to make up for the haptic device's delay")
+    static let rumbleInterval = Option<Double>("rumble-interval", "MS", .decimal("milliseconds", .from(1, to: 10_000)), default: 10,
+                                               help: "shortest time between two rumble updates")
+    static let rumbleBurst = Option<Double>("rumble-burst", "MS", .decimal("milliseconds", .from(1, to: 10_000)), default: 30,
+                                            help: "shortest rumble a transient makes")
+    static let force = Option(flag: "force", help: "replace the trace file if it exists (with feedback --export: the AHAP files)")
+    static let at: Option<Double> = {
+        let milliseconds = ValueParser<Double>.decimal("milliseconds", .from(0, to: 3_600_000))
+        return Option("at", "+MS", ValueParser(expectation: "+MS, \(milliseconds.expectation) from now", rangeText: milliseconds.rangeText,
+                                               convert: { milliseconds.convert($0.hasPrefix("+") ? String($0.dropFirst()) : $0) },
+                                               show: { "+" + number($0) }),
+                      default: 50, help: "start MS milliseconds from now")
+    }()
+    static let loop = Option<Int>("loop", "N", .integer(nil, 1...1_000_000), default: 1, help: "play N times back to back")
+    static let playbackRate = Option<Double>("playback-rate", "X", .decimal(nil, .from(0.01, to: 100)), default: 1,
+                                             help: "play X times faster: times and durations scale, audio pitch does not")
+    static let from = Option<Double>("from", "S", .decimal("seconds", .atLeast(0)), default: 0,
+                                     help: "start S seconds into the pattern; audio starts part-way")
+
+    static let noHaptics = Option(flag: "no-haptics", help: "haptics off, audio still plays; also HAPSYNC_HAPTICS=off")
+    static let intensityScale = Option<Double?>("intensity-scale", "X", .decimal(nil, .from(0, to: 1)),
+                                                help: "scale every haptic intensity (reduced-motion settings commonly use 0.4-0.5); also HAPSYNC_INTENSITY_SCALE")
+    static let rateLimit = Option<Double>("rate-limit-ms", "N", .decimal("milliseconds", .from(0, to: 60_000)),
+                                          default: HapticPolicy().rateLimitInterval * 1000,
+                                          help: "merge starts from one source closer than N ms; also HAPSYNC_RATE_LIMIT_MS")
+
+    /// The playback options under `title` (nil: `OPTIONS`), then the accessibility options.
+    static func groups(title: String? = nil) -> [OptionGroup] {
+        [OptionGroup(title, [haptics, audio, sink, latency, hapticLatency, rumbleInterval, rumbleBurst, force, at, loop,
+                             CommonOptions.controlRate, CommonOptions.resources, playbackRate, from]),
+         OptionGroup("ACCESSIBILITY (also from the environment; flags win)", [noHaptics, intensityScale, rateLimit])]
+    }
+
+    // MARK: - Values
+
+    /// The trace file, if any.
+    var tracePath: String?
+    /// The evdev device path or `auto`, if any.
+    var evdevPath: String?
+    /// `--audio`, nil when not given (audio plays when the pattern has any).
+    var audioChoice: AudioChoice?
+    var sinkName: String?
+    /// Seconds.
+    var audioLatency: Double
+    /// Nanoseconds.
+    var hapticLatencyNanoseconds: UInt64
+    var rumbleIntervalNanoseconds: UInt64
+    var rumbleBurstNanoseconds: UInt64
+    var replacesTrace: Bool
+    /// Seconds from now to the start.
+    var startDelay: Double
+    var loops: Int
+    var render: RenderOptions
+    var resources: [URL]
+    /// Pattern seconds per second.
+    var playbackRate: Double
+    /// Pattern seconds skipped at the start.
+    var startOffset: Double
+    var policy: HapticPolicy
+
+    /// Reads the options; a second trace or evdev target, or a bad HAPSYNC_* variable, is a usage error.
+    init(_ parsed: ParsedArguments, environment: [String: String]) throws(CLIError) {
+        for target in parsed[Self.haptics] {
+            switch target {
+            case .none: break
+            case .trace(let path):
+                if let first = tracePath { throw .usage("--haptics trace: given twice ('trace:\(first)' and 'trace:\(path)'); one trace at a time") }
+                tracePath = path
+            case .evdev(let path):
+                if let first = evdevPath { throw .usage("--haptics evdev: given twice ('evdev:\(first)' and 'evdev:\(path)'); one device at a time") }
+                evdevPath = path
+            }
+        }
+        audioChoice = parsed[Self.audio]
+        sinkName = parsed[Self.sink]
+        audioLatency = parsed[Self.latency] / 1000
+        hapticLatencyNanoseconds = UInt64(parsed[Self.hapticLatency] * 1_000_000)
+        rumbleIntervalNanoseconds = UInt64(parsed[Self.rumbleInterval] * 1_000_000)
+        rumbleBurstNanoseconds = UInt64(parsed[Self.rumbleBurst] * 1_000_000)
+        replacesTrace = parsed[Self.force]
+        startDelay = parsed[Self.at] / 1000
+        loops = parsed[Self.loop]
+        render = RenderOptions(controlRate: parsed[CommonOptions.controlRate])
+        resources = parsed[CommonOptions.resources]
+        playbackRate = parsed[Self.playbackRate]
+        startOffset = parsed[Self.from]
+        do { policy = try HapticPolicy().applying(environment: environment) } catch { throw .usage(error.description) }
+        if parsed[Self.noHaptics] { policy.hapticsEnabled = false }
+        if let scale = parsed[Self.intensityScale] { policy.intensityScale = scale }
+        if parsed.isGiven(Self.rateLimit) { policy.rateLimitInterval = parsed[Self.rateLimit] / 1000 }
+    }
+}

@@ -1,0 +1,176 @@
+import AHAP
+import Foundation
+
+/// A pattern ready to play: read and checked, its audio files found and measured, compiled into a
+/// `PatternTimeline`. The one way from an AHAP file (or a pattern built in code) to what players,
+/// renderers and the command line need.
+///
+/// Loading runs in two stages, and each can be used alone:
+/// 1. `Check`: the reader's findings (`AHAPReader.diagnose`), then every `EventWaveformPath`
+///    resolved (`AHAPResourceResolver`: the AHAP file's folder, then the resource roots, in order)
+///    and each resolved file's header read (`AudioFileInfo`) for its length. Never throws: a
+///    validator lists what it found.
+/// 2. `PlayablePattern`: a check without errors, compiled with the audio lengths it learned.
+///    Throws `LoadError`, which carries every finding, when the file has errors or the pattern
+///    cannot be compiled.
+///
+/// ```swift
+/// let playable = try PlayablePattern(contentsOf: url, resources: roots)
+/// let player = try engine.makePlayer(timeline: playable.timeline, audioFiles: playable.audioFiles)
+/// ```
+///
+/// An audio file that is not found is a warning (`resource-not-found`), as Core Haptics plays the
+/// rest: its voice's length is then unknown unless the event gives `EventDuration`. A path that is
+/// unsafe or leads outside the roots is an error. Loading allocates and reads files; do it before
+/// playing, never on a real-time thread.
+public struct PlayablePattern: Sendable {
+    /// One audio file a pattern names (an `AudioCustom` event's `EventWaveformPath`) and what became of it.
+    public struct AudioReference: Sendable, Equatable {
+        /// Index of the event in the pattern's entries.
+        public var entryIndex: Int
+        /// The path as the pattern writes it.
+        public var waveformPath: String
+        /// The file it resolved to, nil when it did not.
+        public var file: URL?
+        /// The file's header, nil when unresolved or unreadable.
+        public var info: AudioFileInfo?
+        /// Why it did not resolve, or why its header could not be read.
+        public var problem: String?
+
+        /// The event's JSON path, `Pattern[i].Event`.
+        public var entryPath: AHAPPath { AHAPPath(components: [.key("Pattern"), .index(entryIndex), .key("Event")]) }
+    }
+
+    /// What reading a pattern and resolving its audio found, before compiling (stage 1).
+    public struct Check: Sendable {
+        /// The file as the user named it, or the name given to a pattern built in code.
+        public let name: String
+        /// The pattern, nil when any error was found.
+        public let pattern: AHAPPattern?
+        /// Every finding of the reader and the resolver, errors and warnings, with line and column
+        /// where the pattern came from text.
+        public let diagnostics: [AHAPDiagnostic]
+        /// Each audio reference in entry order (empty when the pattern has errors: audio is only
+        /// looked up for a pattern that reads cleanly).
+        public let audio: [AudioReference]
+
+        /// Reads an AHAP file and resolves its audio in its own folder, then in `resources`.
+        public init(contentsOf url: URL, resources: [URL] = [], reader: AHAPReader = AHAPReader()) {
+            let report = reader.diagnose(contentsOf: url)
+            self.init(name: url.isFileURL ? url.relativePath : url.absoluteString, pattern: report.pattern,
+                      diagnostics: report.diagnostics, resolver: AHAPResourceResolver(ahapFile: url, resources: resources),
+                      locate: report.located)
+        }
+
+        /// Checks a pattern built in code (it has no file): its audio is looked up in `resources`.
+        public init(pattern: AHAPPattern, name: String, resources: [URL] = []) {
+            self.init(name: name, pattern: pattern, diagnostics: [], resolver: AHAPResourceResolver(roots: resources), locate: { $0 })
+        }
+
+        private init(name: String, pattern: AHAPPattern?, diagnostics: [AHAPDiagnostic], resolver: AHAPResourceResolver,
+                     locate: ([AHAPDiagnostic]) -> [AHAPDiagnostic]) {
+            self.name = name
+            guard let pattern else {
+                self.pattern = nil
+                self.diagnostics = diagnostics
+                self.audio = []
+                return
+            }
+            let resolved = resolver.check(pattern, file: name)
+            let all = diagnostics + locate(resolved.diagnostics)
+            var headers: [URL: Result<AudioFileInfo, AudioFileInfo.ReadError>] = [:]
+            var audio: [AudioReference] = []
+            for (i, entry) in pattern.entries.enumerated() {
+                guard case .event(let e) = entry, let path = e.waveformPath else { continue }
+                var reference = AudioReference(entryIndex: i, waveformPath: path)
+                if let file = resolved.resolved[path] {
+                    reference.file = file
+                    let header = headers[file] ?? Result { () throws(AudioFileInfo.ReadError) in try AudioFileInfo(contentsOf: file) }
+                    headers[file] = header
+                    switch header {
+                    case .success(let info): reference.info = info
+                    case .failure(let error): reference.problem = error.description
+                    }
+                } else {
+                    let waveformPath = reference.entryPath.description + ".EventWaveformPath"
+                    reference.problem = resolved.diagnostics.first { $0.path.description == waveformPath }?.message ?? "not resolved"
+                }
+                audio.append(reference)
+            }
+            self.pattern = all.contains { $0.severity == .error } ? nil : pattern
+            self.diagnostics = all
+            self.audio = audio
+        }
+
+        /// Only the errors.
+        public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
+        /// Only the warnings.
+        public var warnings: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .warning } }
+        /// Each resolved audio file by waveform path (what a player decodes).
+        public var audioFiles: [String: URL] {
+            Dictionary(audio.compactMap { a in a.file.map { (a.waveformPath, $0) } }, uniquingKeysWith: { first, _ in first })
+        }
+        /// Each audio file's length in seconds by waveform path, where its header was read.
+        public var audioLengths: [String: Double] {
+            Dictionary(audio.compactMap { a in a.info.map { (a.waveformPath, $0.duration) } }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    /// Why a pattern could not be made playable: it has errors, or it does not compile.
+    public struct LoadError: Error, Sendable, CustomStringConvertible {
+        /// The file as the user named it, or the built-in pattern's name.
+        public let name: String
+        /// Every finding, errors and warnings, located.
+        public let diagnostics: [AHAPDiagnostic]
+        /// Set when the pattern read cleanly but could not be compiled.
+        public let renderError: RenderError?
+
+        /// Only the errors among the findings.
+        public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
+
+        /// A sentence for the user, then one error per line.
+        public var description: String {
+            if let renderError { return "\(name): \(renderError.description)" }
+            let errors = errors
+            return (["\(name) has \(errors.count) error\(errors.count == 1 ? "" : "s")"] + errors.map(\.description)).joined(separator: "\n")
+        }
+    }
+
+    /// What was read and resolved.
+    public let check: Check
+    /// The compiled pattern: command stream, voices, duration.
+    public let timeline: PatternTimeline
+
+    /// Compiles a check; throws when it found errors or the pattern does not compile.
+    public init(_ check: Check, options: RenderOptions = RenderOptions()) throws(LoadError) {
+        guard let pattern = check.pattern else { throw LoadError(name: check.name, diagnostics: check.diagnostics, renderError: nil) }
+        let lengths = check.audioLengths
+        do {
+            timeline = try PatternTimeline(pattern: pattern, options: options) { lengths[$0] }
+        } catch {
+            throw LoadError(name: check.name, diagnostics: check.diagnostics, renderError: error)
+        }
+        self.check = check
+    }
+
+    /// Reads an AHAP file, resolves its audio (its own folder, then `resources`) and compiles it.
+    public init(contentsOf url: URL, resources: [URL] = [], options: RenderOptions = RenderOptions()) throws(LoadError) {
+        try self.init(Check(contentsOf: url, resources: resources), options: options)
+    }
+
+    /// Compiles a pattern built in code, its audio looked up in `resources`.
+    public init(pattern: AHAPPattern, name: String, resources: [URL] = [], options: RenderOptions = RenderOptions()) throws(LoadError) {
+        try self.init(Check(pattern: pattern, name: name, resources: resources), options: options)
+    }
+
+    /// The file as the user named it, or the built-in pattern's name.
+    public var name: String { check.name }
+    /// The pattern.
+    public var pattern: AHAPPattern { timeline.pattern }
+    /// The warnings reading and resolving found (a playable pattern has no errors).
+    public var diagnostics: [AHAPDiagnostic] { check.diagnostics }
+    /// Each audio reference in entry order, with its file, header or problem.
+    public var audio: [AudioReference] { check.audio }
+    /// Each resolved audio file by waveform path, as `HapticEngine.makePlayer(timeline:audioFiles:)` takes them.
+    public var audioFiles: [String: URL] { check.audioFiles }
+}
