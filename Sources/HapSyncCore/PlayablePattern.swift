@@ -57,26 +57,39 @@ public struct PlayablePattern: Sendable {
         /// Reads an AHAP file and resolves its audio in its own folder, then in `resources`.
         public init(contentsOf url: URL, resources: [URL] = [], reader: AHAPReader = AHAPReader()) {
             let report = reader.diagnose(contentsOf: url)
-            self.init(name: url.isFileURL ? url.relativePath : url.absoluteString, pattern: report.pattern,
-                      diagnostics: report.diagnostics, resolver: AHAPResourceResolver(ahapFile: url, resources: resources),
-                      locate: report.located)
+            let name = url.isFileURL ? url.relativePath : url.absoluteString
+            let resolved = report.pattern.map { AHAPResourceResolver(ahapFile: url, resources: resources).check($0, file: name) }
+            self.init(name: name, pattern: report.pattern, diagnostics: report.diagnostics, resolved: resolved, locate: report.located)
         }
 
         /// Checks a pattern built in code (it has no file): its audio is looked up in `resources`.
         public init(pattern: AHAPPattern, name: String, resources: [URL] = []) {
-            self.init(name: name, pattern: pattern, diagnostics: [], resolver: AHAPResourceResolver(roots: resources), locate: { $0 })
+            self.init(name: name, pattern: pattern, diagnostics: [],
+                      resolved: AHAPResourceResolver(roots: resources).check(pattern, file: name), locate: { $0 })
         }
 
-        private init(name: String, pattern: AHAPPattern?, diagnostics: [AHAPDiagnostic], resolver: AHAPResourceResolver,
+        /// Checks a pattern whose audio the caller has already resolved (`audioFiles`: waveform
+        /// path → file): their headers are read; a path missing from the map is not found.
+        public init(pattern: AHAPPattern, name: String, audioFiles: [String: URL]) {
+            var missing: [AHAPDiagnostic] = []
+            for (i, entry) in pattern.entries.enumerated() {
+                guard case .event(let e) = entry, let p = e.waveformPath, audioFiles[p] == nil else { continue }
+                missing.append(AHAPDiagnostic(.resourceNotFound, path: AHAPPath("Pattern[\(i)].Event.EventWaveformPath"),
+                                              message: "audio file \"\(p)\" was not given", file: name))
+            }
+            self.init(name: name, pattern: pattern, diagnostics: [], resolved: (audioFiles, missing), locate: { $0 })
+        }
+
+        private init(name: String, pattern: AHAPPattern?, diagnostics: [AHAPDiagnostic],
+                     resolved: (resolved: [String: URL], diagnostics: [AHAPDiagnostic])?,
                      locate: ([AHAPDiagnostic]) -> [AHAPDiagnostic]) {
             self.name = name
-            guard let pattern else {
+            guard let pattern, let resolved else {
                 self.pattern = nil
                 self.diagnostics = diagnostics
                 self.audio = []
                 return
             }
-            let resolved = resolver.check(pattern, file: name)
             let all = diagnostics + locate(resolved.diagnostics)
             var headers: [URL: Result<AudioFileInfo, AudioFileInfo.ReadError>] = [:]
             var audio: [AudioReference] = []

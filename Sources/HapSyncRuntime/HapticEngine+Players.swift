@@ -9,10 +9,8 @@ extension HapticEngine {
     /// files are decoded now and the player follows the audio clock.
     public func makePlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),
                            audioFiles: [String: URL] = [:]) throws -> HapticPatternPlayer {
-        var lengths: [String: Double] = [:]
-        for (path, url) in audioFiles { if let info = try? AudioFileInfo(contentsOf: url) { lengths[path] = info.duration } }
-        let timeline = try PatternTimeline(pattern: pattern, options: options, audioLength: { lengths[$0] })
-        return try makePlayer(timeline: timeline, audioFiles: audioFiles)
+        let playable = try PlayablePattern(.init(pattern: pattern, name: "pattern", audioFiles: audioFiles), options: options)
+        return try makePlayer(timeline: playable.timeline, audioFiles: audioFiles)
     }
 
     /// Makes a player for a compiled timeline; with an audio device and audio voices, its files
@@ -43,15 +41,11 @@ extension HapticEngine {
     }
 
     /// Reads an AHAP file, compiles it and plays it once, now (Core Haptics' `playPattern(from:)`).
-    /// Audio files are looked up in the file's folder, then in `resources`.
+    /// Audio files are looked up in the file's folder, then in `resources`. A file with errors
+    /// throws `PlayablePattern.LoadError` with every finding.
     public func playPattern(from url: URL, resources: [URL] = []) throws {
-        let pattern = try AHAPReader().read(contentsOf: url).pattern
-        let resolver = AHAPResourceResolver(ahapFile: url, resources: resources)
-        var files: [String: URL] = [:]
-        for e in pattern.events {
-            if let p = e.waveformPath, case .success(let file) = resolver.resolve(p) { files[p] = file }
-        }
-        try playOnce(try makePlayer(with: pattern, audioFiles: files))
+        let playable = try PlayablePattern(contentsOf: url, resources: resources)
+        try playOnce(try makePlayer(timeline: playable.timeline, audioFiles: playable.audioFiles))
     }
 
     /// Makes a player with pause, resume, seek, looping and playback rate (Core Haptics'
