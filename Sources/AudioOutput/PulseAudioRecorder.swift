@@ -34,11 +34,8 @@ public final class PulseAudioRecorder: @unchecked Sendable {
     private let observed = Locked<(frames: [Int64], times: [UInt64])>(([], []))
     private let holeFrames = Atomic<Int>(0)
     private let overflowCount = Atomic<Int>(0)
-    private var mainloop: OpaquePointer?
-    private var context: OpaquePointer?
+    private var connection: PulseConnection?
     private var stream: OpaquePointer?
-    private var total: Int64 = 0
-    private var lastTimingRequest: UInt64 = 0
     private let capacityFrames: Int
 
     /// A recorder of `source` at `sampleRate`, keeping up to `seconds` of mono (left) samples.
@@ -61,63 +58,36 @@ public final class PulseAudioRecorder: @unchecked Sendable {
 
     /// Connects and starts recording on the mainloop's thread.
     public func start() throws {
-        guard mainloop == nil else { return }
+        guard connection == nil else { return }
         samples.withLock { $0.reserveCapacity(capacityFrames) }
         observed.withLock { o in
             o.frames.reserveCapacity(capacityFrames / 480 + 64)
             o.times.reserveCapacity(capacityFrames / 480 + 64)
         }
-        guard let ml = pa_threaded_mainloop_new() else { throw PulseAudioOutput.PulseError.noServer("cannot create a mainloop") }
-        mainloop = ml
-        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(ml), "HapSync monitor") else {
+        let connection = try PulseConnection(clientName: "HapSync monitor", server: nil, threadName: "hapsync-monitor")
+        self.connection = connection
+        do {
+            stream = try connection.withLock { () throws(PulseConnection.PulseError) -> OpaquePointer in
+                try connection.openStream(name: "HapSync monitor", rate: UInt32(sampleRate), onTiming: { [unowned self] info, at in
+                    timingUpdated(info, at: at)
+                }) { s in
+                    pa_stream_set_read_callback(s, { _, _, userdata in
+                        Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().read()
+                    }, me)
+                    pa_stream_set_overflow_callback(s, { _, userdata in
+                        Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().overflowCount.add(1, ordering: .relaxed)
+                    }, me)
+                    var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                              fragsize: UInt32(0.0025 * sampleRate) * 8)
+                    let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                                  | PA_STREAM_ADJUST_LATENCY.rawValue)
+                    return pa_stream_connect_record(s, source, &attr, flags)
+                }
+            }
+        } catch {
             stop()
-            throw PulseAudioOutput.PulseError.noServer("cannot create a context")
+            throw error
         }
-        context = ctx
-        pa_context_set_state_callback(ctx, { _, userdata in
-            let r = Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue()
-            pa_threaded_mainloop_signal(r.mainloop, 0)
-        }, me)
-        pa_threaded_mainloop_lock(ml)
-        func fail(_ why: String) -> Error {
-            pa_threaded_mainloop_unlock(ml)
-            stop()
-            return PulseAudioOutput.PulseError.noServer(why)
-        }
-        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else {
-            throw fail(String(cString: pa_strerror(pa_context_errno(ctx))))
-        }
-        while true {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw fail(String(cString: pa_strerror(pa_context_errno(ctx)))) }
-            pa_threaded_mainloop_wait(ml)
-        }
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
-        guard let s = pa_stream_new(ctx, "HapSync monitor", &spec, nil) else { throw fail("cannot create the record stream") }
-        stream = s
-        pa_stream_set_state_callback(s, { _, userdata in
-            let r = Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue()
-            pa_threaded_mainloop_signal(r.mainloop, 0)
-        }, me)
-        pa_stream_set_read_callback(s, { _, _, userdata in
-            Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().read()
-        }, me)
-        pa_stream_set_overflow_callback(s, { _, userdata in
-            Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().overflowCount.add(1, ordering: .relaxed)
-        }, me)
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-                                  fragsize: UInt32(0.0025 * sampleRate) * 8)
-        let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
-        guard pa_stream_connect_record(s, source, &attr, flags) >= 0 else { throw fail(String(cString: pa_strerror(pa_context_errno(ctx)))) }
-        while true {
-            let state = pa_stream_get_state(s)
-            if state == PA_STREAM_READY { break }
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { throw fail(String(cString: pa_strerror(pa_context_errno(ctx)))) }
-            pa_threaded_mainloop_wait(ml)
-        }
-        pa_threaded_mainloop_unlock(ml)
     }
 
     /// Mainloop thread: takes what the server sent, counting holes, and asks for timing info.
@@ -138,23 +108,15 @@ public final class PulseAudioRecorder: @unchecked Sendable {
                     x.append(contentsOf: repeatElement(0, count: min(frames, room)))
                 }
             }
-            total += Int64(frames)
             pa_stream_drop(s)
         }
-        let now = MonotonicClock.nanoseconds()
-        if now - lastTimingRequest > 10_000_000 {
-            lastTimingRequest = now
-            if let op = pa_stream_update_timing_info(s, { _, success, userdata in
-                guard success != 0 else { return }
-                Unmanaged<PulseAudioRecorder>.fromOpaque(userdata!).takeUnretainedValue().timingUpdated()
-            }, me) { pa_operation_unref(op) }
-        }
+        connection?.requestTimingInfo()
     }
 
-    /// Mainloop thread: the server's timing info as "frame F was played at monotonic time T".
-    private func timingUpdated() {
-        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.write_index_corrupt == 0,
-              let at = PulseAudioOutput.monotonicTime(of: info) else { return }
+    /// Mainloop thread: the server's timing info, taken at monotonic time `at`, as "frame F was
+    /// played at T".
+    private func timingUpdated(_ info: pa_timing_info, at: UInt64) {
+        guard info.write_index_corrupt == 0 else { return }
         let frame = Double(info.write_index) / 8
             + (Double(info.transport_usec) + Double(info.source_usec) - Double(info.sink_usec)) * sampleRate / 1e6
         let f = Int64(frame.rounded())
@@ -169,14 +131,9 @@ public final class PulseAudioRecorder: @unchecked Sendable {
 
     /// Stops recording and disconnects.
     public func stop() {
-        guard let ml = mainloop else { return }
-        PulseAudioOutput.tearDown(mainloop: ml, context: context, stream: stream) { s in
-            pa_stream_set_read_callback(s, nil, nil)
-            pa_stream_set_overflow_callback(s, nil, nil)
-        }
+        connection?.close()
+        connection = nil
         stream = nil
-        context = nil
-        mainloop = nil
     }
 
     /// When recorded frame `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through
