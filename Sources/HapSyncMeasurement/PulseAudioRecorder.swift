@@ -1,8 +1,6 @@
-import HapSyncConcurrency
-import HapSyncCore
+import AudioOutput
 import CPulse
-import Foundation
-import Glibc
+import HapSyncConcurrency
 import HapSyncRuntime
 import Synchronization
 
@@ -17,10 +15,10 @@ import Synchronization
 /// latency) × rate. (A monitor's latency is negative: it sees data before the sink plays it;
 /// `pa_simple_get_latency` clamps that to zero, which once made this recorder's clicks look 2 ms early.)
 ///
-/// Every observation is kept, and `heardTime(ofRecordedFrame:)` fits a line through those within
-/// half a second of the frame asked about, so a recorded click is timed by the observations around
-/// it, not by a fit extrapolated over the whole recording (a 200 ppm slope error, extrapolated back
-/// 60 s, would be 12 ms). The live `clock` (an `AudioClock` fed the same observations) is there
+/// Every observation is kept (`PlaybackObservations`), and `heardTime(ofRecordedFrame:)` fits a
+/// line through those within half a second of the frame asked about, so a recorded click is timed
+/// by the observations around it, not by a fit extrapolated over the whole recording (a 200 ppm
+/// slope error, extrapolated back 60 s, would be 12 ms). The live `clock` (an `AudioClock` fed the same observations) is there
 /// for monitoring while recording. Attached to a null sink's monitor it also keeps that sink in
 /// low-latency mode.
 public final class PulseAudioRecorder: @unchecked Sendable {
@@ -31,7 +29,7 @@ public final class PulseAudioRecorder: @unchecked Sendable {
     /// Recorded frame → CLOCK_MONOTONIC time it was played.
     public let clock: AudioClock
     private let samples = Locked<[Float]>([])
-    private let observed = Locked<(frames: [Int64], times: [UInt64])>(([], []))
+    private let observed: Locked<PlaybackObservations>
     private let holeFrames = Atomic<Int>(0)
     private let overflowCount = Atomic<Int>(0)
     private var connection: PulseConnection?
@@ -44,6 +42,7 @@ public final class PulseAudioRecorder: @unchecked Sendable {
         self.sampleRate = sampleRate
         clock = AudioClock(sampleRate: sampleRate)
         capacityFrames = Int(seconds * sampleRate)
+        observed = Locked(PlaybackObservations(sampleRate: sampleRate, capacity: capacityFrames / 480 + 64))
     }
 
     deinit { stop() }
@@ -60,10 +59,6 @@ public final class PulseAudioRecorder: @unchecked Sendable {
     public func start() throws {
         guard connection == nil else { return }
         samples.withLock { $0.reserveCapacity(capacityFrames) }
-        observed.withLock { o in
-            o.frames.reserveCapacity(capacityFrames / 480 + 64)
-            o.times.reserveCapacity(capacityFrames / 480 + 64)
-        }
         let connection = try PulseConnection(clientName: "HapSync monitor", server: nil, threadName: "hapsync-monitor")
         self.connection = connection
         do {
@@ -121,12 +116,7 @@ public final class PulseAudioRecorder: @unchecked Sendable {
             + (Double(info.transport_usec) + Double(info.source_usec) - Double(info.sink_usec)) * sampleRate / 1e6
         let f = Int64(frame.rounded())
         clock.observe(frame: f, heardAt: at)
-        observed.withLock { o in
-            // Kept in frame order for the binary search (a stale reply is dropped).
-            if let last = o.frames.last, f <= last { return }
-            o.frames.append(f)
-            o.times.append(at)
-        }
+        observed.withLock { $0.append(frame: f, time: at) }
     }
 
     /// Stops recording and disconnects.
@@ -136,84 +126,16 @@ public final class PulseAudioRecorder: @unchecked Sendable {
         stream = nil
     }
 
-    /// When recorded frame `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through
-    /// the observations within ±0.5 s of it, fitted twice (the second time without observations more
-    /// than 1 ms off the first line: reads the recording thread made late). Nil with fewer than 8
-    /// observations around it.
+    /// When recorded frame `frame` was played (CLOCK_MONOTONIC ns), by the observations within
+    /// ±0.5 s of it (see `PlaybackObservations.heardTime(ofFrame:)`); nil with fewer than 8 there.
     public func heardTime(ofRecordedFrame frame: Int64) -> UInt64? {
-        let window = Int64(sampleRate / 2)
-        let (frames, times) = observed.withLock { o -> ([Int64], [UInt64]) in
-            // Observations are in frame order: find the window by binary search.
-            var lo = 0, hi = o.frames.count
-            while lo < hi { let mid = (lo + hi) / 2; if o.frames[mid] < frame - window { lo = mid + 1 } else { hi = mid } }
-            var end = lo
-            while end < o.frames.count, o.frames[end] <= frame + window { end += 1 }
-            return (Array(o.frames[lo..<end]), Array(o.times[lo..<end]))
-        }
-        guard frames.count >= 8 else { return nil }
-        let ref = Double(times[0])
-        func fit(_ use: (Int) -> Bool) -> (slope: Double, intercept: Double)? {
-            var sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, k = 0.0
-            for i in frames.indices where use(i) {
-                let x = Double(frames[i] - frame), y = Double(times[i]) - ref
-                sx += x; sy += y; sxx += x * x; sxy += x * y; k += 1
-            }
-            let d = k * sxx - sx * sx
-            guard k >= 8, d > 0 else { return nil }
-            let slope = (k * sxy - sx * sy) / d
-            return (slope, (sy - slope * sx) / k)
-        }
-        guard var line = fit({ _ in true }) else { return nil }
-        if let refit = fit({ i in abs(Double(times[i]) - ref - (line.intercept + line.slope * Double(frames[i] - frame))) <= 1_000_000 }) {
-            line = refit
-        }
-        return UInt64(max(0, ref + line.intercept))
+        observed.withLock { $0.heardTime(ofFrame: frame) }
     }
 
-    /// Places where the recording's observations jump by more than 2 ms against the line through
-    /// their neighbours: frames lost or repeated by the server (an overrun, a rewind). Each is
-    /// (recorded frame, jump in ns). A trustworthy measurement has none near its clicks.
-    public var discontinuities: [(frame: Int64, jump: Double)] {
-        let (frames, times) = observed.withLock { ($0.frames, $0.times) }
-        var result: [(Int64, Double)] = []
-        let span = 40
-        guard frames.count > 2 * span else { return [] }
-        let nominal = 1e9 / sampleRate
-        var i = span
-        while i < frames.count - span {
-            // Median offset from nominal before and after i.
-            func level(_ r: Range<Int>) -> Double {
-                let xs = r.map { Double(times[$0]) - Double(frames[$0]) * nominal }.sorted()
-                return xs[xs.count / 2]
-            }
-            let jump = level(i..<(i + span)) - level((i - span)..<i)
-            if abs(jump) > 2_000_000 {
-                result.append((frames[i], jump))
-                i += span
-            } else {
-                i += 1
-            }
-        }
-        return result
-    }
+    /// Where the recording's observations jump by more than 2 ms (see
+    /// `PlaybackObservations.discontinuities`). A trustworthy measurement has none near its clicks.
+    public var discontinuities: [(frame: Int64, jump: Double)] { observed.withLock { $0 }.discontinuities }
 
     /// The left channel recorded so far.
     public var recording: [Float] { samples.withLock { $0 } }
-
-    /// Frames where a click starts: the level rises above `threshold` after at least `quiet`
-    /// seconds below it.
-    public static func onsets(_ x: [Float], threshold: Float = 0.1, quiet: Double = 0.05, sampleRate: Double = 48_000) -> [Int] {
-        var result: [Int] = []
-        var silent = 0
-        let need = Int(quiet * sampleRate)
-        for (i, v) in x.enumerated() {
-            if abs(v) >= threshold {
-                if silent >= need { result.append(i) }
-                silent = 0
-            } else {
-                silent += 1
-            }
-        }
-        return result
-    }
 }
