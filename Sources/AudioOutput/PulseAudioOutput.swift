@@ -238,7 +238,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         clock.observe(frame: Int64(heard.rounded()), heardAt: at)
     }
 
-    // MARK: - Real-time (PulseAudio mainloop thread)
+    // MARK: - Real-time (hapsync-audio, the PulseAudio mainloop thread)
 
     /// The server wants `bytes` more: between `pa_stream_begin_write` and `pa_stream_write`, take
     /// the scheduler's messages and mix into the server's buffer; then now and then ask for timing
