@@ -13,11 +13,15 @@ import Testing
 /// MixerTests; here they go through the engine to the real threads. `.ci/rt-alloc-check` runs this
 /// suite from the built test binary under its malloc counter, which must see no allocation on the
 /// scheduler and output threads, nor on the audio thread while it mixes (hence the null backend:
-/// the recording test double allocates as it records).
+/// the recording test double allocates as it records). It plays to a private server, so that the
+/// sync test's recording of the shared server's monitor hears nothing of it.
 @Suite("Live audio parameters through PulseAudio", .serialized)
 struct LiveAudioParameterTests {
     @Test func sentAndCurvedWhilePlaying() throws {
-        let audio = PulseAudioOutput()
+        let server = try PrivatePulseServer()
+        try server.start()
+        defer { server.kill() }
+        let audio = PulseAudioOutput(configuration: .init(server: "unix:\(server.socket)"))
         let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: false, audio: audio))
         try engine.start()
         defer { engine.stop() }
