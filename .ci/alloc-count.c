@@ -1,22 +1,131 @@
-// LD_PRELOAD shim for .ci/rt-alloc-check: counts malloc/calloc/realloc calls made on the thread
-// whose name is $COUNT_THREAD (default hapsync-sched) and prints the counts at exit.
+// LD_PRELOAD shim for .ci/rt-alloc-check: counts heap allocations (malloc, calloc, realloc,
+// posix_memalign, aligned_alloc, memalign) in two kinds of places and prints the counts at exit.
+//   COUNT_THREADS=a,b,...  every allocation on a thread named a, b, ... (at most 8 names)
+//   COUNT_WRITES=name      on the thread named `name`, only the allocations between a successful
+//                          pa_stream_begin_write and the next pa_stream_write or
+//                          pa_stream_cancel_write: the window in which HapSync's PulseAudio output
+//                          takes the scheduler's messages and mixes. libpulse's own allocations on
+//                          that thread (operations, tagstructs, memblocks) fall outside it. The
+//                          windows are counted too, so a run that saw none can be told apart.
+// Output on stderr, one line per place:
+//   alloc-count: thread NAME: TOTAL (malloc M, calloc C, realloc R, aligned A)
+//   alloc-count: writes on NAME: TOTAL (malloc M, calloc C, realloc R, aligned A) in W windows
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <pthread.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-static __thread int in_hook;
-static unsigned long sched_mallocs, sched_callocs, sched_reallocs;
-static int is_sched(void) {
-    const char *want = getenv("COUNT_THREAD"); if (!want) want = "hapsync-sched";
-    char name[16] = {0};
-    prctl(PR_GET_NAME, name, 0, 0, 0);
-    return strcmp(name, want) == 0;
+
+enum { MALLOC, CALLOC, REALLOC, ALIGNED, KINDS, MAX_THREADS = 8 };
+struct counts { unsigned long n[KINDS]; };
+
+static char thread_names[MAX_THREADS][16];
+static int thread_count;
+static struct counts thread_counts[MAX_THREADS];
+static char writes_name[16];
+static struct counts window_counts;
+static unsigned long windows;
+static __thread int in_hook, in_window;
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+static void add(struct counts *c, int kind) { __atomic_add_fetch(&c->n[kind], 1, __ATOMIC_RELAXED); }
+
+static void count(int kind) {
+    if (in_hook) return;
+    in_hook = 1;
+    if (in_window) add(&window_counts, kind);
+    if (thread_count > 0) {
+        char name[16] = {0};
+        prctl(PR_GET_NAME, name, 0, 0, 0);
+        for (int i = 0; i < thread_count; i++)
+            if (strcmp(name, thread_names[i]) == 0) add(&thread_counts[i], kind);
+    }
+    in_hook = 0;
 }
-extern void *__libc_malloc(size_t); extern void *__libc_calloc(size_t, size_t); extern void *__libc_realloc(void *, size_t);
-void *malloc(size_t n) { if (!in_hook) { in_hook = 1; if (is_sched()) __atomic_add_fetch(&sched_mallocs, 1, __ATOMIC_RELAXED); in_hook = 0; } return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { if (!in_hook) { in_hook = 1; if (is_sched()) __atomic_add_fetch(&sched_callocs, 1, __ATOMIC_RELAXED); in_hook = 0; } return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { if (!in_hook) { in_hook = 1; if (is_sched()) __atomic_add_fetch(&sched_reallocs, 1, __ATOMIC_RELAXED); in_hook = 0; } return __libc_realloc(p, n); }
-__attribute__((destructor)) static void report(void) { fprintf(stderr, "allocations on the watched thread: malloc %lu, calloc %lu, realloc %lu\n", sched_mallocs, sched_callocs, sched_reallocs); }
+
+void *malloc(size_t n) { count(MALLOC); return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { count(CALLOC); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { count(REALLOC); return __libc_realloc(p, n); }
+void *memalign(size_t alignment, size_t n) { count(ALIGNED); return __libc_memalign(alignment, n); }
+void *aligned_alloc(size_t alignment, size_t n) { count(ALIGNED); return __libc_memalign(alignment, n); }
+int posix_memalign(void **out, size_t alignment, size_t n) {
+    count(ALIGNED);
+    if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) return EINVAL;
+    void *p = __libc_memalign(alignment, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+// libpulse's write calls, forwarded to the real ones (resolved once, outside any window).
+typedef int (*begin_write_fn)(void *, void **, size_t *);
+typedef int (*write_fn)(void *, const void *, size_t, void (*)(void *), int64_t, int);
+typedef int (*cancel_write_fn)(void *);
+static begin_write_fn real_begin_write;
+static write_fn real_write;
+static cancel_write_fn real_cancel_write;
+
+static void *real(const char *symbol) {
+    void *f = dlsym(RTLD_NEXT, symbol);
+    if (!f) { fprintf(stderr, "alloc-count: %s not found\n", symbol); abort(); }
+    return f;
+}
+
+int pa_stream_begin_write(void *s, void **data, size_t *nbytes) {
+    if (!real_begin_write) real_begin_write = (begin_write_fn)real("pa_stream_begin_write");
+    int result = real_begin_write(s, data, nbytes);
+    if (result >= 0 && writes_name[0]) {
+        char name[16] = {0};
+        prctl(PR_GET_NAME, name, 0, 0, 0);
+        in_window = strcmp(name, writes_name) == 0;
+    }
+    return result;
+}
+
+int pa_stream_write(void *s, const void *data, size_t nbytes, void (*free_cb)(void *), int64_t offset, int seek) {
+    if (in_window) { in_window = 0; __atomic_add_fetch(&windows, 1, __ATOMIC_RELAXED); }
+    if (!real_write) real_write = (write_fn)real("pa_stream_write");
+    return real_write(s, data, nbytes, free_cb, offset, seek);
+}
+
+int pa_stream_cancel_write(void *s) {
+    in_window = 0;
+    if (!real_cancel_write) real_cancel_write = (cancel_write_fn)real("pa_stream_cancel_write");
+    return real_cancel_write(s);
+}
+
+__attribute__((constructor)) static void configure(void) {
+    const char *list = getenv("COUNT_THREADS");
+    for (const char *p = list; p && *p && thread_count < MAX_THREADS;) {
+        size_t n = strcspn(p, ",");
+        snprintf(thread_names[thread_count++], sizeof thread_names[0], "%.*s", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    const char *writes = getenv("COUNT_WRITES");
+    if (writes) snprintf(writes_name, sizeof writes_name, "%s", writes);
+}
+
+static void print(const char *what, const char *name, const struct counts *c) {
+    unsigned long total = c->n[MALLOC] + c->n[CALLOC] + c->n[REALLOC] + c->n[ALIGNED];
+    fprintf(stderr, "alloc-count: %s %s: %lu (malloc %lu, calloc %lu, realloc %lu, aligned %lu)", what, name, total,
+            c->n[MALLOC], c->n[CALLOC], c->n[REALLOC], c->n[ALIGNED]);
+}
+
+__attribute__((destructor)) static void report(void) {
+    for (int i = 0; i < thread_count; i++) {
+        print("thread", thread_names[i], &thread_counts[i]);
+        fputc('\n', stderr);
+    }
+    if (writes_name[0]) {
+        print("writes on", writes_name, &window_counts);
+        fprintf(stderr, " in %lu windows\n", windows);
+    }
+}

@@ -2,6 +2,7 @@ import AHAP
 import AudioOutput
 import Foundation
 import HapSyncCore
+import HapSyncMeasurement
 import HapSyncRuntime
 
 /// One click+tap pair as measured: when the tap was released and when its click was heard, by the
@@ -33,7 +34,7 @@ final class AudioRig {
     }
 
     /// Every tap of `players` paired with its click (the audio frame at the same pattern time).
-    func pairs(players: [HapticPatternPlayer], recorder: PulseAudioRecorder, onsets: [UInt64]) -> [PairMeasurement] {
+    func pairs(players: [HapticPatternPlayer], onsets: [UInt64]) -> [PairMeasurement] {
         let stats = engine.statistics
         var result: [PairMeasurement] = []
         var first: UInt64?
@@ -59,7 +60,7 @@ final class AudioRig {
 /// The monitor recording's click onsets as CLOCK_MONOTONIC times (each timed by the recording's
 /// observations around it), and a note on discontinuities in the recording.
 func monitorOnsets(_ recorder: PulseAudioRecorder) -> (times: [UInt64], note: String) {
-    let frames = PulseAudioRecorder.onsets(recorder.recording)
+    let frames = ClickOnsets.frames(in: recorder.recording)
     let times = frames.compactMap { recorder.heardTime(ofRecordedFrame: Int64($0)) }
     let jumps = recorder.discontinuities
     if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
@@ -98,7 +99,7 @@ func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
     }
     Thread.sleep(forTimeInterval: 0.3 + Double(loops) * period + 0.5)
     let (onsets, note) = monitorOnsets(recorder)
-    let pairs = rig.pairs(players: players, recorder: recorder, onsets: onsets)
+    let pairs = rig.pairs(players: players, onsets: onsets)
     print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through PulseAudio at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
     return [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
             Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)", values: pairs.compactMap(\.byMonitor))]
@@ -153,8 +154,8 @@ func realDriftBenchmark(seconds: Double, assets: URL) throws -> [DriftSeries] {
     slaved.history.stop()
     open.history.stop()
     let (onsets, note) = monitorOnsets(recorder)
-    let pa = slaved.pairs(players: [a], recorder: recorder, onsets: onsets)
-    let pb = open.pairs(players: [b], recorder: recorder, onsets: onsets)
+    let pa = slaved.pairs(players: [a], onsets: onsets)
+    let pb = open.pairs(players: [b], onsets: onsets)
     print("drift (real): \(n) click+tap pairs per engine over \(n) s; sink clock by the audio clocks \(String(format: "%+.1f", slaved.audio.clock.rateErrorPPM)) / \(String(format: "%+.1f", open.audio.clock.rateErrorPPM)) ppm; \(onsets.count) onsets (\(note)); underruns \(slaved.audio.underruns)/\(open.audio.underruns)")
     slaved.stop()
     open.stop()

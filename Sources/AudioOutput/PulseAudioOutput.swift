@@ -89,21 +89,18 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let liveStore = Locked<LiveParameters?>(nil)
     private let muted = Atomic<Bool>(false)
     private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
-    private var mainloop: OpaquePointer?
-    private var context: OpaquePointer?
+    private var connection: PulseConnection?
     private var stream: OpaquePointer?
     private var mixer = AudioMixer(sampleRate: 48_000, capacity: PulseAudioOutput.voiceCapacity)
     /// Voices the mixer can hold at once (a started player reserves all its voices).
     public static let voiceCapacity = 256
+    /// The name of the PulseAudio mainloop thread, which mixes (what `.ci/rt-alloc-check` watches).
+    package static let threadName = "hapsync-audio"
     private let dropped = Atomic<Int>(0)
     private let written = Atomic<Int64>(0)
     private let underrunCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
-    private var lastTimingRequest: UInt64 = 0
-    private var sinkRate: UInt32 = 0
-    private var sinkFound = false
-    private var sinkQueryDone = false
     private let cache = Locked<[String: AudioSamples]>([:])
 
     /// Makes an output; nothing connects until `open`.
@@ -159,104 +156,45 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     /// Connects, creates the stream at the sink's rate, starts it, and waits for the first clock fit.
     public func open() throws {
-        guard mainloop == nil else { return }
-        guard let ml = pa_threaded_mainloop_new() else { throw PulseError.noServer("cannot create a mainloop") }
-        mainloop = ml
-        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(ml), "HapSync") else {
-            close()
-            throw PulseError.noServer("cannot create a context")
-        }
-        context = ctx
-        pa_context_set_state_callback(ctx, { _, userdata in
-            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-            output.contextStateChanged()
-        }, me)
-        pa_threaded_mainloop_lock(ml)
-        var unlocked = false
-        defer { if !unlocked { pa_threaded_mainloop_unlock(ml) } }
-        guard pa_context_connect(ctx, configuration.server, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else {
-            let why = String(cString: pa_strerror(pa_context_errno(ctx)))
-            pa_threaded_mainloop_unlock(ml)
-            unlocked = true
-            close()
-            throw PulseError.noServer(why)
-        }
-        while true {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                let why = String(cString: pa_strerror(pa_context_errno(ctx)))
-                pa_threaded_mainloop_unlock(ml)
-                unlocked = true
-                close()
-                throw PulseError.noServer(why)
+        guard connection == nil else { return }
+        let connection = try PulseConnection(clientName: "HapSync", server: configuration.server, threadName: Self.threadName,
+                                             onFailure: { [weak self] why in self?.serverLost(why) })
+        self.connection = connection
+        do {
+            stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
+                let sinkRate = try connection.sampleRate(ofSink: configuration.sink ?? "@DEFAULT_SINK@")
+                sampleRate = Double(sinkRate)
+                clock.reset(sampleRate: sampleRate)
+                mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
+                mixer.live = liveParameters
+                written.store(0, ordering: .releasing)
+                let s = try connection.openStream(name: "HapSync playback", rate: sinkRate, onTiming: { [unowned self] info, at in
+                    timingUpdated(info, at: at)
+                }) { s in
+                    pa_stream_set_write_callback(s, { _, bytes, userdata in
+                        Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
+                    }, me)
+                    pa_stream_set_underflow_callback(s, { _, userdata in
+                        let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
+                        output.underrunCount.add(1, ordering: .relaxed)
+                        // Where frames are heard may have moved: fit afresh rather than slewing 25 µs at a time.
+                        output.clock.restart()
+                    }, me)
+                    let frameBytes = 8.0
+                    var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * sampleRate * frameBytes),
+                                              prebuf: 0, minreq: UInt32(0.005 * sampleRate * frameBytes), fragsize: UInt32.max)
+                    let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                                  | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+                    return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
+                }
+                running.store(true, ordering: .releasing)
+                if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+                return s
             }
-            pa_threaded_mainloop_wait(ml)
-        }
-        // The sink's own rate.
-        let sinkName = configuration.sink ?? "@DEFAULT_SINK@"
-        sinkQueryDone = false
-        let op = pa_context_get_sink_info_by_name(ctx, sinkName, { _, info, eol, userdata in
-            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-            if eol == 0, let info {
-                output.sinkRate = info.pointee.sample_spec.rate
-                output.sinkFound = true
-            } else {
-                output.sinkQueryDone = true
-                pa_threaded_mainloop_signal(output.mainloop, 0)
-            }
-        }, me)
-        while !sinkQueryDone { pa_threaded_mainloop_wait(ml) }
-        if let op { pa_operation_unref(op) }
-        guard sinkFound, sinkRate > 0 else {
-            pa_threaded_mainloop_unlock(ml)
-            unlocked = true
+        } catch {
             close()
-            throw PulseError.noSink(sinkName)
+            throw error
         }
-        sampleRate = Double(sinkRate)
-        clock.reset(sampleRate: sampleRate)
-        mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
-        mixer.live = liveParameters
-        written.store(0, ordering: .releasing)
-
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: sinkRate, channels: 2)
-        guard let s = pa_stream_new(ctx, "HapSync playback", &spec, nil) else { throw PulseError.stream("cannot create the stream") }
-        stream = s
-        pa_stream_set_state_callback(s, { _, userdata in
-            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-            output.streamStateChanged()
-        }, me)
-        pa_stream_set_write_callback(s, { _, bytes, userdata in
-            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-            output.write(bytes)
-        }, me)
-        pa_stream_set_underflow_callback(s, { _, userdata in
-            let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-            output.underrunCount.add(1, ordering: .relaxed)
-            // Where frames are heard may have moved: fit afresh rather than slewing 25 µs at a time.
-            output.clock.restart()
-        }, me)
-        let frameBytes = 8.0
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * sampleRate * frameBytes),
-                                  prebuf: 0, minreq: UInt32(0.005 * sampleRate * frameBytes), fragsize: UInt32.max)
-        let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
-        guard pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil) >= 0 else {
-            throw PulseError.stream(String(cString: pa_strerror(pa_context_errno(ctx))))
-        }
-        while true {
-            let state = pa_stream_get_state(s)
-            if state == PA_STREAM_READY { break }
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
-                throw PulseError.stream(String(cString: pa_strerror(pa_context_errno(ctx))))
-            }
-            pa_threaded_mainloop_wait(ml)
-        }
-        running.store(true, ordering: .releasing)
-        if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
-        pa_threaded_mainloop_unlock(ml)
-        unlocked = true
         // Players follow the clock only once its fit has settled (about 0.35 s of timing updates;
         // once per engine start, not per trigger).
         let giveUp = Date().addingTimeInterval(5)
@@ -271,97 +209,47 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// When a timing info was taken, on CLOCK_MONOTONIC ns: its timestamp is wall-clock time, so it
-    /// is moved over by its age; nil for an info more than a second old (or from the future).
-    static func monotonicTime(of info: pa_timing_info) -> UInt64? {
-        let monoNow = MonotonicClock.nanoseconds()
-        var real = timespec()
-        clock_gettime(CLOCK_REALTIME, &real)
-        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
-        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
-        let age = max(0, realNow - stamp)
-        guard age < 1_000_000_000 else { return nil }
-        return monoNow - UInt64(age)
-    }
-
     /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.
-    public func canConnect() -> Bool {
-        guard let ml = pa_mainloop_new() else { return false }
-        defer { pa_mainloop_free(ml) }
-        guard let ctx = pa_context_new(pa_mainloop_get_api(ml), "HapSync probe") else { return false }
-        defer { pa_context_unref(ctx) }
-        guard pa_context_connect(ctx, configuration.server, PA_CONTEXT_NOFLAGS, nil) >= 0 else { return false }
-        let giveUp = MonotonicClock.nanoseconds() + 1_000_000_000
-        var ready = false
-        while MonotonicClock.nanoseconds() < giveUp {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { ready = true; break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { break }
-            _ = pa_mainloop_iterate(ml, 0, nil)
-            usleep(1000)
-        }
-        pa_context_disconnect(ctx)
-        return ready
-    }
+    public func canConnect() -> Bool { PulseConnection.answers(server: configuration.server) }
 
     /// Stops the stream and disconnects.
     public func close() {
         running.store(false, ordering: .releasing)
-        guard let ml = mainloop else { return }
-        Self.tearDown(mainloop: ml, context: context, stream: stream) { pa_stream_set_write_callback($0, nil, nil) }
+        connection?.close()
+        connection = nil
         stream = nil
-        context = nil
-        mainloop = nil
-    }
-
-    /// Disconnects a stream (its callbacks cleared first: state here, the rest by `clearCallbacks`)
-    /// and a context under the mainloop's lock, then stops and frees the mainloop. Shared by the
-    /// output and the recorder.
-    static func tearDown(mainloop ml: OpaquePointer, context: OpaquePointer?, stream: OpaquePointer?,
-                         clearCallbacks: (OpaquePointer) -> Void) {
-        pa_threaded_mainloop_lock(ml)
-        if let s = stream {
-            clearCallbacks(s)
-            pa_stream_set_state_callback(s, nil, nil)
-            pa_stream_disconnect(s)
-            pa_stream_unref(s)
-        }
-        if let ctx = context {
-            pa_context_set_state_callback(ctx, nil, nil)
-            pa_context_disconnect(ctx)
-            pa_context_unref(ctx)
-        }
-        pa_threaded_mainloop_unlock(ml)
-        pa_threaded_mainloop_stop(ml)
-        pa_threaded_mainloop_free(ml)
     }
 
     // MARK: - Mainloop thread
 
-    private func contextStateChanged() {
-        guard let ctx = context else { return }
-        let state = pa_context_get_state(ctx)
-        if (state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED), running.load(ordering: .acquiring) {
-            running.store(false, ordering: .releasing)
-            onServerLost?(String(cString: pa_strerror(pa_context_errno(ctx))))
-        }
-        pa_threaded_mainloop_signal(mainloop, 0)
+    /// The context or the stream failed: once playing, the server is reported lost (once).
+    private func serverLost(_ why: String) {
+        guard running.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else { return }
+        onServerLost?(why)
     }
 
-    private func streamStateChanged() {
-        guard let s = stream else { return }
-        let state = pa_stream_get_state(s)
-        if state == PA_STREAM_FAILED, running.load(ordering: .acquiring), let ctx = context {
-            running.store(false, ordering: .releasing)
-            onServerLost?(String(cString: pa_strerror(pa_context_errno(ctx))))
-        }
-        pa_threaded_mainloop_signal(mainloop, 0)
+    /// Turns the server's timing info, taken at monotonic time `at`, into "frame F was heard at T".
+    private func timingUpdated(_ info: pa_timing_info, at: UInt64) {
+        guard info.read_index_corrupt == 0 else { return }
+        // As pa_stream_get_time does: the server had read up to read_index; the data took
+        // transport_usec to get there and sits sink_usec in the sink before it is heard.
+        let readFrames = Double(info.read_index) / 8
+        let heard = readFrames + (Double(info.transport_usec) - Double(info.sink_usec)) * sampleRate / 1e6
+        clock.observe(frame: Int64(heard.rounded()), heardAt: at)
     }
 
-    /// The server wants `bytes` more: take the scheduler's messages, mix, write, and now and then
-    /// ask for timing info. Mainloop thread; the mixing allocates and locks nothing.
+    // MARK: - Real-time (hapsync-audio, the PulseAudio mainloop thread)
+
+    /// The server wants `bytes` more: between `pa_stream_begin_write` and `pa_stream_write`, take
+    /// the scheduler's messages and mix into the server's buffer; then now and then ask for timing
+    /// info. Our code here does not allocate, lock or block (`.ci/rt-alloc-check` counts
+    /// allocations in that window); libpulse's own calls around it do, as its mainloop always does.
     private func write(_ bytes: Int) {
         guard let s = stream else { return }
+        var data: UnsafeMutableRawPointer?
+        var size = bytes
+        guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
+        guard size >= 8 else { pa_stream_cancel_write(s); return }
         while let m = messages.pop() {
             switch m.kind {
             case .start:
@@ -373,9 +261,6 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             case .stopAll: mixer.stopAll()
             }
         }
-        var data: UnsafeMutableRawPointer?
-        var size = bytes
-        guard pa_stream_begin_write(s, &data, &size) >= 0, let data, size >= 8 else { return }
         let frames = size / 8
         let first = written.load(ordering: .relaxed)
         let out = data.assumingMemoryBound(to: Float.self)
@@ -386,25 +271,6 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        let now = MonotonicClock.nanoseconds()
-        if now - lastTimingRequest > 10_000_000 {
-            lastTimingRequest = now
-            if let op = pa_stream_update_timing_info(s, { stream, success, userdata in
-                guard success != 0 else { return }
-                let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-                output.timingUpdated()
-            }, me) { pa_operation_unref(op) }
-        }
-    }
-
-    /// Turns the server's timing info into "frame F was heard at monotonic time T".
-    private func timingUpdated() {
-        guard let s = stream, let info = pa_stream_get_timing_info(s)?.pointee, info.read_index_corrupt == 0,
-              let at = Self.monotonicTime(of: info) else { return }
-        // As pa_stream_get_time does: the server had read up to read_index; the data took
-        // transport_usec to get there and sits sink_usec in the sink before it is heard.
-        let readFrames = Double(info.read_index) / 8
-        let heard = readFrames + (Double(info.transport_usec) - Double(info.sink_usec)) * sampleRate / 1e6
-        clock.observe(frame: Int64(heard.rounded()), heardAt: at)
+        connection?.requestTimingInfo()
     }
 }

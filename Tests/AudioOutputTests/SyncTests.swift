@@ -2,6 +2,7 @@ import AHAP
 import AudioOutput
 import Foundation
 import HapSyncCore
+import HapSyncMeasurement
 import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
@@ -37,7 +38,7 @@ struct SyncTests {
         let taps = haptics.entries.filter { $0.command.kind == .transient }
         #expect(taps.count == 8)
         // From the outside: click onsets in the monitor recording, on CLOCK_MONOTONIC.
-        let onsets = PulseAudioRecorder.onsets(recorder.recording).compactMap { recorder.heardTime(ofRecordedFrame: Int64($0)) }
+        let onsets = ClickOnsets.frames(in: recorder.recording).compactMap { recorder.heardTime(ofRecordedFrame: Int64($0)) }
         #expect(onsets.count == 8, "found \(onsets.count) click onsets in the monitor")
         var measured: [Double] = []
         for tap in taps {

@@ -1,0 +1,194 @@
+import CPulse
+import Glibc
+import HapSyncRuntime
+
+/// A client of a PulseAudio server on a threaded mainloop, with at most one stream: the handshake,
+/// the waits and the teardown that the playback output and the monitor recorder share.
+///
+/// - `init` creates the mainloop (its thread named `threadName`) and a context, connects to
+///   `server` (nil: the default, as PULSE_SERVER says) and returns once the context is ready, or
+///   throws `.noServer` with the server's reason.
+/// - `openStream` makes the one float32 stereo stream, lets the caller set its callbacks and
+///   connect it (playback or record), and waits until it is ready, or throws `.stream`.
+/// - Everything that touches the context or the stream runs inside `withLock` (the mainloop's
+///   lock); callbacks run on the mainloop thread with that lock held. `onFailure` is called there
+///   when the context fails or terminates, or the stream fails.
+/// - `close()` disconnects the stream (every callback cleared first) and the context under the
+///   lock, then stops and frees the mainloop; afterwards the connection is spent. It must not be
+///   called from the mainloop thread.
+package final class PulseConnection: @unchecked Sendable {
+    /// Why connecting or opening the stream failed (the output's public error type).
+    package typealias PulseError = PulseAudioOutput.PulseError
+
+    /// The stream, once `openStream` has made it (nil again after `close`).
+    package private(set) var stream: OpaquePointer?
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let onFailure: ((String) -> Void)?
+    private var onTiming: ((pa_timing_info, UInt64) -> Void)?
+    private var lastTimingRequest: UInt64 = 0
+    private var closed = false
+
+    private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Connects as client `clientName` and waits until the context is ready.
+    package init(clientName: String, server: String?, threadName: String,
+                 onFailure: ((String) -> Void)? = nil) throws(PulseError) {
+        guard let ml = pa_threaded_mainloop_new() else { throw .noServer("cannot create a mainloop") }
+        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(ml), clientName) else {
+            pa_threaded_mainloop_free(ml)
+            throw .noServer("cannot create a context")
+        }
+        mainloop = ml
+        context = ctx
+        self.onFailure = onFailure
+        pa_threaded_mainloop_set_name(ml, threadName)
+        pa_context_set_state_callback(ctx, { ctx, userdata in
+            let connection = Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { connection.onFailure?(connection.errorText) }
+            pa_threaded_mainloop_signal(connection.mainloop, 0)
+        }, me)
+        let failure: String? = withLock {
+            guard pa_context_connect(ctx, server, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else { return errorText }
+            while true {
+                let state = pa_context_get_state(ctx)
+                if state == PA_CONTEXT_READY { return nil }
+                if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { return errorText }
+                pa_threaded_mainloop_wait(ml)
+            }
+        }
+        if let failure {
+            close()
+            throw .noServer(failure)
+        }
+    }
+
+    deinit { close() }
+
+    /// The server's text for the context's last error.
+    package var errorText: String { String(cString: pa_strerror(pa_context_errno(context))) }
+
+    /// Runs `body` holding the mainloop's lock (not from the mainloop thread: its callbacks already
+    /// hold it).
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return try body()
+    }
+
+    /// The sample rate of the sink named `sink` ("@DEFAULT_SINK@": the default one); throws
+    /// `.noSink` if there is no such sink. Inside `withLock`.
+    package func sampleRate(ofSink sink: String) throws(PulseError) -> UInt32 {
+        struct Answer { var mainloop: OpaquePointer; var rate: UInt32 = 0 }
+        var answer = Answer(mainloop: mainloop)
+        withUnsafeMutablePointer(to: &answer) { answer in
+            guard let op = pa_context_get_sink_info_by_name(context, sink, { _, info, eol, userdata in
+                let answer = userdata!.assumingMemoryBound(to: Answer.self)
+                if eol == 0, let info { answer.pointee.rate = info.pointee.sample_spec.rate }
+                pa_threaded_mainloop_signal(answer.pointee.mainloop, 0)
+            }, answer) else { return }
+            // Done when the list ends, or cancelled when the context fails (its callback wakes us).
+            while pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_threaded_mainloop_wait(mainloop) }
+            pa_operation_unref(op)
+        }
+        guard answer.rate > 0 else { throw .noSink(sink) }
+        return answer.rate
+    }
+
+    /// Makes the stream (float32 stereo at `rate` Hz), has `connect` set its callbacks and connect
+    /// it (returning what `pa_stream_connect_playback` or `_record` returned), and waits until it is
+    /// ready. `onTiming` receives the replies `requestTimingInfo` asks for. Inside `withLock`.
+    package func openStream(name: String, rate: UInt32, onTiming: @escaping (pa_timing_info, UInt64) -> Void,
+                            connect: (OpaquePointer) -> Int32) throws(PulseError) -> OpaquePointer {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: rate, channels: 2)
+        guard let s = pa_stream_new(context, name, &spec, nil) else { throw .stream("cannot create the stream") }
+        stream = s
+        self.onTiming = onTiming
+        pa_stream_set_state_callback(s, { s, userdata in
+            let connection = Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            if pa_stream_get_state(s) == PA_STREAM_FAILED { connection.onFailure?(connection.errorText) }
+            pa_threaded_mainloop_signal(connection.mainloop, 0)
+        }, me)
+        guard connect(s) >= 0 else { throw .stream(errorText) }
+        while true {
+            let state = pa_stream_get_state(s)
+            if state == PA_STREAM_READY { return s }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { throw .stream(errorText) }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+    }
+
+    /// Asks the server for the stream's timing info, at most every 10 ms; a reply reaches
+    /// `onTiming` with the CLOCK_MONOTONIC time the info was taken. Mainloop thread, from a stream
+    /// callback (libpulse allocates the request).
+    package func requestTimingInfo() {
+        guard let s = stream else { return }
+        let now = MonotonicClock.nanoseconds()
+        guard now - lastTimingRequest > 10_000_000 else { return }
+        lastTimingRequest = now
+        if let op = pa_stream_update_timing_info(s, { s, success, userdata in
+            guard success != 0, let s, let info = pa_stream_get_timing_info(s)?.pointee,
+                  let at = PulseConnection.monotonicTime(of: info) else { return }
+            Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue().onTiming?(info, at)
+        }, me) { pa_operation_unref(op) }
+    }
+
+    /// Disconnects the stream (all its callbacks cleared first) and the context under the
+    /// mainloop's lock, then stops and frees the mainloop. Idempotent; not from the mainloop thread.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        withLock {
+            if let s = stream {
+                pa_stream_set_state_callback(s, nil, nil)
+                pa_stream_set_write_callback(s, nil, nil)
+                pa_stream_set_underflow_callback(s, nil, nil)
+                pa_stream_set_read_callback(s, nil, nil)
+                pa_stream_set_overflow_callback(s, nil, nil)
+                pa_stream_disconnect(s)
+                pa_stream_unref(s)
+                stream = nil
+            }
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+        }
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// Whether a server answers now: connects a throwaway context on a mainloop of its own (at
+    /// most 1 s) and disconnects.
+    package static func answers(server: String?) -> Bool {
+        guard let ml = pa_mainloop_new() else { return false }
+        defer { pa_mainloop_free(ml) }
+        guard let ctx = pa_context_new(pa_mainloop_get_api(ml), "HapSync probe") else { return false }
+        defer { pa_context_unref(ctx) }
+        guard pa_context_connect(ctx, server, PA_CONTEXT_NOFLAGS, nil) >= 0 else { return false }
+        let giveUp = MonotonicClock.nanoseconds() + 1_000_000_000
+        var ready = false
+        while MonotonicClock.nanoseconds() < giveUp {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { ready = true; break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { break }
+            _ = pa_mainloop_iterate(ml, 0, nil)
+            usleep(1000)
+        }
+        pa_context_disconnect(ctx)
+        return ready
+    }
+
+    /// When a timing info was taken, on CLOCK_MONOTONIC ns: its timestamp is wall-clock time, so it
+    /// is moved over by its age; nil for an info more than a second old (or from the future).
+    package static func monotonicTime(of info: pa_timing_info) -> UInt64? {
+        let monoNow = MonotonicClock.nanoseconds()
+        var real = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
+        let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
+        let age = max(0, realNow - stamp)
+        guard age < 1_000_000_000 else { return nil }
+        return monoNow - UInt64(age)
+    }
+}

@@ -1,0 +1,87 @@
+/// Observations "recorded frame F was played at CLOCK_MONOTONIC time T", in frame order, and what a
+/// measurement reads from them: when any frame was played, and where the recording jumped.
+///
+/// `PulseAudioRecorder` adds one every 10 ms from the server's timing info. Pure: tests feed it
+/// made-up observations.
+public struct PlaybackObservations: Sendable {
+    /// Frames per second of the recording.
+    public let sampleRate: Double
+    /// The observed frames, strictly increasing.
+    public private(set) var frames: [Int64] = []
+    /// When each of `frames` was played (CLOCK_MONOTONIC ns).
+    public private(set) var times: [UInt64] = []
+
+    /// No observations yet, with room for `capacity` of them.
+    public init(sampleRate: Double, capacity: Int = 0) {
+        self.sampleRate = sampleRate
+        frames.reserveCapacity(capacity)
+        times.reserveCapacity(capacity)
+    }
+
+    /// Adds "frame `frame` was played at `time`"; one not after the last frame (a stale reply) is
+    /// dropped, so the frames stay in order for the binary search.
+    public mutating func append(frame: Int64, time: UInt64) {
+        if let last = frames.last, frame <= last { return }
+        frames.append(frame)
+        times.append(time)
+    }
+
+    /// When `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through the
+    /// observations within ±0.5 s of it, fitted twice (the second time without observations more
+    /// than 1 ms off the first line: reads the recording thread made late). Nil with fewer than 8
+    /// observations around it.
+    public func heardTime(ofFrame frame: Int64) -> UInt64? {
+        let window = Int64(sampleRate / 2)
+        // Observations are in frame order: find the window by binary search.
+        var lo = 0, hi = frames.count
+        while lo < hi { let mid = (lo + hi) / 2; if frames[mid] < frame - window { lo = mid + 1 } else { hi = mid } }
+        var end = lo
+        while end < frames.count, frames[end] <= frame + window { end += 1 }
+        let near = lo..<end
+        guard near.count >= 8 else { return nil }
+        let ref = Double(times[lo])
+        func fit(_ use: (Int) -> Bool) -> (slope: Double, intercept: Double)? {
+            var sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, k = 0.0
+            for i in near where use(i) {
+                let x = Double(frames[i] - frame), y = Double(times[i]) - ref
+                sx += x; sy += y; sxx += x * x; sxy += x * y; k += 1
+            }
+            let d = k * sxx - sx * sx
+            guard k >= 8, d > 0 else { return nil }
+            let slope = (k * sxy - sx * sy) / d
+            return (slope, (sy - slope * sx) / k)
+        }
+        guard var line = fit({ _ in true }) else { return nil }
+        if let refit = fit({ i in abs(Double(times[i]) - ref - (line.intercept + line.slope * Double(frames[i] - frame))) <= 1_000_000 }) {
+            line = refit
+        }
+        return UInt64(max(0, ref + line.intercept))
+    }
+
+    /// Places where the observations jump by more than 2 ms against the line through their
+    /// neighbours (the median offset from the nominal rate over 40 observations before and 40
+    /// after): frames lost or repeated by the server (an overrun, a rewind). Each is (recorded
+    /// frame, jump in ns). A trustworthy measurement has none near its clicks.
+    public var discontinuities: [(frame: Int64, jump: Double)] {
+        var result: [(Int64, Double)] = []
+        let span = 40
+        guard frames.count > 2 * span else { return [] }
+        let nominal = 1e9 / sampleRate
+        var i = span
+        while i < frames.count - span {
+            // Median offset from nominal before and after i.
+            func level(_ r: Range<Int>) -> Double {
+                let xs = r.map { Double(times[$0]) - Double(frames[$0]) * nominal }.sorted()
+                return xs[xs.count / 2]
+            }
+            let jump = level(i..<(i + span)) - level((i - span)..<i)
+            if abs(jump) > 2_000_000 {
+                result.append((frames[i], jump))
+                i += span
+            } else {
+                i += 1
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,74 @@
+import HapSyncMeasurement
+import Testing
+
+@Suite("Playback observations")
+struct PlaybackObservationsTests {
+    static let rate = 48_000.0
+    /// A sink 200 ppm fast: ns per frame.
+    static let nsPerFrame = 1e9 / rate * (1 - 200e-6)
+    static let t0 = 5_000_000_000.0
+
+    /// When `frame` was played on the made-up line.
+    static func line(_ frame: Int64) -> Double { t0 + Double(frame) * nsPerFrame }
+
+    /// Observations every 480 frames (10 ms), frames 0..<count·480, on the line plus `offset(i)` ns.
+    static func observations(_ count: Int, offset: (Int) -> Double = { _ in 0 }) -> PlaybackObservations {
+        var o = PlaybackObservations(sampleRate: rate)
+        for i in 0..<count {
+            let f = Int64(i * 480)
+            o.append(frame: f, time: UInt64(line(f) + offset(i)))
+        }
+        return o
+    }
+
+    @Test func aFrameIsTimedByTheLineThroughItsNeighbours() throws {
+        let o = Self.observations(600)
+        for frame: Int64 in [30_000, 100_123, 200_000] {
+            let t = try #require(o.heardTime(ofFrame: frame))
+            #expect(abs(Double(t) - Self.line(frame)) < 5, "frame \(frame): \(Double(t) - Self.line(frame)) ns off")
+        }
+    }
+
+    @Test func aLateObservationIsLeftOutOfTheSecondFit() throws {
+        // Observation 300 (frame 144000) read 3 ms late; the first fit moves by tens of µs, the
+        // second, without it (3 ms off the first line, over the 1 ms limit), is exact again.
+        let o = Self.observations(600) { $0 == 300 ? 3_000_000 : 0 }
+        let t = try #require(o.heardTime(ofFrame: 144_100))
+        #expect(abs(Double(t) - Self.line(144_100)) < 5)
+    }
+
+    @Test func onlyObservationsWithinHalfASecondCount() throws {
+        // From observation 300 on (frame 144000), everything 5 ms later; frame 100000 is more
+        // than 24000 frames (0.5 s) from there, so it sees only the first line.
+        let o = Self.observations(600) { $0 >= 300 ? 5_000_000 : 0 }
+        let t = try #require(o.heardTime(ofFrame: 100_000))
+        #expect(abs(Double(t) - Self.line(100_000)) < 5)
+        // Past the last observation (frame 599·480): 8 observations within 24000 frames give an
+        // answer, 7 do not.
+        #expect(o.heardTime(ofFrame: 599 * 480 + 24_000 - 7 * 480) != nil)
+        #expect(o.heardTime(ofFrame: 599 * 480 + 24_000 - 7 * 480 + 1) == nil)
+        #expect(PlaybackObservations(sampleRate: Self.rate).heardTime(ofFrame: 0) == nil)
+    }
+
+    @Test func aStaleObservationIsDropped() {
+        var o = PlaybackObservations(sampleRate: Self.rate)
+        o.append(frame: 960, time: 20)
+        o.append(frame: 480, time: 10)
+        o.append(frame: 960, time: 30)
+        #expect(o.frames == [960] && o.times == [20])
+    }
+
+    @Test func aJumpIsFoundOnceAndASteadyRecordingHasNone() throws {
+        #expect(Self.observations(600).discontinuities.isEmpty)
+        // 3 ms lost at observation 300: one discontinuity of +3 ms, placed within the 40
+        // observations the medians look at on either side. The medians stand up to 60
+        // observations apart, over which the 200 ppm sink moves 2 µs per observation against the
+        // nominal rate: the jump is 3 ms within 0.2 ms.
+        let jumped = Self.observations(600) { $0 >= 300 ? 3_000_000 : 0 }.discontinuities
+        try #require(jumped.count == 1)
+        #expect(abs(jumped[0].jump - 3_000_000) < 200_000)
+        #expect(abs(jumped[0].frame - 300 * 480) <= 40 * 480)
+        // Too few observations to judge (two windows of 40 are needed).
+        #expect(Self.observations(80) { $0 >= 40 ? 3_000_000 : 0 }.discontinuities.isEmpty)
+    }
+}
