@@ -117,12 +117,17 @@ public final class AudioMixer: @unchecked Sendable {
         stop(slot: slot, atFrame: from)
         var dropped = 0
         audio._withUnsafeGuaranteedRef { a in
-            for (i, v) in a.timeline.voices.enumerated() {
+            // Index loops, not enumerated() or first(where:): unspecialized (debug) generic
+            // iteration allocates coroutine frames and metadata on this thread.
+            for i in 0..<a.timeline.voices.count {
+                let v = a.timeline.voices[i]
                 if case .file = v.source, a.samples[i] == nil { continue }
                 let first = startFrame + FrameTiming.frames(v.start, rate: rate, sampleRate: sampleRate)
                 let end = v.end.map { startFrame + FrameTiming.frames($0, rate: rate, sampleRate: sampleRate) } ?? .max
                 if end <= from { continue }
-                guard let free = (0..<capacity).first(where: { !voices[$0].active }) else { dropped += 1; continue }
+                var free = -1
+                for j in 0..<capacity where !voices[j].active { free = j; break }
+                guard free >= 0 else { dropped += 1; continue }
                 var voice = Voice(active: true, slot: slot, voice: Int32(i), source: audio, playerStart: startFrame, rate: rate,
                                   startFrame: max(first, from), endFrame: end)
                 if first < from {

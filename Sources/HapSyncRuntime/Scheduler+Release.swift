@@ -140,7 +140,8 @@ extension Scheduler {
     /// Pushes the mix again if live parameters or mutes changed it. Does not allocate, lock or block.
     func pushLiveLevel(at time: UInt64, now: UInt64, player: UInt32, pushed: inout Bool) {
         let m = mix(at: time)
-        guard m != lastMix else { return }
+        // Field by field: `!=` on a tuple is generic and instantiates tuple metadata (debug builds).
+        guard m.intensity != lastMix.intensity || m.sharpness != lastMix.sharpness else { return }
         lastMix = m
         pushed = output.push(OutputCommand(scheduled: time, released: now, player: player, kind: .level,
                                            intensity: m.intensity, sharpness: m.sharpness, patternTime: -1)) || pushed
