@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI"], path: "Bench"),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem"], path: "Bench"),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),

@@ -4,7 +4,8 @@
 //
 // Benchmarks: parse (AHAP reading speed on the conformance corpus vs JSONDecoder), render (the
 // corpus compiled into timelines and 1 kHz command streams, as a multiple of real time), ring (SPSC
-// ring vs a Mutex queue), trigger (immediate start to first output vs a semaphore wake), dispatch
+// ring vs a Mutex queue), inversion (a SCHED_FIFO reader of live parameters and a normal writer
+// on one core: SeqLock vs the spinning sequence lock it replaced), trigger (immediate start to first output vs a semaphore wake), dispatch
 // (release − scheduled for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic
 // offset through PulseAudio, by the engine's clock and by the sink's monitor), drift (offset over a
 // long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
@@ -147,7 +148,7 @@ let roundsOption = Option<Int>("rounds", "N", .integer(nil, 1...1000), default: 
 let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the results as JSON to FILE")
 let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
 let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse and render (default: the conformance corpus in ../shared)")
-let all = ["parse", "render", "ring", "trigger", "dispatch", "sync", "drift", "cpu"]
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "drift", "cpu"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
@@ -196,6 +197,7 @@ if names.contains("ring") { rows += ringBenchmark(items: Int(max(1, dispatchSeco
 var distributions: [Distribution] = []
 var drift: [DriftSeries] = []
 do {
+    if names.contains("inversion") { distributions += inversionBenchmark(seconds: max(1, dispatchSeconds / 6)) }
     if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
     if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds, rounds: rounds) }
     let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
@@ -220,11 +222,13 @@ do {
 }
 
 func fmt(_ x: Double) -> String { x >= 100 ? String(Int(x.rounded())) : String((x * 100).rounded() / 100) }
-print("")
-print("| benchmark | subject | unit | median | min | max | vs baseline |")
-print("|---|---|---|---:|---:|---:|---:|")
-for r in rows {
-    print("| \(r.benchmark) | \(r.subject) | \(r.unit) | \(fmt(r.median)) | \(fmt(r.min)) | \(fmt(r.max)) | \(r.ratioToBaseline.map { fmt($0) + "x" } ?? "-") |")
+if !rows.isEmpty {
+    print("")
+    print("| benchmark | subject | unit | median | min | max | vs baseline |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for r in rows {
+        print("| \(r.benchmark) | \(r.subject) | \(r.unit) | \(fmt(r.median)) | \(fmt(r.min)) | \(fmt(r.max)) | \(r.ratioToBaseline.map { fmt($0) + "x" } ?? "-") |")
+    }
 }
 if !distributions.isEmpty {
     print("")

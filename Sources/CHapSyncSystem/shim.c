@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CHapSyncSystem.h"
+#include <sched.h>
 #include <sys/prctl.h>
 
 int hapsync_set_timer_slack(unsigned long nanoseconds) {
@@ -18,3 +19,10 @@ int hapsync_set_thread_name(const char *name) {
 }
 
 unsigned long hapsync_sem_size(void) { return sizeof(sem_t); }
+
+int hapsync_pin_to_cpu(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+}

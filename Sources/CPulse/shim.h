@@ -1,5 +1,3 @@
-// PulseAudio's asynchronous API (threaded mainloop) for playback, and the simple API for the
-// monitor recorder used in tests and benchmarks.
+// PulseAudio's asynchronous API (threaded mainloop): the playback stream and the monitor recorder.
 #include <pulse/pulseaudio.h>
-#include <pulse/simple.h>
 #include <pulse/error.h>

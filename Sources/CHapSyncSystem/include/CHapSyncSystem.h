@@ -18,6 +18,11 @@ int hapsync_sem_wait_until(sem_t *sem, long long deadline_ns);
 /// pthread_setname_np needs _GNU_SOURCE. Returns 0 or -1 with errno set.
 int hapsync_set_thread_name(const char *name);
 
+/// sched_setaffinity(0, {cpu}): runs the calling thread on one CPU only. The cpu_set_t macros
+/// need _GNU_SOURCE. Used by benchmarks that must put two threads on one core. Returns 0 or -1
+/// with errno set.
+int hapsync_pin_to_cpu(int cpu);
+
 /// Size of sem_t, so Swift can allocate one (it is an opaque union there).
 unsigned long hapsync_sem_size(void);
 
