@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
-        // Depends on the executable so `swift test` builds the binary the end-to-end tests run.
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync"]),
+        // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench"]),
     ]
 )

@@ -85,7 +85,8 @@ public final class SeqLock<Value: BitwiseCopyable & Sendable>: @unchecked Sendab
 
     // MARK: - Writer
 
-    /// Publishes `value`. One writer at a time (see the contract); never waits for readers.
+    /// Publishes `value`. One writer at a time (see the contract); never waits for readers. Does
+    /// not allocate, lock or block.
     public func write(_ value: Value) {
         writeSteps(value, 0..<stepCount)
     }
@@ -175,7 +176,8 @@ public final class SeqLock<Value: BitwiseCopyable & Sendable>: @unchecked Sendab
         return refreshSlowly(&snapshot, between: nil)
     }
 
-    /// `refresh` past its fast path; `between` (tests only) runs between the reader's steps.
+    /// `refresh` past its fast path; `between` (tests only) runs between the reader's steps. Does
+    /// not allocate, lock or block (when `between` does not).
     func refreshSlowly(_ snapshot: inout Snapshot, between: ((Int) -> Void)?) -> Bool {
         var copy = snapshot.value
         for _ in 0..<Self.maxAttempts {

@@ -145,14 +145,14 @@ public final class AudioClock: @unchecked Sendable {
 
     /// Forgets the observations (the device reported an underrun: where frames are heard may have
     /// moved). The next observation is published as it is and the fit settles again from there.
-    /// Called from the observing thread only.
+    /// Called from the observing thread only. Does not allocate, lock or block.
     public func restart() {
         count = 0
         next = 0
     }
 
     /// Adds an observation (frame `frame` heard at monotonic `time`) and republishes the fit.
-    /// Called from one thread only (the audio output's).
+    /// Called from one thread only (the audio output's). Does not allocate, lock or block.
     public func observe(frame: Int64, heardAt time: UInt64) {
         // A jump (a late start, a restarted stream): forget the history and start over from here.
         if let predicted = current.time(ofFrame: frame), abs(Double(time) - Double(predicted)) > Self.stepThreshold {

@@ -191,7 +191,8 @@ final class Scheduler: @unchecked Sendable {
         return clockSnapshot!.value
     }
 
-    /// The output frame of pattern time `patternTime` of slot `s` (which follows the audio).
+    /// The output frame of pattern time `patternTime` of slot `s` (which follows the audio). Does
+    /// not allocate, lock or block.
     @inline(__always) func frame(_ s: Int, _ patternTime: Double, sampleRate: Double) -> Int64 {
         slots[s].startFrame + FrameTiming.frames(patternTime, rate: slots[s].rate, sampleRate: sampleRate)
     }

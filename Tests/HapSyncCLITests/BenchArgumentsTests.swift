@@ -5,18 +5,17 @@ import Testing
 /// value is a usage error, never a silent default. Every case here stops before any benchmark runs.
 @Suite("hapsync-bench arguments")
 struct BenchArgumentsTests {
-    /// The benchmark executable, built beside `hapsync`.
+    /// The benchmark executable, built beside `hapsync` (the test target depends on both).
     static let bench: URL? = (try? BinaryTests.binary()).map { $0.deletingLastPathComponent().appendingPathComponent("hapsync-bench") }
-        .flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
 
-    @Test(.enabled(if: bench != nil, "needs the hapsync-bench executable (swift build builds it)"))
-    func badValuesAreUsageErrors() throws {
+    @Test func badValuesAreUsageErrors() throws {
+        try #require(Self.bench.map { FileManager.default.isExecutableFile(atPath: $0.path) } == true, "hapsync-bench is built with the tests")
         let cases: [([String], String)] = [
             (["--seconds", "abc"], "--seconds must be a number of seconds above 0 and up to 86400, not 'abc'"),
             (["--rounds", "0"], "--rounds must be a whole number from 1 to 1000, not '0'"),
             (["--corpus", "/nonexistent"], "--corpus must be an existing folder, not '/nonexistent'"),
             (["--json"], "option '--json' needs a value"),
-            (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, trigger, dispatch, sync, drift, cpu"),
+            (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, inversion, trigger, dispatch, sync, drift, cpu"),
         ]
         for (args, message) in cases {
             let r = try BinaryTests.run(args, executable: Self.bench)
