@@ -51,7 +51,7 @@ let package = Package(
         // Benchmarks (see README "Performance").
         .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem"], path: "Bench"),
         // One test target per module, named after it.
-        .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency"]),
+        .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),

@@ -83,7 +83,7 @@ public final class LiveParameters: @unchecked Sendable {
     public let slots: Int
     private let controls = Control.allCases.count
     /// One lock per (slot, control), index slot × controls + control; retained by this object.
-    private let published: UnsafeMutablePointer<Unmanaged<SeqLock<Automation>>>
+    let published: UnsafeMutablePointer<Unmanaged<SeqLock<Automation>>>
     /// The real-time readers' snapshots, same index (each written by its control's reader thread only).
     private let snapshots: UnsafeMutablePointer<SeqLock<Automation>.Snapshot>
     private let mutes: UnsafeMutablePointer<Atomic<Bool>>

@@ -68,7 +68,7 @@ public final class AudioClock: @unchecked Sendable {
         public var rateErrorPPM: Double { (1e9 / sampleRate / slope - 1) * 1e6 }
     }
 
-    private let published: SeqLock<Fit>
+    let published: SeqLock<Fit>
     // The observing thread's state: the fit it last published and the observations.
     private var current: Fit
     private var frames = [Int64](repeating: 0, count: 64)

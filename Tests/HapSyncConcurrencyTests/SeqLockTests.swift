@@ -1,5 +1,6 @@
 import Foundation
 @testable import HapSyncConcurrency
+import HapSyncTestSupport
 import Testing
 
 /// A value of `n` words, every word equal: a torn copy shows as words that differ.
@@ -13,20 +14,6 @@ struct Words<let n: Int>: BitwiseCopyable, Sendable, Equatable {
         return first
     }
     static func == (a: Self, b: Self) -> Bool { a.whole != nil && a.whole == b.whole }
-}
-
-/// Runs `body` on a thread of its own and waits at most `seconds` for it: a reader that waits for
-/// a stopped writer fails the test instead of hanging it.
-func finishes<T: Sendable>(within seconds: Double, _ body: @escaping @Sendable () -> T) -> T? {
-    let result = Locked<T?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-        let r = body()
-        result.withLock { $0 = r }
-        done.signal()
-    }.start()
-    guard done.wait(timeout: .now() + seconds) == .success else { return nil }
-    return result.withLock { $0 }
 }
 
 @Suite("SeqLock")
