@@ -187,7 +187,9 @@ public final class HapticEngine: @unchecked Sendable {
     public func start() throws(EngineError) {
         // A stop finishing on a helper thread (one asked for from a handler) completes first.
         let waitUntil = Syscalls.monotonicNanoseconds() + 10_000_000_000
-        while control.withLock({ $0.stopInProgress }), Syscalls.monotonicNanoseconds() < waitUntil { usleep(1000) }
+        while control.withLock({ $0.stopInProgress }), Syscalls.monotonicNanoseconds() < waitUntil {
+            Syscalls.sleep(untilMonotonic: Syscalls.monotonicNanoseconds() + 1_000_000)
+        }
         let now = configuration.clock.now()
         let already = control.withLock { state -> Bool in
             defer { state.running = true; state.started = true; state.idleStopped = false; state.lastActivity = now }
