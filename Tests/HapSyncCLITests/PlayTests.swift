@@ -39,9 +39,22 @@ struct PlayTests {
             #expect(released >= scheduled && applied >= released, "released never early, applied after release")
             #expect(p["dispatch_ns"] as? Int == released - scheduled, "a measured figure")
         }
-        let scheduled = played.map { $0["scheduled_ns"] as! Int }
-        #expect(scheduled == scheduled.sorted())
+        // Deadlines come in order, unless the audio clock stepped: a reported underrun restarts its
+        // fit, and a pattern with audio then puts its later commands where the audio is now heard,
+        // which may be a few ms earlier than the deadlines already released (they go out at once).
+        let scheduled = played.map { $0["scheduled_ns"] as! Int }, released = played.map { $0["released_ns"] as! Int }
+        #expect(released == released.sorted(), "released in order")
+        if Self.underruns(r.out) == 0 {
+            #expect(scheduled == scheduled.sorted(), "\(r.out)")
+        }
         #expect(records.last?["kind"] as? String == "stop-all")
+    }
+
+    /// The underruns `play`'s summary reports (0 when it played no audio).
+    static func underruns(_ summary: String) -> Int {
+        guard let line = summary.split(separator: "\n").first(where: { $0.hasPrefix("audio ") }),
+              let range = line.range(of: #"(\d+) underruns"#, options: .regularExpression) else { return 0 }
+        return Int(line[range].split(separator: " ")[0]) ?? 0
     }
 
     @Test func chromeTraceAndLoops() throws {
