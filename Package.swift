@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
         // Backends at the edge: trace and evdev rumble.
         .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
+        // Fuzz targets (the logic; .ci/fuzz links it with libFuzzer, HapSyncFuzzTests replays kept inputs).
+        .target(name: "HapSyncFuzz", dependencies: ["AHAP", "HapSyncCore"]),
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording
         // backend, a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
@@ -49,7 +51,7 @@ let package = Package(
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem"], path: "Bench"),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem"], path: "Bench", exclude: ["results"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
@@ -58,6 +60,7 @@ let package = Package(
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
+        .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench"]),
     ]

@@ -1,0 +1,21 @@
+// The libFuzzer entry point of one fuzz target, chosen when `.ci/fuzz` compiles it
+// (-D FUZZ_reader, FUZZ_render, FUZZ_plot or FUZZ_audioHeader). The logic is in HapSyncFuzz.
+import Foundation
+import HapSyncFuzz
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let data = bytes.map { Data(bytes: $0, count: size) } ?? Data()
+    #if FUZZ_reader
+    FuzzTargets.reader(data)
+    #elseif FUZZ_render
+    FuzzTargets.render(data)
+    #elseif FUZZ_plot
+    FuzzTargets.plot(data)
+    #elseif FUZZ_audioHeader
+    FuzzTargets.audioHeader(data)
+    #else
+    #error("compile with -D FUZZ_<target>")
+    #endif
+    return 0
+}
