@@ -9,15 +9,21 @@ public struct AHAPLimits: Sendable, Equatable {
     public var maxCurvePoints: Int
     /// Deepest JSON nesting (default 64; a valid AHAP needs 6).
     public var maxNestingDepth: Int
+    /// Most findings listed for one file (default 1,000). Beyond it findings are counted, not
+    /// listed (`AHAPReader.Report.omitted`), errors before warnings: 16 MB of comments is four
+    /// million warnings, which would take gigabytes to hold and print.
+    public var maxFindings: Int
 
     /// The defaults described on each property.
     public static let `default` = AHAPLimits(maxFileBytes: 16 << 20, maxEntries: 100_000, maxCurvePoints: 4_096, maxNestingDepth: 64)
 
-    /// Makes limits.
-    public init(maxFileBytes: Int, maxEntries: Int, maxCurvePoints: Int, maxNestingDepth: Int) {
+    /// Makes limits; `maxFindings` defaults to the value described on it.
+    public init(maxFileBytes: Int, maxEntries: Int, maxCurvePoints: Int, maxNestingDepth: Int,
+                maxFindings: Int = 1_000) {
         self.maxFileBytes = maxFileBytes
         self.maxEntries = maxEntries
         self.maxCurvePoints = maxCurvePoints
         self.maxNestingDepth = maxNestingDepth
+        self.maxFindings = maxFindings
     }
 }

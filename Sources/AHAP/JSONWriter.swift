@@ -12,6 +12,15 @@ public enum JSONWriter {
         return out
     }
 
+    /// The pretty text of a value that sits `indent` spaces deep inside a larger document being
+    /// written piece by piece: its lines after the first are indented by `indent` more; no
+    /// newline is added at the end.
+    public static func string(_ value: JSONValue, nestedAt indent: Int) -> String {
+        var out = ""
+        write(value, into: &out, indent: indent, pretty: true)
+        return out
+    }
+
     private static func isFlat(_ value: JSONValue) -> Bool {
         switch value.kind {
         case .object(let m): return m.allSatisfy { isScalar($0.value) }

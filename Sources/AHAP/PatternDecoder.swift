@@ -4,7 +4,20 @@ struct PatternDecoder {
     let limits: AHAPLimits
     let source: SourceText?
     let file: String?
-    private var found: [(diagnostic: AHAPDiagnostic, offset: Int)] = []
+    /// One finding and where it is: its byte offset (`Int.max` when it has none) and the order it
+    /// was found in.
+    private struct Finding {
+        var diagnostic: AHAPDiagnostic
+        var offset: Int
+        var sequence: Int
+    }
+    /// The findings kept: at most `2 × limits.maxFindings` between trims, the best
+    /// `limits.maxFindings` after `trim()` (errors first, then source order).
+    private var found: [Finding] = []
+    private var reported = 0
+    /// Errors and warnings found in all, kept or not.
+    private(set) var errorCount = 0
+    private(set) var warningCount = 0
 
     init(limits: AHAPLimits, source: SourceText?, file: String?) {
         self.limits = limits
@@ -12,22 +25,57 @@ struct PatternDecoder {
         self.file = file
     }
 
-    /// Findings in source order (findings without a position last, in the order they were found).
+    /// Whether any error was found (listed or not).
+    var hasErrors: Bool { errorCount > 0 }
+
+    /// Findings in source order (findings without a position last, in the order they were found),
+    /// at most `limits.maxFindings` of them: errors are kept before warnings. Line and column are
+    /// filled in for those listed only.
     var sortedDiagnostics: [AHAPDiagnostic] {
-        found.enumerated()
-            .sorted { ($0.element.offset, $0.offset) < ($1.element.offset, $1.offset) }
-            .map(\.element.diagnostic)
+        var kept = found
+        Self.trim(&kept, to: max(limits.maxFindings, 0))
+        return kept.sorted { ($0.offset, $0.sequence) < ($1.offset, $1.sequence) }.map { f in
+            var d = f.diagnostic
+            if f.offset != Int.max, let source {
+                let lc = source.lineColumn(of: f.offset)
+                d.line = lc.line
+                d.column = lc.column
+            }
+            return d
+        }
     }
 
-    mutating func report(_ code: AHAPDiagnostic.Code, _ path: AHAPPath, offset: Int?, _ message: String) {
-        var d = AHAPDiagnostic(code, path: path, message: message, file: file)
-        if let offset, let source {
-            let lc = source.lineColumn(of: offset)
-            d.line = lc.line
-            d.column = lc.column
-        }
-        found.append((d, offset ?? Int.max))
+    /// The findings left out of `sortedDiagnostics`, by severity.
+    var omitted: AHAPOmittedFindings {
+        let listed = min(found.count, max(limits.maxFindings, 0))
+        let listedErrors = min(errorCount, listed)
+        return AHAPOmittedFindings(errors: errorCount - listedErrors, warnings: warningCount - (listed - listedErrors))
     }
+
+    /// Keeps the best `limit` findings: errors first, then the earliest in the source.
+    private static func trim(_ findings: inout [Finding], to limit: Int) {
+        guard findings.count > limit else { return }
+        findings.sort { a, b in
+            let ae = a.diagnostic.severity == .error, be = b.diagnostic.severity == .error
+            if ae != be { return ae }
+            return (a.offset, a.sequence) < (b.offset, b.sequence)
+        }
+        findings.removeLast(findings.count - limit)
+    }
+
+    /// Records a finding. Memory stays bounded by `limits.maxFindings` however many there are.
+    mutating func report(_ code: AHAPDiagnostic.Code, _ path: AHAPPath, offset: Int?, _ message: String) {
+        let d = AHAPDiagnostic(code, path: path, message: message, file: file)
+        if d.severity == .error { errorCount += 1 } else { warningCount += 1 }
+        found.append(Finding(diagnostic: d, offset: offset ?? Int.max, sequence: reported))
+        reported += 1
+        let limit = max(limits.maxFindings, 0)
+        if found.count >= 2 * max(limit, 1) { Self.trim(&found, to: limit) }
+    }
+
+    /// Counts warnings that were found but not recorded (the parser keeps only the first
+    /// `limits.maxFindings` of its own).
+    mutating func countUnrecordedWarnings(_ n: Int) { warningCount += n }
 
     // MARK: - Objects and keys
 
