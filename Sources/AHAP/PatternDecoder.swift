@@ -106,16 +106,37 @@ struct PatternDecoder {
         }
     }
 
-    /// A close match for a misspelled name: same letters ignoring case, or within a small edit distance.
+    /// A close match for a misspelled name: same letters ignoring case; the same name but for a
+    /// `Haptic` / `Audio` prefix or a `Control` suffix (several AHAP generators write
+    /// `HapticAttackTime` for the event parameter `AttackTime`; the dynamic parameter with the
+    /// writer's prefix is preferred); or within a small edit distance.
     static func suggestion(for name: String, among candidates: [String]) -> String? {
         let lower = name.lowercased()
         if let same = candidates.first(where: { $0.lowercased() == lower }) { return same }
+        let (family, core) = Self.familyAndCore(lower)
+        if !core.isEmpty {
+            let sameCore = candidates.filter { Self.familyAndCore($0.lowercased()).core == core }
+            if let match = sameCore.first(where: { Self.familyAndCore($0.lowercased()).family == family }) ?? sameCore.first { return match }
+        }
         var best: (String, Int)?
         for c in candidates {
             let d = editDistance(Array(lower), Array(c.lowercased()))
             if d <= max(1, c.count / 4), d < (best?.1 ?? Int.max) { best = (c, d) }
         }
         return best?.0
+    }
+
+    /// A lowercased parameter name split into its family prefix (`haptic`, `audio` or none) and
+    /// the rest without a `control` suffix: `hapticattacktimecontrol` → (`haptic`, `attacktime`).
+    static func familyAndCore(_ lower: String) -> (family: Substring, core: Substring) {
+        var core = Substring(lower), family: Substring = ""
+        for prefix in ["haptic", "audio"] where core.hasPrefix(prefix) {
+            family = core.prefix(prefix.count)
+            core = core.dropFirst(prefix.count)
+            break
+        }
+        if core.hasSuffix("control") { core = core.dropLast("control".count) }
+        return (family, core)
     }
 
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
