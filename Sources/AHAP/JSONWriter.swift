@@ -40,7 +40,8 @@ public enum JSONWriter {
         switch value.kind {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n.literal ?? AHAPWriter.formatNumber(n.value)
+        // JSON has no NaN or infinity: a number built in code that is not finite is written null.
+        case .number(let n): out += n.literal ?? (n.value.isFinite ? AHAPWriter.formatNumber(n.value) : "null")
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             if items.isEmpty { out += "[]"; return }

@@ -181,7 +181,18 @@ struct PatternDecoder {
             report(.negativeTime, o.path.key("Time"), offset: v.offset, "Time \(Self.format(t)) is negative; times are seconds from the pattern's start and must be ≥ 0")
             return nil
         }
+        guard withinTimeLimit(t, v, o.path.key("Time"), "Time") else { return nil }
         return t
+    }
+
+    /// Whether a time or duration is at most `limits.maxTime`; reports it when it is not.
+    mutating func withinTimeLimit(_ x: Double, _ v: JSONValue, _ path: @autoclosure () -> AHAPPath, _ what: String) -> Bool {
+        guard x > limits.maxTime else { return true }
+        var literal = Self.format(x)
+        if case .number(let n) = v.kind, let l = n.literal { literal = l }
+        report(.limitExceeded, path(), offset: v.offset,
+               "\(what) \(literal) s is over the limit of \(Self.format(limits.maxTime)) s on times and durations")
+        return false
     }
 
     /// A required string, or nil after reporting.

@@ -69,6 +69,7 @@ public final class PatternTimeline: Sendable {
         guard options.transientLength > 0, options.transientLength <= 1 else {
             throw .invalidOption("transient length must be in (0, 1] s, got \(options.transientLength)")
         }
+        try Self.checkTimes(pattern, limit: options.maxTime)
         self.pattern = pattern
         self.options = options
         let tracks = AHAPDynamicParameterID.allCases.map { ParameterTrack($0, entries: pattern.entries) }
@@ -99,7 +100,8 @@ public final class PatternTimeline: Sendable {
                                          pitch: e.value(.audioPitch), brightness: e.value(.audioBrightness), envelope: env))
             case .audioCustom:
                 let path = e.waveformPath ?? ""
-                let length = audioLength(path)
+                // A length that is not a finite number ≥ 0 (a broken header) counts as unknown.
+                let length = audioLength(path).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
                 let rate = AudioVoice.playbackRate(pitch: clamp(e.value(.audioPitch) + control(.audioPitchControl, e.time), -1...1))
                 let end: Double? = e.duration.map { e.time + $0 } ?? length.map { e.time + $0 / rate }
                 voices.append(AudioVoice(entryIndex: index, source: .file(path), start: e.time, end: end, fileLength: length,
@@ -114,7 +116,7 @@ public final class PatternTimeline: Sendable {
         self.transients = transients
         self.longestContinuous = continuous.map { $0.end - $0.start }.max() ?? 0
         self.voices = voices
-        let duration = pattern.duration(audioLength: audioLength)
+        let duration = pattern.duration { path in audioLength(path).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } }
         self.duration = duration
 
         // The command stream: taps at their times, and the continuous level on the control grid
@@ -128,9 +130,16 @@ public final class PatternTimeline: Sendable {
             }
         }
         let rate = options.controlRate
-        let grid = stretches.map { (first: Int(($0.start * rate).rounded(.up)), last: Int(($0.end * rate).rounded(.up))) }
-        let needed = transients.count + grid.reduce(0) { $0 + $1.last - $1.first + 1 }
-        guard needed <= options.maxCommands else { throw .tooManyCommands(needed: needed, limit: options.maxCommands) }
+        // Grid indices past 2^53 are not exact in a Double (only with `RenderOptions.maxTime` raised
+        // far beyond its default): no grid can be laid there.
+        if let last = stretches.last, last.end * rate >= 9_007_199_254_740_992 {
+            throw .tooManyCommands(needed: .max, limit: options.maxCommands)
+        }
+        let grid = stretches.map { (first: Int(saturating: ($0.start * rate).rounded(.up)), last: Int(saturating: ($0.end * rate).rounded(.up))) }
+        // Counted in Double: no sum of grid spans can overflow on the way to the check.
+        let neededExactly = grid.reduce(Double(transients.count)) { $0 + Double($1.last) - Double($1.first) + 1 }
+        let needed = Int(saturating: neededExactly)
+        guard neededExactly <= Double(options.maxCommands) else { throw .tooManyCommands(needed: needed, limit: options.maxCommands) }
 
         var commands: [HapticCommand] = []
         commands.reserveCapacity(min(needed, 1 << 16))
@@ -156,6 +165,31 @@ public final class PatternTimeline: Sendable {
         self.commands = commands
         self.end = max(duration, continuous.map(\.end).max() ?? 0, transients.map(\.end).max() ?? 0,
                        voices.compactMap(\.end).max() ?? 0, commands.last?.time ?? 0)
+    }
+
+    /// Refuses a pattern with a time, duration or control point that is not a finite number from 0
+    /// to `limit` (possible in a pattern built in code; the reader refuses such files): every time
+    /// the timeline computes then stays far inside integer nanoseconds, frames and grid steps.
+    private static func checkTimes(_ pattern: AHAPPattern, limit: Double) throws(RenderError) {
+        func check(_ x: Double, _ path: @autoclosure () -> AHAPPath) throws(RenderError) {
+            guard x.isFinite, x >= 0, x <= limit else { throw .timeOutOfRange(path: path(), seconds: x, limit: limit) }
+        }
+        let patternPath = AHAPPath.root.key("Pattern")
+        for (i, entry) in pattern.entries.enumerated() {
+            switch entry {
+            case .event(let e):
+                try check(e.time, patternPath.index(i).key("Event").key("Time"))
+                if let d = e.duration { try check(d, patternPath.index(i).key("Event").key("EventDuration")) }
+            case .parameter(let p):
+                try check(p.time, patternPath.index(i).key("Parameter").key("Time"))
+            case .curve(let c):
+                let path = patternPath.index(i).key("ParameterCurve")
+                try check(c.time, path.key("Time"))
+                for (j, point) in c.controlPoints.enumerated() {
+                    try check(point.time, path.key("ParameterCurveControlPoints").index(j).key("Time"))
+                }
+            }
+        }
     }
 
     private static func envelope(_ e: AHAPEvent, attack: AHAPDynamicParameterID, decay: AHAPDynamicParameterID,

@@ -20,7 +20,7 @@ extension PatternTimeline {
             let stop = v.end ?? end
             var last: AudioVoiceState?
             var t = v.start
-            var k = Int((v.start * rate).rounded(.up))
+            var k = Int(saturating: (v.start * rate).rounded(.up))
             while t < stop {
                 let s = voiceState(i, at: t)
                 if let l = last, abs(s.gain - l.gain) <= eps, abs(s.pan - l.pan) <= eps, abs(s.pitch - l.pitch) <= eps,
