@@ -78,4 +78,30 @@ public struct ParameterTrack: Sendable {
         let span = q.time - p.time
         return span > 0 ? p.value + (q.value - p.value) * (t - p.time) / span : q.value
     }
+
+    /// A time until which the value stays what it is at `t`: `value(at:)` is the same for every
+    /// time in [t, result). `t` itself when the value is changing at `t` (between two control
+    /// points of different values); infinity when it never changes again. Lets an offline walk
+    /// skip the control grid where nothing moves. Does not allocate, lock or block.
+    public func steady(from t: Double) -> Double {
+        var lo = 0, hi = segments.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if segments[mid].start <= t { lo = mid + 1 } else { hi = mid }
+        }
+        let nextStart = lo < segments.count ? segments[lo].start : .infinity
+        guard lo > 0 else { return nextStart }
+        let s = segments[lo - 1]
+        guard !s.pointRange.isEmpty else { return nextStart }
+        let first = s.pointRange.lowerBound, last = s.pointRange.upperBound - 1
+        if t < points[first].time { return min(nextStart, points[first].time) }
+        if t >= points[last].time { return nextStart }
+        var a = first, b = last
+        while a < b {
+            let mid = (a + b + 1) / 2
+            if points[mid].time <= t { a = mid } else { b = mid - 1 }
+        }
+        let p = points[a], q = points[a + 1]
+        return p.value == q.value ? min(nextStart, q.time) : t
+    }
 }

@@ -302,6 +302,44 @@ public final class PatternTimeline: Sendable {
     }
 }
 
+extension PatternTimeline {
+    /// A time until which voice `index`'s settings stay what they are at `t`: `voiceState(index,
+    /// at:)` is the same for every time in [t, result). `t` itself when they are changing at `t`
+    /// (a fade, an envelope segment, a curve between points of different values); infinity when
+    /// they never change again. For the offline voice plan (`voiceAutomation`).
+    func voiceSteady(_ index: Int, from t: Double) -> Double {
+        let v = voices[index]
+        var until = Double.infinity
+        for id in [AHAPDynamicParameterID.audioVolumeControl, .audioPanControl, .audioPitchControl, .audioBrightnessControl] {
+            until = min(until, tracks[id.ordinal].steady(from: t))
+            if until <= t { return t }
+        }
+        if t < v.start { return min(until, v.start) }
+        let end = v.end ?? .infinity
+        if t >= end { return until }
+        until = min(until, end)
+        let tau = t - v.start
+        if let env = v.envelope {
+            // Only the plateaus hold still: at 1 until the hold ends (sustained), at 0 after the
+            // decay until then (not sustained).
+            let plateau = env.sustained ? env.attack : env.attack + env.decay
+            guard tau >= plateau, tau < env.hold else { return t }
+            return min(until, v.start + env.hold)
+        }
+        guard v.useVolumeEnvelope else { return until }
+        var soundEnd = end
+        if !v.loop, let length = v.fileLength {
+            soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: clamp(v.pitch + value(of: .audioPitchControl, at: v.start), -1...1)))
+        }
+        let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
+        guard fade > 0 else { return until }
+        if tau < fade { return t }
+        if t < soundEnd - fade { return min(until, soundEnd - fade) }
+        if t < soundEnd { return t }
+        return until
+    }
+}
+
 /// `x` limited to `range`.
 @inline(__always) func clamp(_ x: Double, _ range: ClosedRange<Double>) -> Double {
     min(max(x, range.lowerBound), range.upperBound)

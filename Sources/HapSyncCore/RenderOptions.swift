@@ -39,6 +39,9 @@ public enum RenderError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidOption(String)
     /// The command stream would exceed `RenderOptions.maxCommands`.
     case tooManyCommands(needed: Int, limit: Int)
+    /// The audio voices' automation would sample more than `limit` (`RenderOptions.maxCommands`)
+    /// control-grid points.
+    case tooManyVoiceSamples(limit: Int)
     /// A time or duration of the pattern (at `path`) is not a finite number from 0 to
     /// `RenderOptions.maxTime`.
     case timeOutOfRange(path: AHAPPath, seconds: Double, limit: Double)
@@ -49,6 +52,8 @@ public enum RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidOption(let why): return why
         case .tooManyCommands(let needed, let limit):
             return "the pattern needs about \(needed) commands at this control rate; the limit is \(limit) (lower the rate)"
+        case .tooManyVoiceSamples(let limit):
+            return "the audio voices' automation needs more than \(limit) samples at this control rate; the limit is \(limit) (lower the rate)"
         case .timeOutOfRange(let path, let seconds, let limit):
             return "\(path): \(AHAPWriter.formatNumber(seconds)) s is not a time from 0 to \(AHAPWriter.formatNumber(limit)) s (the limit on times and durations)"
         }

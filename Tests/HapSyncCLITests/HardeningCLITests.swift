@@ -62,4 +62,19 @@ struct HardeningCLITests {
         let info = try runBinary(["info", url.path], within: 60)
         #expect(info.run.status == 0 && info.run.out.contains("duration    86400.010 s"), "\(info.run.out)")
     }
+
+    /// `render` walked an audio voice's control grid over its whole span: 1e9 grid points here.
+    @Test(arguments: [
+        #"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "missing.wav", "EventDuration": 80000 } }"#,
+        #"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "missing.wav" } }, { "Event": { "Time": 80000, "EventType": "HapticTransient" } }"#,
+    ])
+    func renderOfALongVoiceFinishes(_ entries: String) throws {
+        let url = try temporaryFile("long.ahap", #"{ "Version": 1, "Pattern": [ \#(entries) ] }"#)
+        let (r, timedOut, signalled) = try runBinary(["render", url.path], within: 30)
+        #expect(!timedOut, "render did not finish in 30 s")
+        #expect(!signalled && r.status == 0, "\(r.err)")
+        #expect(r.out.split(separator: "\n").count < 40)
+        let csv = try runBinary(["render", "--format", "csv", url.path], within: 30)
+        #expect(!csv.timedOut && csv.run.status == 0)
+    }
 }
