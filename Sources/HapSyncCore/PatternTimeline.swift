@@ -17,7 +17,10 @@ import AHAP
 ///   takes ...ReleaseTimeControl at the release's start (normalized values added, then clamped to 0...1).
 /// - Dynamic parameters (`ParameterTrack`) act on every event active at that time: intensity and
 ///   volume controls multiply; sharpness, pan, pitch and brightness controls add and the result is
-///   clamped to the parameter's range.
+///   clamped to the parameter's range. An event is active from its Time up to, not including,
+///   Time + EventDuration (end-exclusive): its release tail after that is shaped by the entries
+///   that took effect while it was active, and an entry starting at or after its end does not act
+///   on it (Apple's Sparkle.ahap starts a curve exactly where its continuous event ends).
 /// - Overlap: contributions (intensity × envelope × control) of all active haptic events are summed
 ///   and saturate at 1; sharpness is the intensity-weighted mean of their sharpnesses.
 /// - Level commands sample the continuous events at the control rate on a fixed grid (k / rate) and
@@ -219,17 +222,32 @@ public final class PatternTimeline: Sendable {
         var lo = upperBound(records, t - longest) { $0.start }
         if lo > 0 { lo -= 1 }
         guard lo < hi else { return (0, 0) }
-        let intensityControl = tracks[AHAPDynamicParameterID.hapticIntensityControl.ordinal].value(at: t)
-        let sharpnessControl = tracks[AHAPDynamicParameterID.hapticSharpnessControl.ordinal].value(at: t)
+        let intensityTrack = tracks[AHAPDynamicParameterID.hapticIntensityControl.ordinal]
+        let sharpnessTrack = tracks[AHAPDynamicParameterID.hapticSharpnessControl.ordinal]
+        let intensityControl = intensityTrack.value(at: t)
+        let sharpnessControl = sharpnessTrack.value(at: t)
         var sum = 0.0, weighted = 0.0
         for i in lo..<hi where t < records[i].end {
             let r = records[i]
-            let a = r.intensity * r.envelope.level(at: t - r.start) * intensityControl
+            var intensity = intensityControl, sharpness = sharpnessControl
+            let ended = r.start + r.envelope.hold - Self.endTolerance
+            if t >= ended {
+                // The release tail of an event that has ended: entries starting from its end on
+                // do not act on it (a curve that begins as it ends would otherwise lift its tail).
+                intensity = intensityTrack.value(at: t, enteredBefore: ended)
+                sharpness = sharpnessTrack.value(at: t, enteredBefore: ended)
+            }
+            let a = r.intensity * r.envelope.level(at: t - r.start) * intensity
             sum += a
-            weighted += a * clamp(r.sharpness + sharpnessControl, 0...1)
+            weighted += a * clamp(r.sharpness + sharpness, 0...1)
         }
         return (sum, weighted)
     }
+
+    /// How close two times must be to count as the same instant when deciding whether an event
+    /// has ended: 1 ns, the engine's resolution. `Time + EventDuration` computed in binary can
+    /// differ from the same instant written in the file by one unit in the last place.
+    static let endTolerance = 1e-9
 
     /// The overlap rule: intensities summed and saturated at 1, sharpness the intensity-weighted mean.
     @inline(__always) private static func combine(_ sum: Double, _ weighted: Double) -> (intensity: Double, sharpness: Double) {
@@ -279,9 +297,13 @@ public final class PatternTimeline: Sendable {
     /// allocate, lock or block.
     public func voiceState(_ index: Int, at t: Double) -> AudioVoiceState {
         let v = voices[index]
-        let pan = clamp(v.pan + value(of: .audioPanControl, at: t), -1...1)
-        let pitch = clamp(v.pitch + value(of: .audioPitchControl, at: t), -1...1)
-        let brightness = clamp(v.brightness + value(of: .audioBrightnessControl, at: t), 0...1)
+        // A tone's release tail, like a haptic one, is not acted on by entries starting after its
+        // event ended.
+        var ended: Double?
+        if let env = v.envelope, t >= v.start + env.hold - Self.endTolerance { ended = v.start + env.hold - Self.endTolerance }
+        let pan = clamp(v.pan + control(.audioPanControl, at: t, endedAt: ended), -1...1)
+        let pitch = clamp(v.pitch + control(.audioPitchControl, at: t, endedAt: ended), -1...1)
+        let brightness = clamp(v.brightness + control(.audioBrightnessControl, at: t, endedAt: ended), 0...1)
         guard t >= v.start, t < (v.end ?? .infinity) else { return AudioVoiceState(gain: 0, pan: pan, pitch: pitch, brightness: brightness) }
         var shape = 1.0
         if let env = v.envelope {
@@ -298,7 +320,15 @@ public final class PatternTimeline: Sendable {
                 shape = min(1, (t - v.start) / fade, max(0, (soundEnd - t) / fade))
             }
         }
-        return AudioVoiceState(gain: v.volume * value(of: .audioVolumeControl, at: t) * shape, pan: pan, pitch: pitch, brightness: brightness)
+        return AudioVoiceState(gain: v.volume * control(.audioVolumeControl, at: t, endedAt: ended) * shape, pan: pan, pitch: pitch, brightness: brightness)
+    }
+
+    /// A dynamic parameter at `t` as it acts on an event: as the entries that took effect before
+    /// `ended` make it when the event has ended (its release tail), else as all do. Does not
+    /// allocate, lock or block.
+    @inline(__always) private func control(_ id: AHAPDynamicParameterID, at t: Double, endedAt ended: Double?) -> Double {
+        guard let ended else { return tracks[id.ordinal].value(at: t) }
+        return tracks[id.ordinal].value(at: t, enteredBefore: ended)
     }
 }
 
