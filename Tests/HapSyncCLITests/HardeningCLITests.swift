@@ -77,4 +77,17 @@ struct HardeningCLITests {
         let csv = try runBinary(["render", "--format", "csv", url.path], within: 30)
         #expect(!csv.timedOut && csv.run.status == 0)
     }
+
+    /// `spring` sampled 0.1 ms steps over 20 responses: 2e11 steps for a response of 1e6 s.
+    @Test func springOfAnyResponseFinishes() throws {
+        let (r, timedOut, _) = try runBinary(["spring", "--response", "1e6", "--damping", "0.001"], within: 30)
+        #expect(!timedOut, "spring did not finish in 30 s")
+        #expect(r.status == 0 && r.out.contains("settled (±2 %)"), "\(r.out)\(r.err)")
+        let undamped = try runBinary(["spring", "--response", "0.4", "--damping", "0", "--json"], within: 30)
+        #expect(!undamped.timedOut && undamped.run.status == 0)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(undamped.run.out.utf8)) as? [String: Any], "not JSON: \(undamped.run.out)")
+        #expect(doc["settlingTime2Percent"] is NSNull, "an undamped spring never settles")
+        let text = try runBinary(["spring", "--response", "0.4", "--damping", "0"], within: 30)
+        #expect(text.run.out.contains("settled (±2 %)     never (no damping)"), "\(text.run.out)")
+    }
 }
