@@ -51,7 +51,8 @@ public struct AHAPDiagnostic: Sendable, Equatable, CustomStringConvertible {
         case emptyCurve = "empty-curve"
         /// One pattern entry holds more than one of `Event`, `Parameter`, `ParameterCurve`.
         case ambiguousEntry = "ambiguous-entry"
-        /// File size, entry count, curve points or nesting depth is over the reader's limit.
+        /// File size, entry count, curve points, nesting depth, or a time or duration is over the
+        /// reader's limit (`AHAPLimits`).
         case limitExceeded = "limit-exceeded"
         /// The file could not be read at all.
         case fileUnreadable = "file-unreadable"

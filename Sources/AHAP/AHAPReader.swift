@@ -19,8 +19,11 @@ public struct AHAPReader: Sendable {
     public struct Report: Sendable {
         /// The pattern, nil when any error was found.
         public var pattern: AHAPPattern?
-        /// Every finding, in source order.
+        /// Every finding, in source order, up to `AHAPLimits.maxFindings` (errors are listed before
+        /// warnings are; the rest are counted in `omitted`).
         public var diagnostics: [AHAPDiagnostic]
+        /// Findings over `AHAPLimits.maxFindings`, counted and not listed.
+        public var omitted: AHAPOmittedFindings = .none
         /// Only the errors.
         public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
         /// Only the warnings.
@@ -105,21 +108,22 @@ public struct AHAPReader: Sendable {
         }
         let bytes = [UInt8](data)
         let source = SourceText(bytes)
-        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxNestingDepth)
+        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxNestingDepth, maxWarnings: max(limits.maxFindings, 0))
         var decoder = PatternDecoder(limits: limits, source: source, file: file)
         let root: JSONValue
         do {
             root = try parser.parseDocument()
         } catch {
             for w in parser.warnings { decoder.report(w.0, w.1, offset: w.2, w.3) }
+            decoder.countUnrecordedWarnings(parser.unrecordedWarnings)
             let code: AHAPDiagnostic.Code = error.message.hasPrefix("nesting deeper") ? .limitExceeded : .jsonSyntax
             decoder.report(code, error.path, offset: error.offset, error.message)
-            return Report(pattern: nil, diagnostics: decoder.sortedDiagnostics)
+            return Report(pattern: nil, diagnostics: decoder.sortedDiagnostics, omitted: decoder.omitted)
         }
         for w in parser.warnings { decoder.report(w.0, w.1, offset: w.2, w.3) }
+        decoder.countUnrecordedWarnings(parser.unrecordedWarnings)
         let pattern = decoder.decodePattern(root)
-        let diagnostics = decoder.sortedDiagnostics
-        return Report(pattern: diagnostics.contains { $0.severity == .error } ? nil : pattern, diagnostics: diagnostics,
+        return Report(pattern: decoder.hasErrors ? nil : pattern, diagnostics: decoder.sortedDiagnostics, omitted: decoder.omitted,
                       root: root, source: source)
     }
 
@@ -127,7 +131,6 @@ public struct AHAPReader: Sendable {
     public func diagnose(json: JSONValue, file: String? = nil) -> Report {
         var decoder = PatternDecoder(limits: limits, source: nil, file: file)
         let pattern = decoder.decodePattern(json)
-        let diagnostics = decoder.sortedDiagnostics
-        return Report(pattern: diagnostics.contains { $0.severity == .error } ? nil : pattern, diagnostics: diagnostics)
+        return Report(pattern: decoder.hasErrors ? nil : pattern, diagnostics: decoder.sortedDiagnostics, omitted: decoder.omitted)
     }
 }

@@ -61,9 +61,14 @@ public enum AHAPWriter {
     /// A measured value as JSON text, rounded to 6 decimals (microseconds when the unit is seconds):
     /// whole numbers without a fraction, never locale-dependent. For traces and renders, where
     /// exact binary digits would only be noise.
+    /// JSON has no NaN or infinity: a value that is not finite is written `null`. Never traps.
     public static func formatRounded(_ x: Double) -> String {
+        guard x.isFinite else { return "null" }
+        // Beyond 1e9 a Double has no digits below the microsecond left to round (and x × 1e6
+        // could overflow to infinity).
+        guard abs(x) < 1e9 else { return formatNumber(x) }
         let r = (x * 1e6).rounded() / 1e6
-        return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : formatNumber(r)
+        return r == r.rounded() ? String(Int(r)) : formatNumber(r)
     }
 
     /// A Double as JSON text: shortest round-trip form, `-0` written as `0.0`, never locale-dependent.

@@ -16,12 +16,27 @@ struct JSONParser {
     private var pos = 0
     private var path: [AHAPPath.Component] = []
     private let maxDepth: Int
-    /// Leniency warnings found so far: code, path, byte offset, message.
+    private let maxWarnings: Int
+    /// Leniency warnings found so far, the first `maxWarnings` of them: code, path, byte offset,
+    /// message.
     private(set) var warnings: [(AHAPDiagnostic.Code, AHAPPath, Int, String)] = []
+    /// Leniency warnings found beyond `maxWarnings`, counted and not kept.
+    private(set) var unrecordedWarnings = 0
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: [UInt8], maxDepth: Int, maxWarnings: Int = .max) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.maxWarnings = maxWarnings
+    }
+
+    /// Records a leniency warning at the current path (one `key` deeper if given), or only counts
+    /// it once `maxWarnings` are kept. The path is built only for a warning that is kept.
+    private mutating func warn(_ code: AHAPDiagnostic.Code, key: String? = nil, _ offset: Int, _ message: String) {
+        guard warnings.count < maxWarnings else {
+            unrecordedWarnings += 1
+            return
+        }
+        warnings.append((code, key.map { currentPath.key($0) } ?? currentPath, offset, message))
     }
 
     /// Parses one complete document; anything but whitespace and comments after it is an error.
@@ -76,7 +91,7 @@ struct JSONParser {
             guard pos < bytes.count else { throw fail("unexpected end of file inside an object; expected '}'") }
             if bytes[pos] == UInt8(ascii: "}") {
                 // Only reachable after a comma: a trailing comma.
-                warnings.append((.trailingComma, currentPath, pos, "trailing comma before '}' ignored (not JSON)"))
+                warn(.trailingComma, pos, "trailing comma before '}' ignored (not JSON)")
                 pos += 1
                 return JSONValue(.object(members), offset: start)
             }
@@ -102,8 +117,7 @@ struct JSONParser {
             if members.count == 16 { for (i, m) in members.enumerated() { indexByKey[m.key] = i } }
             let earlierIndex = members.count < 16 ? members.firstIndex { $0.key == key } : indexByKey[key]
             if let earlier = earlierIndex {
-                warnings.append((.duplicateKey, currentPath.key(key), keyOffset,
-                                 "key \"\(key)\" appears twice in this object; the last one is used"))
+                warn(.duplicateKey, key: key, keyOffset, "key \"\(key)\" appears twice in this object; the last one is used")
                 members[earlier] = member
             } else {
                 if members.count >= 16 { indexByKey[key] = members.count }
@@ -127,7 +141,7 @@ struct JSONParser {
             try skipTrivia()
             guard pos < bytes.count else { throw fail("unexpected end of file inside an array; expected ']'") }
             if bytes[pos] == UInt8(ascii: "]") {
-                warnings.append((.trailingComma, currentPath, pos, "trailing comma before ']' ignored (not JSON)"))
+                warn(.trailingComma, pos, "trailing comma before ']' ignored (not JSON)")
                 pos += 1
                 return JSONValue(.array(items), offset: start)
             }
@@ -262,11 +276,11 @@ struct JSONParser {
             case 0x20, 0x09, 0x0A, 0x0D:
                 pos += 1
             case UInt8(ascii: "/") where pos + 1 < bytes.count && bytes[pos + 1] == UInt8(ascii: "/"):
-                warnings.append((.comment, currentPath, pos, "comment ignored (not JSON)"))
+                warn(.comment, pos, "comment ignored (not JSON)")
                 while pos < bytes.count, bytes[pos] != 0x0A { pos += 1 }
             case UInt8(ascii: "/") where pos + 1 < bytes.count && bytes[pos + 1] == UInt8(ascii: "*"):
                 let open = pos
-                warnings.append((.comment, currentPath, pos, "comment ignored (not JSON)"))
+                warn(.comment, pos, "comment ignored (not JSON)")
                 pos += 2
                 while pos + 1 < bytes.count, !(bytes[pos] == UInt8(ascii: "*") && bytes[pos + 1] == UInt8(ascii: "/")) { pos += 1 }
                 guard pos + 1 < bytes.count else {

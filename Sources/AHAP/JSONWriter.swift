@@ -12,6 +12,15 @@ public enum JSONWriter {
         return out
     }
 
+    /// The pretty text of a value that sits `indent` spaces deep inside a larger document being
+    /// written piece by piece: its lines after the first are indented by `indent` more; no
+    /// newline is added at the end.
+    public static func string(_ value: JSONValue, nestedAt indent: Int) -> String {
+        var out = ""
+        write(value, into: &out, indent: indent, pretty: true)
+        return out
+    }
+
     private static func isFlat(_ value: JSONValue) -> Bool {
         switch value.kind {
         case .object(let m): return m.allSatisfy { isScalar($0.value) }
@@ -31,7 +40,8 @@ public enum JSONWriter {
         switch value.kind {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n.literal ?? AHAPWriter.formatNumber(n.value)
+        // JSON has no NaN or infinity: a number built in code that is not finite is written null.
+        case .number(let n): out += n.literal ?? (n.value.isFinite ? AHAPWriter.formatNumber(n.value) : "null")
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             if items.isEmpty { out += "[]"; return }

@@ -99,8 +99,10 @@ extension PatternDecoder {
                     durationOK = false
                 } else if let type, type.isContinuous, d > AHAPEvent.maximumContinuousDuration {
                     duration = clamp(d, 0...AHAPEvent.maximumContinuousDuration, path.key("EventDuration"), offset: v.offset, name: "\(type.rawValue) EventDuration")
-                } else {
+                } else if withinTimeLimit(d, v, path.key("EventDuration"), "EventDuration") {
                     duration = d
+                } else {
+                    durationOK = false
                 }
             } else {
                 durationOK = false

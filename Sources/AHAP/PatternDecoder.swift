@@ -4,7 +4,20 @@ struct PatternDecoder {
     let limits: AHAPLimits
     let source: SourceText?
     let file: String?
-    private var found: [(diagnostic: AHAPDiagnostic, offset: Int)] = []
+    /// One finding and where it is: its byte offset (`Int.max` when it has none) and the order it
+    /// was found in.
+    private struct Finding {
+        var diagnostic: AHAPDiagnostic
+        var offset: Int
+        var sequence: Int
+    }
+    /// The findings kept: at most `2 × limits.maxFindings` between trims, the best
+    /// `limits.maxFindings` after `trim()` (errors first, then source order).
+    private var found: [Finding] = []
+    private var reported = 0
+    /// Errors and warnings found in all, kept or not.
+    private(set) var errorCount = 0
+    private(set) var warningCount = 0
 
     init(limits: AHAPLimits, source: SourceText?, file: String?) {
         self.limits = limits
@@ -12,22 +25,57 @@ struct PatternDecoder {
         self.file = file
     }
 
-    /// Findings in source order (findings without a position last, in the order they were found).
+    /// Whether any error was found (listed or not).
+    var hasErrors: Bool { errorCount > 0 }
+
+    /// Findings in source order (findings without a position last, in the order they were found),
+    /// at most `limits.maxFindings` of them: errors are kept before warnings. Line and column are
+    /// filled in for those listed only.
     var sortedDiagnostics: [AHAPDiagnostic] {
-        found.enumerated()
-            .sorted { ($0.element.offset, $0.offset) < ($1.element.offset, $1.offset) }
-            .map(\.element.diagnostic)
+        var kept = found
+        Self.trim(&kept, to: max(limits.maxFindings, 0))
+        return kept.sorted { ($0.offset, $0.sequence) < ($1.offset, $1.sequence) }.map { f in
+            var d = f.diagnostic
+            if f.offset != Int.max, let source {
+                let lc = source.lineColumn(of: f.offset)
+                d.line = lc.line
+                d.column = lc.column
+            }
+            return d
+        }
     }
 
-    mutating func report(_ code: AHAPDiagnostic.Code, _ path: AHAPPath, offset: Int?, _ message: String) {
-        var d = AHAPDiagnostic(code, path: path, message: message, file: file)
-        if let offset, let source {
-            let lc = source.lineColumn(of: offset)
-            d.line = lc.line
-            d.column = lc.column
-        }
-        found.append((d, offset ?? Int.max))
+    /// The findings left out of `sortedDiagnostics`, by severity.
+    var omitted: AHAPOmittedFindings {
+        let listed = min(found.count, max(limits.maxFindings, 0))
+        let listedErrors = min(errorCount, listed)
+        return AHAPOmittedFindings(errors: errorCount - listedErrors, warnings: warningCount - (listed - listedErrors))
     }
+
+    /// Keeps the best `limit` findings: errors first, then the earliest in the source.
+    private static func trim(_ findings: inout [Finding], to limit: Int) {
+        guard findings.count > limit else { return }
+        findings.sort { a, b in
+            let ae = a.diagnostic.severity == .error, be = b.diagnostic.severity == .error
+            if ae != be { return ae }
+            return (a.offset, a.sequence) < (b.offset, b.sequence)
+        }
+        findings.removeLast(findings.count - limit)
+    }
+
+    /// Records a finding. Memory stays bounded by `limits.maxFindings` however many there are.
+    mutating func report(_ code: AHAPDiagnostic.Code, _ path: AHAPPath, offset: Int?, _ message: String) {
+        let d = AHAPDiagnostic(code, path: path, message: message, file: file)
+        if d.severity == .error { errorCount += 1 } else { warningCount += 1 }
+        found.append(Finding(diagnostic: d, offset: offset ?? Int.max, sequence: reported))
+        reported += 1
+        let limit = max(limits.maxFindings, 0)
+        if found.count >= 2 * max(limit, 1) { Self.trim(&found, to: limit) }
+    }
+
+    /// Counts warnings that were found but not recorded (the parser keeps only the first
+    /// `limits.maxFindings` of its own).
+    mutating func countUnrecordedWarnings(_ n: Int) { warningCount += n }
 
     // MARK: - Objects and keys
 
@@ -58,16 +106,37 @@ struct PatternDecoder {
         }
     }
 
-    /// A close match for a misspelled name: same letters ignoring case, or within a small edit distance.
+    /// A close match for a misspelled name: same letters ignoring case; the same name but for a
+    /// `Haptic` / `Audio` prefix or a `Control` suffix (several AHAP generators write
+    /// `HapticAttackTime` for the event parameter `AttackTime`; the dynamic parameter with the
+    /// writer's prefix is preferred); or within a small edit distance.
     static func suggestion(for name: String, among candidates: [String]) -> String? {
         let lower = name.lowercased()
         if let same = candidates.first(where: { $0.lowercased() == lower }) { return same }
+        let (family, core) = Self.familyAndCore(lower)
+        if !core.isEmpty {
+            let sameCore = candidates.filter { Self.familyAndCore($0.lowercased()).core == core }
+            if let match = sameCore.first(where: { Self.familyAndCore($0.lowercased()).family == family }) ?? sameCore.first { return match }
+        }
         var best: (String, Int)?
         for c in candidates {
             let d = editDistance(Array(lower), Array(c.lowercased()))
             if d <= max(1, c.count / 4), d < (best?.1 ?? Int.max) { best = (c, d) }
         }
         return best?.0
+    }
+
+    /// A lowercased parameter name split into its family prefix (`haptic`, `audio` or none) and
+    /// the rest without a `control` suffix: `hapticattacktimecontrol` → (`haptic`, `attacktime`).
+    static func familyAndCore(_ lower: String) -> (family: Substring, core: Substring) {
+        var core = Substring(lower), family: Substring = ""
+        for prefix in ["haptic", "audio"] where core.hasPrefix(prefix) {
+            family = core.prefix(prefix.count)
+            core = core.dropFirst(prefix.count)
+            break
+        }
+        if core.hasSuffix("control") { core = core.dropLast("control".count) }
+        return (family, core)
     }
 
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
@@ -112,7 +181,18 @@ struct PatternDecoder {
             report(.negativeTime, o.path.key("Time"), offset: v.offset, "Time \(Self.format(t)) is negative; times are seconds from the pattern's start and must be ≥ 0")
             return nil
         }
+        guard withinTimeLimit(t, v, o.path.key("Time"), "Time") else { return nil }
         return t
+    }
+
+    /// Whether a time or duration is at most `limits.maxTime`; reports it when it is not.
+    mutating func withinTimeLimit(_ x: Double, _ v: JSONValue, _ path: @autoclosure () -> AHAPPath, _ what: String) -> Bool {
+        guard x > limits.maxTime else { return true }
+        var literal = Self.format(x)
+        if case .number(let n) = v.kind, let l = n.literal { literal = l }
+        report(.limitExceeded, path(), offset: v.offset,
+               "\(what) \(literal) s is over the limit of \(Self.format(limits.maxTime)) s on times and durations")
+        return false
     }
 
     /// A required string, or nil after reporting.

@@ -1,15 +1,18 @@
 import AHAP
+import HapSyncCore
 
 /// "1 error", "2 warnings".
 func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
-/// Seconds with millisecond precision, locale-independent.
+/// Seconds with millisecond precision, locale-independent. Never traps: beyond a billion seconds
+/// (where milliseconds no longer matter) or for a value that is not finite, the number as it is.
 func seconds(_ x: Double) -> String {
+    guard x.isFinite, abs(x) < 1e9 else { return AHAPWriter.formatNumber(x) + " s" }
     let ms = (x * 1000).rounded()
-    let whole = Int(ms) / 1000
-    let frac = Int(abs(ms)) % 1000
+    let whole = Int(saturating: ms) / 1000
+    let frac = Int(saturating: abs(ms)) % 1000
     let fracText = String(frac)
-    return "\(whole).\(String(repeating: "0", count: 3 - fracText.count))\(fracText) s"
+    return "\(ms < 0 && whole == 0 ? "-" : "")\(whole).\(String(repeating: "0", count: 3 - fracText.count))\(fracText) s"
 }
 
 /// A number for machine output and help: microsecond resolution, no trailing ".0", locale-independent.

@@ -19,7 +19,7 @@ enum InfoCommand {
 
     static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
         let check = PlayablePattern.Check(contentsOf: URL(fileURLWithPath: parsed.positional[0]), resources: parsed[CommonOptions.resources])
-        guard let pattern = check.pattern else { throw .invalidPattern(check.name, errors: check.errors, consequence: "nothing to describe") }
+        guard let pattern = check.pattern else { throw .invalidPattern(check.name, errors: check.errors, unlisted: check.omitted.errors, consequence: "nothing to describe") }
         let lengths = check.audioLengths
         let duration = pattern.duration { lengths[$0] }
         let unknownLengths = check.audio.contains { a in
@@ -79,7 +79,7 @@ enum InfoCommand {
                 out += "  \(m.key): \(v)\n"
             }
         }
-        let warnings = check.warnings.count
+        let warnings = check.warningCount
         if warnings > 0 { line("warnings", "\(warnings) (list them with 'hapsync validate \(file)')") }
         return out
     }
@@ -111,6 +111,7 @@ enum InfoCommand {
             })),
             ("metadata", pattern.metadata ?? JSONValue(.null)),
             ("warnings", diagnosticsJSON(check.diagnostics)),
+            ("omitted", .integer(check.omitted.total)),
         ])
     }
 }

@@ -28,13 +28,15 @@ extension CLIError {
     /// A pattern that could not be made playable: its errors, or why it does not compile.
     static func loading(_ error: PlayablePattern.LoadError) -> CLIError {
         if let renderError = error.renderError { return .failure("\(error.name): \(renderError.description)") }
-        return .invalidPattern(error.name, errors: error.errors)
+        return .invalidPattern(error.name, errors: error.errors, unlisted: error.omitted.errors)
     }
 
     /// A pattern with errors: each finding as compilers print it, one line saying how many, and
-    /// where to see the warnings too. `consequence` says what the command could not do.
-    static func invalidPattern(_ name: String, errors: [AHAPDiagnostic], consequence: String? = nil) -> CLIError {
-        CLIError(.failure, ["\(name) has \(plural(errors.count, "error"))" + (consequence.map { "; " + $0 } ?? "")],
-                 hints: ["'hapsync validate \(name)' lists them with warnings"], details: errors.map(\.description))
+    /// where to see the warnings too. `consequence` says what the command could not do; `unlisted`
+    /// counts errors over the findings limit, which are not in `errors`.
+    static func invalidPattern(_ name: String, errors: [AHAPDiagnostic], unlisted: Int = 0, consequence: String? = nil) -> CLIError {
+        CLIError(.failure, ["\(name) has \(plural(errors.count + unlisted, "error"))" + (consequence.map { "; " + $0 } ?? "")],
+                 hints: ["'hapsync validate \(name)' lists them with warnings"],
+                 details: errors.map(\.description) + (unlisted > 0 ? ["... and \(unlisted) more not listed"] : []))
     }
 }

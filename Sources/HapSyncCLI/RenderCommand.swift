@@ -36,7 +36,13 @@ enum RenderCommand {
         let file = parsed.positional[0]
         let playable = try PlayablePattern.load(file, resources: parsed[CommonOptions.resources],
                                                 options: RenderOptions(controlRate: parsed[CommonOptions.controlRate]), console: context.console)
-        let text = parsed[format] == .csv ? csv(playable.timeline) : jsonl(playable, file: file)
+        let automation: [VoiceAutomationPoint]
+        do {
+            automation = try playable.timeline.voiceAutomation()
+        } catch {
+            throw .failure("\(file): \(error.description)")
+        }
+        let text = parsed[format] == .csv ? csv(playable.timeline, automation: automation) : jsonl(playable, file: file, automation: automation)
         if let problem = OutputTarget(path: parsed[out], force: parsed[CommonOptions.forceOutput]).write(text, console: context.console) {
             throw .failure(problem)
         }
@@ -54,8 +60,8 @@ enum RenderCommand {
         }
     }
 
-    static func records(_ t: PatternTimeline) -> [Record] {
-        (t.commands.map(Record.command) + t.voiceAutomation().map(Record.voice)).enumerated()
+    static func records(_ t: PatternTimeline, automation: [VoiceAutomationPoint]) -> [Record] {
+        (t.commands.map(Record.command) + automation.map(Record.voice)).enumerated()
             .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
     }
 
@@ -64,7 +70,7 @@ enum RenderCommand {
         return ("tone", nil)
     }
 
-    static func jsonl(_ playable: PlayablePattern, file: String) -> String {
+    static func jsonl(_ playable: PlayablePattern, file: String, automation: [VoiceAutomationPoint]) -> String {
         let t = playable.timeline, files = playable.audioFiles
         func line(_ members: [(String, JSONValue)]) -> String { JSONWriter.string(.object(members), pretty: false) + "\n" }
         func num(_ x: Double) -> JSONValue { JSONValue(.number(JSONNumber(x, literal: number(x)))) }
@@ -85,7 +91,7 @@ enum RenderCommand {
                   ("pitch", num(v.pitch)), ("brightness", num(v.brightness))]
             out += line(m)
         }
-        for r in records(t) {
+        for r in records(t, automation: automation) {
             switch r {
             case .command(let c):
                 out += line([("type", .string(c.kind == .level ? "level" : "transient")), ("t", num(c.time)),
@@ -99,7 +105,7 @@ enum RenderCommand {
         return out
     }
 
-    static func csv(_ t: PatternTimeline) -> String {
+    static func csv(_ t: PatternTimeline, automation: [VoiceAutomationPoint]) -> String {
         var rows: [(Double, Int, String)] = []
         for (i, v) in t.voices.enumerated() {
             let (kind, path) = sourceJSON(v)
@@ -107,7 +113,7 @@ enum RenderCommand {
             rows.append((v.start, rows.count, "\(number(v.start)),voice-start,\(i),,,\(number(v.volume)),\(number(v.pan)),\(number(v.pitch)),\(number(v.brightness)),\(source)"))
             if let end = v.end { rows.append((end, rows.count, "\(number(end)),voice-end,\(i),,,,,,,\(source)")) }
         }
-        for r in records(t) {
+        for r in records(t, automation: automation) {
             switch r {
             case .command(let c):
                 rows.append((c.time, rows.count, "\(number(c.time)),\(c.kind == .level ? "level" : "transient"),,\(number(c.intensity)),\(number(c.sharpness)),,,,,"))

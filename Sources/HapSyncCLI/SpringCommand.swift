@@ -32,7 +32,7 @@ enum SpringCommand {
                 ("peakTime", spring.peakTime.map { .number($0) } ?? JSONValue(.null)),
                 ("overshoot", .number(spring.overshoot)),
                 ("firstCrossing", spring.firstCrossing.map { .number($0) } ?? JSONValue(.null)),
-                ("time90", .number(t90)), ("settlingTime2Percent", .number(settle)),
+                ("time90", .number(t90)), ("settlingTime2Percent", settle.isFinite ? .number(settle) : JSONValue(.null)),
             ])
             console.out(JSONWriter.string(doc) + "\n")
             return
@@ -47,7 +47,7 @@ enum SpringCommand {
             out += "  no overshoot: ζ ≥ 1 approaches the target without passing it; no peak to land on\n"
         }
         out += "  90 % of the way    \(ms(t90))\n"
-        out += "  settled (±2 %)     \(ms(settle))\n"
+        out += "  settled (±2 %)     \(settle.isFinite ? ms(settle) : "never (no damping)")\n"
         console.out(out)
     }
 }

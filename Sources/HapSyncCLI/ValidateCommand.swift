@@ -22,6 +22,10 @@ enum ValidateCommand {
     struct Findings {
         let file: String
         let diagnostics: [AHAPDiagnostic]
+        /// Findings over the limit, counted and not listed.
+        let omitted: AHAPOmittedFindings
+        let errorCount: Int
+        let warningCount: Int
 
         init(_ check: PlayablePattern.Check, strict: Bool) {
             file = check.name
@@ -32,42 +36,56 @@ enum ValidateCommand {
                 e.message += " (an error under --strict)"
                 return e
             }
+            omitted = !strict ? check.omitted : AHAPOmittedFindings(errors: check.omitted.total, warnings: 0)
+            errorCount = diagnostics.filter { $0.severity == .error }.count + omitted.errors
+            warningCount = diagnostics.filter { $0.severity == .warning }.count + omitted.warnings
         }
 
-        var errorCount: Int { diagnostics.filter { $0.severity == .error }.count }
-        var warningCount: Int { diagnostics.filter { $0.severity == .warning }.count }
+        /// The line saying how many findings were not listed, nil when all were.
+        var omittedLine: String? {
+            guard omitted.total > 0 else { return nil }
+            return "\(file): \(plural(omitted.total, "more finding")) not listed (\(plural(omitted.errors, "error")), \(plural(omitted.warnings, "warning"))): at most \(AHAPLimits.default.maxFindings) are listed per file"
+        }
+
+        /// The file's entry of the `--json` document.
+        var json: JSONValue {
+            .object([("file", .string(file)), ("valid", .bool(errorCount == 0)),
+                     ("errors", .integer(errorCount)), ("warnings", .integer(warningCount)),
+                     ("diagnostics", diagnosticsJSON(diagnostics)), ("omitted", .integer(omitted.total))])
+        }
     }
 
+    /// Checks each file in turn and writes its findings as soon as they are known, so that memory
+    /// holds one file's findings (at most `AHAPLimits.maxFindings`) at a time. `--json` writes one
+    /// document piece by piece: `{"files": [...], "valid": ...}`.
     static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
         let roots = parsed[CommonOptions.resources]
-        let files = parsed.positional.map { file in
-            Findings(PlayablePattern.Check(contentsOf: URL(fileURLWithPath: file), resources: roots), strict: parsed[strict])
-        }
-        let invalid = files.filter { $0.errorCount > 0 }.count
         let console = context.console
-
-        if parsed[CommonOptions.json] {
-            let doc: JSONValue = .object([
-                ("valid", .bool(invalid == 0)),
-                ("files", .array(files.map { f in
-                    .object([("file", .string(f.file)), ("valid", .bool(f.errorCount == 0)),
-                             ("errors", .integer(f.errorCount)), ("warnings", .integer(f.warningCount)),
-                             ("diagnostics", diagnosticsJSON(f.diagnostics))])
-                })),
-            ])
-            console.out(JSONWriter.string(doc))
-        } else {
-            for f in files {
-                for d in f.diagnostics { console.out(d.description + "\n") }
-                if f.errorCount > 0 {
-                    console.out("\(f.file): invalid (\(plural(f.errorCount, "error")), \(plural(f.warningCount, "warning")))\n")
-                } else {
-                    console.out("\(f.file): valid" + (f.warningCount > 0 ? " (\(plural(f.warningCount, "warning")))" : "") + "\n")
-                }
+        let json = parsed[CommonOptions.json]
+        var invalid = 0
+        if json { console.out("{\n  \"files\": [") }
+        for (i, file) in parsed.positional.enumerated() {
+            let f = Findings(PlayablePattern.Check(contentsOf: URL(fileURLWithPath: file), resources: roots), strict: parsed[strict])
+            if f.errorCount > 0 { invalid += 1 }
+            if json {
+                console.out((i == 0 ? "\n    " : ",\n    ") + JSONWriter.string(f.json, nestedAt: 4))
+                continue
             }
-            if files.count > 1 {
-                console.out("\(plural(files.count, "file")): \(files.count - invalid) valid, \(invalid) invalid\n")
+            var text = ""
+            for d in f.diagnostics { text += d.description + "\n" }
+            if let line = f.omittedLine { text += line + "\n" }
+            if f.errorCount > 0 {
+                text += "\(f.file): invalid (\(plural(f.errorCount, "error")), \(plural(f.warningCount, "warning")))\n"
+            } else {
+                text += "\(f.file): valid" + (f.warningCount > 0 ? " (\(plural(f.warningCount, "warning")))" : "") + "\n"
             }
+            console.out(text)
+        }
+        let files = parsed.positional.count
+        if json {
+            console.out("\n  ],\n  \"valid\": \(invalid == 0)\n}\n")
+        } else if files > 1 {
+            console.out("\(plural(files, "file")): \(files - invalid) valid, \(invalid) invalid\n")
         }
         if invalid > 0 { throw CLIError(.failure) }
     }

@@ -8,9 +8,10 @@
 public enum FrameTiming {
     // MARK: - Real-time (any thread)
 
-    /// Output frames that `seconds` of pattern time take at `rate`. Does not allocate, lock or block.
+    /// Output frames that `seconds` of pattern time take at `rate`, saturating (`Int64(saturating:)`)
+    /// rather than trapping on a time out of range. Does not allocate, lock or block.
     @inline(__always)
     public static func frames(_ seconds: Double, rate: Double = 1, sampleRate: Double) -> Int64 {
-        Int64((seconds / rate * sampleRate).rounded())
+        Int64(saturating: (seconds / rate * sampleRate).rounded())
     }
 }

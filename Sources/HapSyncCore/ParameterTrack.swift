@@ -56,14 +56,40 @@ public struct ParameterTrack: Sendable {
 
     /// The value at pattern time `t`. Does not allocate, lock or block.
     public func value(at t: Double) -> Double {
-        // Last segment with start <= t.
+        value(ofSegment: lastSegment(startingAtOrBefore: t), at: t)
+    }
+
+    /// The value at `t` as only the entries that took effect before `cutoff` make it: an entry
+    /// starting at or after `cutoff` is ignored (an event that has ended is not acted on by what
+    /// starts after its end, README "Rendering"). Does not allocate, lock or block.
+    public func value(at t: Double, enteredBefore cutoff: Double) -> Double {
+        value(ofSegment: min(lastSegment(startingAtOrBefore: t), lastSegment(startingBefore: cutoff)), at: t)
+    }
+
+    /// The number of segments with start <= t (so the governing one is that count − 1).
+    private func lastSegment(startingAtOrBefore t: Double) -> Int {
         var lo = 0, hi = segments.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if segments[mid].start <= t { lo = mid + 1 } else { hi = mid }
         }
-        guard lo > 0 else { return defaultValue }
-        let s = segments[lo - 1]
+        return lo
+    }
+
+    /// The number of segments with start < t.
+    private func lastSegment(startingBefore t: Double) -> Int {
+        var lo = 0, hi = segments.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if segments[mid].start < t { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The value at `t` of the segment `count − 1` (the default when `count` is 0).
+    private func value(ofSegment count: Int, at t: Double) -> Double {
+        guard count > 0 else { return defaultValue }
+        let s = segments[count - 1]
         guard !s.pointRange.isEmpty else { return s.value }
         let first = s.pointRange.lowerBound, last = s.pointRange.upperBound - 1
         if t < points[first].time { return points[first].value }
@@ -77,5 +103,27 @@ public struct ParameterTrack: Sendable {
         let p = points[a], q = points[a + 1]
         let span = q.time - p.time
         return span > 0 ? p.value + (q.value - p.value) * (t - p.time) / span : q.value
+    }
+
+    /// A time until which the value stays what it is at `t`: `value(at:)` is the same for every
+    /// time in [t, result). `t` itself when the value is changing at `t` (between two control
+    /// points of different values); infinity when it never changes again. Lets an offline walk
+    /// skip the control grid where nothing moves. Does not allocate, lock or block.
+    public func steady(from t: Double) -> Double {
+        let lo = lastSegment(startingAtOrBefore: t)
+        let nextStart = lo < segments.count ? segments[lo].start : .infinity
+        guard lo > 0 else { return nextStart }
+        let s = segments[lo - 1]
+        guard !s.pointRange.isEmpty else { return nextStart }
+        let first = s.pointRange.lowerBound, last = s.pointRange.upperBound - 1
+        if t < points[first].time { return min(nextStart, points[first].time) }
+        if t >= points[last].time { return nextStart }
+        var a = first, b = last
+        while a < b {
+            let mid = (a + b + 1) / 2
+            if points[mid].time <= t { a = mid } else { b = mid - 1 }
+        }
+        let p = points[a], q = points[a + 1]
+        return p.value == q.value ? min(nextStart, q.time) : t
     }
 }

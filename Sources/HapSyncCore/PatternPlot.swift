@@ -19,8 +19,8 @@ public enum PatternPlot {
         func f(_ v: Double) -> String { String((v * 10).rounded() / 10) }
 
         var s = """
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(Double(max(width, 300))))" height="\(Int(height))" \
-            viewBox="0 0 \(Int(Double(max(width, 300)))) \(Int(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(max(width, 300))" height="\(Int(saturating: height))" \
+            viewBox="0 0 \(max(width, 300)) \(Int(saturating: height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
             <text x="\(f(left))" y="22" font-size="15" font-weight="bold">\(escape(title))</text>
             <text x="\(f(left))" y="40" fill="#555">duration \(ms(timeline.duration)) ms (Core Haptics), sounds until \(ms(timeline.end)) ms; \
@@ -41,7 +41,7 @@ public enum PatternPlot {
         s += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 8))\" text-anchor=\"middle\" fill=\"#333\">time (ms)</text>\n"
 
         // Continuous signal, sampled finely enough to show 1 ms attacks on short patterns.
-        let samples = min(4000, max(400, Int(span * 2000)))
+        let samples = min(4000, max(400, Int(saturating: span * 2000)))
         var intensity = "", sharpness = ""
         for i in 0...samples {
             let t = span * Double(i) / Double(samples)
@@ -55,7 +55,7 @@ public enum PatternPlot {
         }
         // Transients: stems to their intensity, dot colour from sharpness (dull brown → sharp red).
         for c in timeline.commands where c.kind == .transient {
-            let color = "rgb(\(Int(120 + 135 * c.sharpness)),\(Int(60 - 40 * c.sharpness)),\(Int(40 - 20 * c.sharpness)))"
+            let color = "rgb(\(Int(saturating: 120 + 135 * c.sharpness)),\(Int(saturating: 60 - 40 * c.sharpness)),\(Int(saturating: 40 - 20 * c.sharpness)))"
             s += "<line class=\"transient\" x1=\"\(f(x(c.time)))\" x2=\"\(f(x(c.time)))\" y1=\"\(f(y(0)))\" y2=\"\(f(y(c.intensity)))\" stroke=\"\(color)\" stroke-width=\"1.5\"/>"
             s += "<circle cx=\"\(f(x(c.time)))\" cy=\"\(f(y(c.intensity)))\" r=\"3\" fill=\"\(color)\"/>\n"
         }
@@ -76,7 +76,7 @@ public enum PatternPlot {
             let stop = v.end ?? timeline.end
             let name = label?(v) ?? {
                 if case .file(let p) = v.source { return (p as NSString).lastPathComponent }
-                return "tone \(Int(AudioVoice.toneFrequency(pitch: v.pitch).rounded())) Hz"
+                return "tone \(Int(saturating: AudioVoice.toneFrequency(pitch: v.pitch).rounded())) Hz"
             }()
             let fill = v.source == .tone ? "#8e6bbf" : "#3a9a6b"
             s += "<rect class=\"voice\" x=\"\(f(x(v.start)))\" y=\"\(f(y0 + 2))\" width=\"\(f(max(1, x(stop) - x(v.start))))\" height=\"\(f(laneHeight - 4))\" "
@@ -96,12 +96,13 @@ public enum PatternPlot {
     }
 
     /// A rate without a needless ".0".
-    static func rate(_ hz: Double) -> String { hz == hz.rounded() ? String(Int(hz)) : String(hz) }
+    static func rate(_ hz: Double) -> String { hz == hz.rounded() && abs(hz) < 1e15 ? String(Int(saturating: hz)) : String(hz) }
 
     /// Milliseconds as text: whole when ≥ 10 ms, one decimal below.
     static func ms(_ seconds: Double) -> String {
         let m = seconds * 1000
-        return m >= 10 || m == 0 ? String(Int(m.rounded())) : String((m * 10).rounded() / 10)
+        guard m.isFinite, abs(m) < 1e15 else { return String(m) }
+        return m >= 10 || m == 0 ? String(Int(saturating: m.rounded())) : String((m * 10).rounded() / 10)
     }
 
     /// A 1-2-5 tick step giving about ten ticks over `span` seconds.

@@ -17,7 +17,10 @@ import AHAP
 ///   takes ...ReleaseTimeControl at the release's start (normalized values added, then clamped to 0...1).
 /// - Dynamic parameters (`ParameterTrack`) act on every event active at that time: intensity and
 ///   volume controls multiply; sharpness, pan, pitch and brightness controls add and the result is
-///   clamped to the parameter's range.
+///   clamped to the parameter's range. An event is active from its Time up to, not including,
+///   Time + EventDuration (end-exclusive): its release tail after that is shaped by the entries
+///   that took effect while it was active, and an entry starting at or after its end does not act
+///   on it (Apple's Sparkle.ahap starts a curve exactly where its continuous event ends).
 /// - Overlap: contributions (intensity × envelope × control) of all active haptic events are summed
 ///   and saturate at 1; sharpness is the intensity-weighted mean of their sharpnesses.
 /// - Level commands sample the continuous events at the control rate on a fixed grid (k / rate) and
@@ -69,6 +72,7 @@ public final class PatternTimeline: Sendable {
         guard options.transientLength > 0, options.transientLength <= 1 else {
             throw .invalidOption("transient length must be in (0, 1] s, got \(options.transientLength)")
         }
+        try Self.checkTimes(pattern, limit: options.maxTime)
         self.pattern = pattern
         self.options = options
         let tracks = AHAPDynamicParameterID.allCases.map { ParameterTrack($0, entries: pattern.entries) }
@@ -99,7 +103,8 @@ public final class PatternTimeline: Sendable {
                                          pitch: e.value(.audioPitch), brightness: e.value(.audioBrightness), envelope: env))
             case .audioCustom:
                 let path = e.waveformPath ?? ""
-                let length = audioLength(path)
+                // A length that is not a finite number ≥ 0 (a broken header) counts as unknown.
+                let length = audioLength(path).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
                 let rate = AudioVoice.playbackRate(pitch: clamp(e.value(.audioPitch) + control(.audioPitchControl, e.time), -1...1))
                 let end: Double? = e.duration.map { e.time + $0 } ?? length.map { e.time + $0 / rate }
                 voices.append(AudioVoice(entryIndex: index, source: .file(path), start: e.time, end: end, fileLength: length,
@@ -114,7 +119,7 @@ public final class PatternTimeline: Sendable {
         self.transients = transients
         self.longestContinuous = continuous.map { $0.end - $0.start }.max() ?? 0
         self.voices = voices
-        let duration = pattern.duration(audioLength: audioLength)
+        let duration = pattern.duration { path in audioLength(path).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } }
         self.duration = duration
 
         // The command stream: taps at their times, and the continuous level on the control grid
@@ -128,9 +133,16 @@ public final class PatternTimeline: Sendable {
             }
         }
         let rate = options.controlRate
-        let grid = stretches.map { (first: Int(($0.start * rate).rounded(.up)), last: Int(($0.end * rate).rounded(.up))) }
-        let needed = transients.count + grid.reduce(0) { $0 + $1.last - $1.first + 1 }
-        guard needed <= options.maxCommands else { throw .tooManyCommands(needed: needed, limit: options.maxCommands) }
+        // Grid indices past 2^53 are not exact in a Double (only with `RenderOptions.maxTime` raised
+        // far beyond its default): no grid can be laid there.
+        if let last = stretches.last, last.end * rate >= 9_007_199_254_740_992 {
+            throw .tooManyCommands(needed: .max, limit: options.maxCommands)
+        }
+        let grid = stretches.map { (first: Int(saturating: ($0.start * rate).rounded(.up)), last: Int(saturating: ($0.end * rate).rounded(.up))) }
+        // Counted in Double: no sum of grid spans can overflow on the way to the check.
+        let neededExactly = grid.reduce(Double(transients.count)) { $0 + Double($1.last) - Double($1.first) + 1 }
+        let needed = Int(saturating: neededExactly)
+        guard neededExactly <= Double(options.maxCommands) else { throw .tooManyCommands(needed: needed, limit: options.maxCommands) }
 
         var commands: [HapticCommand] = []
         commands.reserveCapacity(min(needed, 1 << 16))
@@ -156,6 +168,31 @@ public final class PatternTimeline: Sendable {
         self.commands = commands
         self.end = max(duration, continuous.map(\.end).max() ?? 0, transients.map(\.end).max() ?? 0,
                        voices.compactMap(\.end).max() ?? 0, commands.last?.time ?? 0)
+    }
+
+    /// Refuses a pattern with a time, duration or control point that is not a finite number from 0
+    /// to `limit` (possible in a pattern built in code; the reader refuses such files): every time
+    /// the timeline computes then stays far inside integer nanoseconds, frames and grid steps.
+    private static func checkTimes(_ pattern: AHAPPattern, limit: Double) throws(RenderError) {
+        func check(_ x: Double, _ path: @autoclosure () -> AHAPPath) throws(RenderError) {
+            guard x.isFinite, x >= 0, x <= limit else { throw .timeOutOfRange(path: path(), seconds: x, limit: limit) }
+        }
+        let patternPath = AHAPPath.root.key("Pattern")
+        for (i, entry) in pattern.entries.enumerated() {
+            switch entry {
+            case .event(let e):
+                try check(e.time, patternPath.index(i).key("Event").key("Time"))
+                if let d = e.duration { try check(d, patternPath.index(i).key("Event").key("EventDuration")) }
+            case .parameter(let p):
+                try check(p.time, patternPath.index(i).key("Parameter").key("Time"))
+            case .curve(let c):
+                let path = patternPath.index(i).key("ParameterCurve")
+                try check(c.time, path.key("Time"))
+                for (j, point) in c.controlPoints.enumerated() {
+                    try check(point.time, path.key("ParameterCurveControlPoints").index(j).key("Time"))
+                }
+            }
+        }
     }
 
     private static func envelope(_ e: AHAPEvent, attack: AHAPDynamicParameterID, decay: AHAPDynamicParameterID,
@@ -185,17 +222,32 @@ public final class PatternTimeline: Sendable {
         var lo = upperBound(records, t - longest) { $0.start }
         if lo > 0 { lo -= 1 }
         guard lo < hi else { return (0, 0) }
-        let intensityControl = tracks[AHAPDynamicParameterID.hapticIntensityControl.ordinal].value(at: t)
-        let sharpnessControl = tracks[AHAPDynamicParameterID.hapticSharpnessControl.ordinal].value(at: t)
+        let intensityTrack = tracks[AHAPDynamicParameterID.hapticIntensityControl.ordinal]
+        let sharpnessTrack = tracks[AHAPDynamicParameterID.hapticSharpnessControl.ordinal]
+        let intensityControl = intensityTrack.value(at: t)
+        let sharpnessControl = sharpnessTrack.value(at: t)
         var sum = 0.0, weighted = 0.0
         for i in lo..<hi where t < records[i].end {
             let r = records[i]
-            let a = r.intensity * r.envelope.level(at: t - r.start) * intensityControl
+            var intensity = intensityControl, sharpness = sharpnessControl
+            let ended = r.start + r.envelope.hold - Self.endTolerance
+            if t >= ended {
+                // The release tail of an event that has ended: entries starting from its end on
+                // do not act on it (a curve that begins as it ends would otherwise lift its tail).
+                intensity = intensityTrack.value(at: t, enteredBefore: ended)
+                sharpness = sharpnessTrack.value(at: t, enteredBefore: ended)
+            }
+            let a = r.intensity * r.envelope.level(at: t - r.start) * intensity
             sum += a
-            weighted += a * clamp(r.sharpness + sharpnessControl, 0...1)
+            weighted += a * clamp(r.sharpness + sharpness, 0...1)
         }
         return (sum, weighted)
     }
+
+    /// How close two times must be to count as the same instant when deciding whether an event
+    /// has ended: 1 ns, the engine's resolution. `Time + EventDuration` computed in binary can
+    /// differ from the same instant written in the file by one unit in the last place.
+    static let endTolerance = 1e-9
 
     /// The overlap rule: intensities summed and saturated at 1, sharpness the intensity-weighted mean.
     @inline(__always) private static func combine(_ sum: Double, _ weighted: Double) -> (intensity: Double, sharpness: Double) {
@@ -245,9 +297,13 @@ public final class PatternTimeline: Sendable {
     /// allocate, lock or block.
     public func voiceState(_ index: Int, at t: Double) -> AudioVoiceState {
         let v = voices[index]
-        let pan = clamp(v.pan + value(of: .audioPanControl, at: t), -1...1)
-        let pitch = clamp(v.pitch + value(of: .audioPitchControl, at: t), -1...1)
-        let brightness = clamp(v.brightness + value(of: .audioBrightnessControl, at: t), 0...1)
+        // A tone's release tail, like a haptic one, is not acted on by entries starting after its
+        // event ended.
+        var ended: Double?
+        if let env = v.envelope, t >= v.start + env.hold - Self.endTolerance { ended = v.start + env.hold - Self.endTolerance }
+        let pan = clamp(v.pan + control(.audioPanControl, at: t, endedAt: ended), -1...1)
+        let pitch = clamp(v.pitch + control(.audioPitchControl, at: t, endedAt: ended), -1...1)
+        let brightness = clamp(v.brightness + control(.audioBrightnessControl, at: t, endedAt: ended), 0...1)
         guard t >= v.start, t < (v.end ?? .infinity) else { return AudioVoiceState(gain: 0, pan: pan, pitch: pitch, brightness: brightness) }
         var shape = 1.0
         if let env = v.envelope {
@@ -264,7 +320,53 @@ public final class PatternTimeline: Sendable {
                 shape = min(1, (t - v.start) / fade, max(0, (soundEnd - t) / fade))
             }
         }
-        return AudioVoiceState(gain: v.volume * value(of: .audioVolumeControl, at: t) * shape, pan: pan, pitch: pitch, brightness: brightness)
+        return AudioVoiceState(gain: v.volume * control(.audioVolumeControl, at: t, endedAt: ended) * shape, pan: pan, pitch: pitch, brightness: brightness)
+    }
+
+    /// A dynamic parameter at `t` as it acts on an event: as the entries that took effect before
+    /// `ended` make it when the event has ended (its release tail), else as all do. Does not
+    /// allocate, lock or block.
+    @inline(__always) private func control(_ id: AHAPDynamicParameterID, at t: Double, endedAt ended: Double?) -> Double {
+        guard let ended else { return tracks[id.ordinal].value(at: t) }
+        return tracks[id.ordinal].value(at: t, enteredBefore: ended)
+    }
+}
+
+extension PatternTimeline {
+    /// A time until which voice `index`'s settings stay what they are at `t`: `voiceState(index,
+    /// at:)` is the same for every time in [t, result). `t` itself when they are changing at `t`
+    /// (a fade, an envelope segment, a curve between points of different values); infinity when
+    /// they never change again. For the offline voice plan (`voiceAutomation`).
+    func voiceSteady(_ index: Int, from t: Double) -> Double {
+        let v = voices[index]
+        var until = Double.infinity
+        for id in [AHAPDynamicParameterID.audioVolumeControl, .audioPanControl, .audioPitchControl, .audioBrightnessControl] {
+            until = min(until, tracks[id.ordinal].steady(from: t))
+            if until <= t { return t }
+        }
+        if t < v.start { return min(until, v.start) }
+        let end = v.end ?? .infinity
+        if t >= end { return until }
+        until = min(until, end)
+        let tau = t - v.start
+        if let env = v.envelope {
+            // Only the plateaus hold still: at 1 until the hold ends (sustained), at 0 after the
+            // decay until then (not sustained).
+            let plateau = env.sustained ? env.attack : env.attack + env.decay
+            guard tau >= plateau, tau < env.hold else { return t }
+            return min(until, v.start + env.hold)
+        }
+        guard v.useVolumeEnvelope else { return until }
+        var soundEnd = end
+        if !v.loop, let length = v.fileLength {
+            soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: clamp(v.pitch + value(of: .audioPitchControl, at: v.start), -1...1)))
+        }
+        let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
+        guard fade > 0 else { return until }
+        if tau < fade { return t }
+        if t < soundEnd - fade { return min(until, soundEnd - fade) }
+        if t < soundEnd { return t }
+        return until
     }
 }
 

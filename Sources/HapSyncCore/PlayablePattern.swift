@@ -48,8 +48,11 @@ public struct PlayablePattern: Sendable {
         /// The pattern, nil when any error was found.
         public let pattern: AHAPPattern?
         /// Every finding of the reader and the resolver, errors and warnings, with line and column
-        /// where the pattern came from text.
+        /// where the pattern came from text; at most `AHAPLimits.maxFindings`, errors listed first
+        /// (the rest are counted in `omitted`).
         public let diagnostics: [AHAPDiagnostic]
+        /// Findings over `AHAPLimits.maxFindings`, counted and not listed.
+        public let omitted: AHAPOmittedFindings
         /// Each audio reference in entry order (empty when the pattern has errors: audio is only
         /// looked up for a pattern that reads cleanly).
         public let audio: [AudioReference]
@@ -59,12 +62,13 @@ public struct PlayablePattern: Sendable {
             let report = reader.diagnose(contentsOf: url)
             let name = url.isFileURL ? url.relativePath : url.absoluteString
             let resolved = report.pattern.map { AHAPResourceResolver(ahapFile: url, resources: resources).check($0, file: name) }
-            self.init(name: name, pattern: report.pattern, diagnostics: report.diagnostics, resolved: resolved, locate: report.located)
+            self.init(name: name, pattern: report.pattern, diagnostics: report.diagnostics, omitted: report.omitted,
+                      maxFindings: reader.limits.maxFindings, resolved: resolved, locate: report.located)
         }
 
         /// Checks a pattern built in code (it has no file): its audio is looked up in `resources`.
         public init(pattern: AHAPPattern, name: String, resources: [URL] = []) {
-            self.init(name: name, pattern: pattern, diagnostics: [],
+            self.init(name: name, pattern: pattern, diagnostics: [], omitted: .none, maxFindings: AHAPLimits.default.maxFindings,
                       resolved: AHAPResourceResolver(roots: resources).check(pattern, file: name), locate: { $0 })
         }
 
@@ -77,20 +81,24 @@ public struct PlayablePattern: Sendable {
                 missing.append(AHAPDiagnostic(.resourceNotFound, path: AHAPPath("Pattern[\(i)].Event.EventWaveformPath"),
                                               message: "audio file \"\(p)\" was not given", file: name))
             }
-            self.init(name: name, pattern: pattern, diagnostics: [], resolved: (audioFiles, missing), locate: { $0 })
+            self.init(name: name, pattern: pattern, diagnostics: [], omitted: .none, maxFindings: AHAPLimits.default.maxFindings,
+                      resolved: (audioFiles, missing), locate: { $0 })
         }
 
-        private init(name: String, pattern: AHAPPattern?, diagnostics: [AHAPDiagnostic],
+        private init(name: String, pattern: AHAPPattern?, diagnostics: [AHAPDiagnostic], omitted: AHAPOmittedFindings, maxFindings: Int,
                      resolved: (resolved: [String: URL], diagnostics: [AHAPDiagnostic])?,
                      locate: ([AHAPDiagnostic]) -> [AHAPDiagnostic]) {
             self.name = name
             guard let pattern, let resolved else {
                 self.pattern = nil
                 self.diagnostics = diagnostics
+                self.omitted = omitted
                 self.audio = []
                 return
             }
-            let all = diagnostics + locate(resolved.diagnostics)
+            // The resolver's findings (one at most per audio event) join the reader's under the same cap.
+            let capped = AHAPDiagnostic.capped(diagnostics + locate(resolved.diagnostics), limit: maxFindings)
+            let all = capped.listed
             var headers: [URL: Result<AudioFileInfo, AudioFileInfo.ReadError>] = [:]
             var audio: [AudioReference] = []
             for (i, entry) in pattern.entries.enumerated() {
@@ -110,15 +118,20 @@ public struct PlayablePattern: Sendable {
                 }
                 audio.append(reference)
             }
-            self.pattern = all.contains { $0.severity == .error } ? nil : pattern
+            self.omitted = omitted + capped.omitted
             self.diagnostics = all
+            self.pattern = all.contains { $0.severity == .error } || self.omitted.errors > 0 ? nil : pattern
             self.audio = audio
         }
 
-        /// Only the errors.
+        /// Only the errors (those listed).
         public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
-        /// Only the warnings.
+        /// Only the warnings (those listed).
         public var warnings: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .warning } }
+        /// How many errors were found, listed or not.
+        public var errorCount: Int { errors.count + omitted.errors }
+        /// How many warnings were found, listed or not.
+        public var warningCount: Int { warnings.count + omitted.warnings }
         /// Each resolved audio file by waveform path (what a player decodes).
         public var audioFiles: [String: URL] {
             Dictionary(audio.compactMap { a in a.file.map { (a.waveformPath, $0) } }, uniquingKeysWith: { first, _ in first })
@@ -133,19 +146,25 @@ public struct PlayablePattern: Sendable {
     public struct LoadError: Error, Sendable, CustomStringConvertible {
         /// The file as the user named it, or the built-in pattern's name.
         public let name: String
-        /// Every finding, errors and warnings, located.
+        /// Every finding, errors and warnings, located (at most `AHAPLimits.maxFindings`).
         public let diagnostics: [AHAPDiagnostic]
+        /// Findings over `AHAPLimits.maxFindings`, counted and not listed.
+        public let omitted: AHAPOmittedFindings
         /// Set when the pattern read cleanly but could not be compiled.
         public let renderError: RenderError?
 
-        /// Only the errors among the findings.
+        /// Only the errors among the findings (those listed).
         public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
+        /// How many errors were found, listed or not.
+        public var errorCount: Int { errors.count + omitted.errors }
 
         /// A sentence for the user, then one error per line.
         public var description: String {
             if let renderError { return "\(name): \(renderError.description)" }
-            let errors = errors
-            return (["\(name) has \(errors.count) error\(errors.count == 1 ? "" : "s")"] + errors.map(\.description)).joined(separator: "\n")
+            let errors = errors, count = errorCount
+            var lines = ["\(name) has \(count) error\(count == 1 ? "" : "s")"] + errors.map(\.description)
+            if omitted.errors > 0 { lines.append("\(name): \(omitted.errors) more not listed") }
+            return lines.joined(separator: "\n")
         }
     }
 
@@ -156,12 +175,14 @@ public struct PlayablePattern: Sendable {
 
     /// Compiles a check; throws when it found errors or the pattern does not compile.
     public init(_ check: Check, options: RenderOptions = RenderOptions()) throws(LoadError) {
-        guard let pattern = check.pattern else { throw LoadError(name: check.name, diagnostics: check.diagnostics, renderError: nil) }
+        guard let pattern = check.pattern else {
+            throw LoadError(name: check.name, diagnostics: check.diagnostics, omitted: check.omitted, renderError: nil)
+        }
         let lengths = check.audioLengths
         do {
             timeline = try PatternTimeline(pattern: pattern, options: options) { lengths[$0] }
         } catch {
-            throw LoadError(name: check.name, diagnostics: check.diagnostics, renderError: error)
+            throw LoadError(name: check.name, diagnostics: check.diagnostics, omitted: check.omitted, renderError: error)
         }
         self.check = check
     }

@@ -179,9 +179,11 @@ final class Scheduler: @unchecked Sendable {
 
     // MARK: - Real-time (scheduler thread): pattern time ↔ engine time
 
-    /// Engine ns that `seconds` of pattern time take at `rate` (wrapping-safe magnitude).
+    /// Engine ns that `seconds` of pattern time take at `rate` (wrapping-safe magnitude), 0 for a
+    /// negative or NaN span and saturating at `UInt64.max` (a deadline that never comes) instead
+    /// of trapping. Does not allocate, lock or block.
     @inline(__always) static func span(_ seconds: Double, rate: Double) -> UInt64 {
-        UInt64(max(0, (seconds / rate * 1e9).rounded()))
+        UInt64(saturating: (seconds / rate * 1e9).rounded())
     }
 
     /// The audio clock's fit as published now, nil without audio. Does not allocate, lock or block.
@@ -231,7 +233,7 @@ final class Scheduler: @unchecked Sendable {
     /// allocate, lock or block.
     func audibleFrame(at time: UInt64) -> Int64? {
         guard let audio, let heard = audioFit()?.frame(atTime: time) else { return nil }
-        return max(heard, audio.nextWritableFrame + Int64(audio.sampleRate * 0.005))
+        return max(heard, audio.nextWritableFrame + Int64(saturating: audio.sampleRate * 0.005))
     }
 
     /// Tells the audio thread to stop slot `s`'s voices at its stop time (a stop or pause about to
