@@ -51,3 +51,22 @@ extension Int {
         self = Int(Int64(saturating: x))
     }
 }
+
+extension UInt64 {
+    /// `seconds` as nanoseconds, rounded to the nearest and saturating (`UInt64(saturating:)`): the
+    /// one conversion from engine seconds to engine nanoseconds. Does not allocate, lock or block.
+    @inlinable @inline(__always)
+    public init(nanosecondsOf seconds: Double) {
+        self.init(saturating: (seconds * 1e9).rounded())
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, or `UInt64.max` when that overflows (a time so far off it never comes).
+    /// Does not allocate, lock or block.
+    @inlinable @inline(__always)
+    public func addingSaturated(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
+}

@@ -83,12 +83,17 @@ extension HapticEngine {
 
     // MARK: - Player support
 
-    /// Engine ns for a Core Haptics-style time: `timeImmediate` (or any past time) means now.
+    /// The latest engine time a call can name (2^62 ns, 146 years of uptime): later times are
+    /// this one, a moment that never comes, and deadlines computed from it (plus a pattern's span)
+    /// cannot wrap around the scheduler's 64-bit arithmetic.
+    static let farFuture: UInt64 = 1 << 62
+
+    /// Engine ns for a Core Haptics-style time: `timeImmediate` (or any past time) means now; a
+    /// time past `farFuture` (or infinite) is `farFuture`.
     func engineNanoseconds(_ time: TimeInterval) -> UInt64 {
         let now = configuration.clock.now()
-        guard time > 0, time.isFinite else { return now }
-        let t = UInt64((time * 1e9).rounded())
-        return max(t, now)
+        guard time > 0, !time.isNaN else { return now }
+        return max(min(UInt64(nanosecondsOf: time), Self.farFuture), now)
     }
 
     /// Posts a message to the scheduler and wakes it; never waits for it.
@@ -112,7 +117,7 @@ extension HapticEngine {
         let when = engineNanoseconds(time)
         let accepted = control.withLock { state -> Bool in
             if let source, state.policy.rateLimitInterval > 0 {
-                if let last = state.lastStartBySource[source], when >= last, when - last < UInt64(state.policy.rateLimitInterval * 1e9) {
+                if let last = state.lastStartBySource[source], when >= last, when - last < UInt64(nanosecondsOf: state.policy.rateLimitInterval) {
                     state.merged += 1
                     return false
                 }

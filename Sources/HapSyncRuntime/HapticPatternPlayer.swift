@@ -206,7 +206,7 @@ public final class HapticPatternPlayer: @unchecked Sendable {
             guard p.relativeTime.isFinite, p.relativeTime >= 0 else {
                 throw HapticEngine.EngineError.invalidParameter("parameters[\(i)]: relativeTime must be 0 or more, got \(p.relativeTime)")
             }
-            let t = base &+ UInt64((p.relativeTime * 1e9).rounded())
+            let t = base.addingSaturated(UInt64(nanosecondsOf: p.relativeTime))
             engine.live.send(slot: slot, control, [.init(time: t, value: p.value, ramp: false)])
         }
         engine.sendPlayer(.refresh, slot: slot, id: id)
@@ -231,9 +231,9 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         guard curve.relativeTime.isFinite, curve.relativeTime >= 0 else {
             throw HapticEngine.EngineError.invalidParameter("curve relativeTime must be 0 or more, got \(curve.relativeTime)")
         }
-        let base = engine.engineNanoseconds(time) &+ UInt64((curve.relativeTime * 1e9).rounded())
+        let base = engine.engineNanoseconds(time).addingSaturated(UInt64(nanosecondsOf: curve.relativeTime))
         let points = curve.controlPoints.enumerated().map { i, p in
-            LiveParameters.Point(time: base &+ UInt64((max(0, p.relativeTime) * 1e9).rounded()), value: p.value,
+            LiveParameters.Point(time: base.addingSaturated(UInt64(nanosecondsOf: p.relativeTime)), value: p.value,
                                  ramp: i + 1 < curve.controlPoints.count)
         }
         engine.live.send(slot: slot, control!, points)

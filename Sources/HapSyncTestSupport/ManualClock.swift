@@ -1,3 +1,4 @@
+import HapSyncCore
 import HapSyncRuntime
 import Synchronization
 
@@ -25,5 +26,5 @@ public final class ManualClock: EngineClock {
     public func advance(nanoseconds: UInt64) { set(nanoseconds: now() + nanoseconds) }
 
     /// Moves time forward by `seconds`.
-    public func advance(seconds: Double) { advance(nanoseconds: UInt64((seconds * 1e9).rounded())) }
+    public func advance(seconds: Double) { advance(nanoseconds: UInt64(nanosecondsOf: seconds)) }
 }

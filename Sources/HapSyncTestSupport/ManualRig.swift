@@ -1,3 +1,4 @@
+import HapSyncCore
 import HapSyncRuntime
 
 /// A manual-clock engine with a recording backend, started: the rig the scheduling, player and
@@ -41,5 +42,5 @@ public struct ManualRig {
     public var commands: [OutputCommand] { backend.entries.map(\.command) }
 
     /// Seconds as engine nanoseconds, rounded.
-    public static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64((seconds * 1e9).rounded()) }
+    public static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(nanosecondsOf: seconds) }
 }

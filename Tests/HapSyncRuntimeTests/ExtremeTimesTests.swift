@@ -1,0 +1,28 @@
+import AHAP
+import Foundation
+import HapSyncCore
+@testable import HapSyncRuntime
+import HapSyncTestSupport
+import Testing
+
+/// API times far off (a start a thousand years away, a parameter 1e300 s after its send) are
+/// deadlines that never come, not crashes: every seconds → nanoseconds conversion saturates.
+@Suite("Extreme times through the player API")
+struct ExtremeTimesTests {
+    @Test func farTimesNeverTrap() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try pattern { $0.continuous(at: 0, duration: 0.5, intensity: 0.8, sharpness: 0.5) })
+        try player.start(atTime: 1e300)
+        rig.at(1)
+        #expect(rig.commands.isEmpty, "nothing before its (never coming) start")
+        try player.start(atTime: 1.5)
+        try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 1e300)], atTime: 1e300)
+        try player.scheduleParameterCurve(HapticParameterCurve(parameterID: .hapticIntensityControl,
+                                                               controlPoints: [.init(relativeTime: 0, value: 1), .init(relativeTime: 1e300, value: 0)],
+                                                               relativeTime: 1e300), atTime: 1e300)
+        rig.run(until: 3)
+        #expect(rig.commands.contains { $0.kind == .level && $0.intensity == 0.8 }, "played as written: the parameters lie beyond any time")
+        #expect(UInt64(nanosecondsOf: 1e300) == .max && UInt64(nanosecondsOf: -1) == 0 && UInt64(nanosecondsOf: .nan) == 0)
+        #expect(UInt64.max.addingSaturated(1) == .max && UInt64(2).addingSaturated(3) == 5)
+    }
+}
