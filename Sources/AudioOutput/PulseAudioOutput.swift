@@ -64,6 +64,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     public var name: String { "pulse" }
     /// The sink's rate (known after `open`).
     public private(set) var sampleRate: Double = 48_000
+    /// The server's name as it gives it (known after `open`): "pulseaudio", or
+    /// "PulseAudio (on PipeWire 0.3.65)" from pipewire-pulse.
+    public private(set) var serverName = ""
     /// Frame ↔ CLOCK_MONOTONIC, fitted from the server's timing info (one clock for the output's
     /// whole life: `open` resets it).
     public let clock = AudioClock(sampleRate: 48_000)
@@ -162,13 +165,14 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         self.connection = connection
         do {
             stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
-                let sinkRate = try connection.sampleRate(ofSink: configuration.sink ?? "@DEFAULT_SINK@")
-                sampleRate = Double(sinkRate)
+                serverName = connection.serverName()
+                let sink = try connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@")
+                sampleRate = Double(sink.rate)
                 clock.reset(sampleRate: sampleRate)
                 mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
                 mixer.live = liveParameters
                 written.store(0, ordering: .releasing)
-                let s = try connection.openStream(name: "HapSync playback", rate: sinkRate, onTiming: { [unowned self] info, at in
+                let s = try connection.openStream(name: "HapSync playback", rate: sink.rate, onTiming: { [unowned self] info, at in
                     timingUpdated(info, at: at)
                 }) { s in
                     pa_stream_set_write_callback(s, { _, bytes, userdata in

@@ -106,3 +106,14 @@ enum Syscalls {
         }
     }
 }
+
+/// The chokepoint's calls for threads that other modules run beside the engine (the measurement
+/// instruments' readers): the same sleep and scheduling calls the engine's threads make.
+public enum HelperThreadCalls {
+    /// Sleeps until CLOCK_MONOTONIC time `deadline` (ns), retrying after signals. Blocks only in
+    /// the kernel's sleep.
+    public static func sleep(untilMonotonic deadline: UInt64) { Syscalls.sleep(untilMonotonic: deadline) }
+
+    /// Asks for SCHED_FIFO at `priority` for the calling thread.
+    public static func requestFIFO(priority: Int32) -> Result<Void, SystemErrno> { Syscalls.setFIFO(priority: priority) }
+}
