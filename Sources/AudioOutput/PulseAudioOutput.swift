@@ -11,10 +11,11 @@ import Synchronization
 /// One playback stream, float32 stereo at the sink's own rate, asking for a small target latency
 /// (`latency`, default 20 ms), started corked with prebuf 0 and fed silence whenever nothing plays,
 /// so its clock never stops. Every write comes from `AudioMixer`. After each write (at most every
-/// 10 ms) it asks the server for timing info; from the read index, sink and transport latency it
-/// knows which frame was heard when, and feeds that to `clock`, which the scheduler uses to put
-/// haptics where the audio is heard. Underruns are counted; if the server goes away mid-play,
-/// `onServerLost` is called (the engine reports it and its haptics go on).
+/// 10 ms; after every write on PipeWire) it asks the server for timing info; `PlaybackTiming`
+/// turns the read index, sink and transport latency into which frame was heard when, for the
+/// server it talks to (PulseAudio or PipeWire's pipewire-pulse, which count differently), and
+/// feeds that to `clock`, which the scheduler uses to put haptics where the audio is heard. Underruns are counted; if the server goes away
+/// mid-play, `onServerLost` is called (the engine reports it and its haptics go on).
 public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// Settings.
     public struct Configuration: Sendable {
@@ -94,6 +95,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
+    private var timing = PlaybackTiming(server: .pulseAudio, sampleRate: 48_000)
     private var mixer = AudioMixer(sampleRate: 48_000, capacity: PulseAudioOutput.voiceCapacity)
     /// Voices the mixer can hold at once (a started player reserves all its voices).
     public static let voiceCapacity = 256
@@ -168,6 +170,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                 serverName = connection.serverName()
                 let sink = try connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@")
                 sampleRate = Double(sink.rate)
+                timing = PlaybackTiming(server: PulseConnection.Server(serverName: serverName), sampleRate: sampleRate)
                 clock.reset(sampleRate: sampleRate)
                 mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
                 mixer.live = liveParameters
@@ -234,12 +237,10 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     /// Turns the server's timing info, taken at monotonic time `at`, into "frame F was heard at T".
     private func timingUpdated(_ info: pa_timing_info, at: UInt64) {
-        guard info.read_index_corrupt == 0 else { return }
-        // As pa_stream_get_time does: the server had read up to read_index; the data took
-        // transport_usec to get there and sits sink_usec in the sink before it is heard.
-        let readFrames = Double(info.read_index) / 8
-        let heard = readFrames + (Double(info.transport_usec) - Double(info.sink_usec)) * sampleRate / 1e6
-        clock.observe(frame: Int64(heard.rounded()), heardAt: at)
+        guard info.read_index_corrupt == 0,
+              let frame = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
+        else { return }
+        clock.observe(frame: frame, heardAt: at)
     }
 
     // MARK: - Real-time (hapsync-audio, the PulseAudio mainloop thread)
@@ -275,6 +276,91 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        connection?.requestTimingInfo()
+        // On PipeWire every write (replies from consecutive cycles tell its quantum), else at most
+        // every 10 ms.
+        connection?.requestTimingInfo(every: timing.server == .pulseAudio ? 10_000_000 : 0)
+    }
+}
+
+extension PulseAudioOutput {
+    /// Which frame of a playback stream is heard at the moment a timing reply was taken, from that
+    /// reply's read index, sink latency and transport latency: the one place where the server's
+    /// timing becomes "frame F heard at T". Pure, so tests drive it with made-up replies.
+    ///
+    /// - **PulseAudio**: as `pa_stream_get_time` computes it: the server had read up to
+    ///   `read_index` when it replied; the data took `transport_usec` to get there and sits
+    ///   `sink_usec` in the sink before it is heard.
+    /// - **PipeWire** (pipewire-pulse, found by its server name): the read index counts what the
+    ///   graph took at the start of its last cycle for that cycle, one quantum that is only
+    ///   beginning to play, and the sink latency is only the device's delay (0 for a null or pipe
+    ///   sink) and leaves that quantum out (its `pulse-server.c`: `do_process_done` adds the
+    ///   cycle's `read_inc` to `read_index`; `do_get_playback_latency` replies with the stream's
+    ///   `delay` and `now`). So the frame heard at the cycle's start is `read_index` − one
+    ///   quantum; taken as is, haptics came one quantum early (−5.3 ms at the 20 ms default
+    ///   latency, a 256-frame quantum; −10.5 ms at 50 ms). The quantum is what the server took per
+    ///   cycle: the smallest step of the read index between replies, which needs replies from
+    ///   consecutive cycles (the output asks after every write there). The reply comes after the
+    ///   cycle started (it answers the request our write sent after that cycle's data request), so
+    ///   the frame heard at the reply is later still; the transport latency is the part of that
+    ///   wait known from the reply, and what is left (the server's request reaching us, our
+    ///   write) makes the estimate late by a fraction of a millisecond, never early.
+    ///
+    /// Does not allocate, lock or block.
+    package struct PlaybackTiming: Sendable {
+        /// The server the replies come from.
+        package let server: PulseConnection.Server
+        /// Frames per second of the stream.
+        package let sampleRate: Double
+        /// PipeWire's quantum, frames (0 until two replies from consecutive cycles were seen).
+        package private(set) var quantum: Int64 = 0
+        private var lastRead: Int64 = -1
+        // A larger quantum is believed only after `quantumPatience` replies without the old step.
+        private var largerStep: Int64 = .max
+        private var repliesWithoutQuantum = 0
+        private static let quantumPatience = 16
+        private static let frameBytes: Int64 = 8
+
+        /// Timing for a stream at `sampleRate` on `server`.
+        package init(server: PulseConnection.Server, sampleRate: Double) {
+            self.server = server
+            self.sampleRate = sampleRate
+        }
+
+        /// The frame heard when the reply was taken, from its read index (bytes), sink latency and
+        /// transport latency (µs); nil on PipeWire until its quantum is known. Does not allocate,
+        /// lock or block.
+        package mutating func heardFrame(readIndex: Int64, sinkUsec: UInt64, transportUsec: UInt64) -> Int64? {
+            let read = readIndex / Self.frameBytes
+            let latency = (Double(sinkUsec) - Double(transportUsec)) * sampleRate / 1e6
+            switch server {
+            case .pulseAudio:
+                return read - Int64(latency.rounded())
+            case .pipeWire:
+                noteStep(read - lastRead)
+                lastRead = read
+                guard quantum > 0 else { return nil }
+                return read - quantum - Int64(latency.rounded())
+            }
+        }
+
+        /// Learns the quantum from a step of the read index: the smallest step seen (cycles taken
+        /// one at a time), or, after `quantumPatience` replies that all stepped further, the
+        /// smallest of those (the quantum grew).
+        private mutating func noteStep(_ step: Int64) {
+            guard lastRead >= 0, step > 0 else { return }
+            if quantum == 0 || step <= quantum {
+                quantum = step
+                largerStep = .max
+                repliesWithoutQuantum = 0
+            } else {
+                largerStep = min(largerStep, step)
+                repliesWithoutQuantum += 1
+                if repliesWithoutQuantum >= Self.quantumPatience {
+                    quantum = largerStep
+                    largerStep = .max
+                    repliesWithoutQuantum = 0
+                }
+            }
+        }
     }
 }

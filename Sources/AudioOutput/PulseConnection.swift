@@ -211,13 +211,14 @@ package final class PulseConnection: @unchecked Sendable {
         }
     }
 
-    /// Asks the server for the stream's timing info, at most every 10 ms; a reply reaches
-    /// `onTiming` with the CLOCK_MONOTONIC time the info was taken. Mainloop thread, from a stream
-    /// callback (libpulse allocates the request).
-    package func requestTimingInfo() {
+    /// Asks the server for the stream's timing info, unless the last request was less than
+    /// `interval` ns ago (default 10 ms; 0: every call); a reply reaches `onTiming` with the
+    /// CLOCK_MONOTONIC time the info was taken. Mainloop thread, from a stream callback (libpulse
+    /// allocates the request).
+    package func requestTimingInfo(every interval: UInt64 = 10_000_000) {
         guard let s = stream else { return }
         let now = MonotonicClock.nanoseconds()
-        guard now - lastTimingRequest > 10_000_000 else { return }
+        guard now - lastTimingRequest >= interval else { return }
         lastTimingRequest = now
         if let op = pa_stream_update_timing_info(s, { s, success, userdata in
             guard success != 0, let s, let info = pa_stream_get_timing_info(s)?.pointee,
