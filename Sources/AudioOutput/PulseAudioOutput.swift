@@ -11,10 +11,11 @@ import Synchronization
 /// One playback stream, float32 stereo at the sink's own rate, asking for a small target latency
 /// (`latency`, default 20 ms), started corked with prebuf 0 and fed silence whenever nothing plays,
 /// so its clock never stops. Every write comes from `AudioMixer`. After each write (at most every
-/// 10 ms; after every write on PipeWire) it asks the server for timing info; `PlaybackTiming`
-/// turns the read index, sink and transport latency into which frame was heard when, for the
-/// server it talks to (PulseAudio or PipeWire's pipewire-pulse, which count differently), and
-/// feeds that to `clock`, which the scheduler uses to put haptics where the audio is heard. Underruns are counted; if the server goes away
+/// 10 ms once the clock has settled; after every write until then, and always on PipeWire) it asks
+/// the server for timing info; `PlaybackTiming` turns the read index, sink and transport latency
+/// into which frame was heard when, for the server it talks to (PulseAudio or PipeWire's
+/// pipewire-pulse, which count differently), and feeds that to `clock`, which the scheduler uses
+/// to put haptics where the audio is heard. Underruns are counted; if the server goes away
 /// mid-play, `onServerLost` is called (the engine reports it and its haptics go on).
 public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// Settings.
@@ -159,7 +160,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Connects, creates the stream at the sink's rate, starts it, and waits for the first clock fit.
+    /// Connects, creates the stream at the sink's rate, starts it, and waits until the clock's fit
+    /// has settled.
     public func open() throws {
         guard connection == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync", server: configuration.server, threadName: Self.threadName,
@@ -194,6 +196,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                                                   | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
                     return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
                 }
+                restartIfRenderingFarAhead(connection, sink: sink)
                 running.store(true, ordering: .releasing)
                 if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
                 return s
@@ -202,8 +205,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             close()
             throw error
         }
-        // Players follow the clock only once its fit has settled (about 0.35 s of timing updates;
-        // once per engine start, not per trigger).
+        // Players follow the clock only once its fit has settled (33 timing replies, one per write
+        // until then: about 0.17 s; once per engine start, not per trigger).
         let giveUp = Date().addingTimeInterval(5)
         while clock.observations < AudioClock.settlingObservations, Date() < giveUp, running.load(ordering: .acquiring) { usleep(2000) }
         guard running.load(ordering: .acquiring) else {
@@ -214,6 +217,21 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             close()
             throw PulseError.noClock
         }
+    }
+
+    /// A PulseAudio sink with nobody playing renders as far ahead as it may (module-null-sink: up to
+    /// 2 s), and once our low-latency stream has joined it can take back (rewind) only as much as
+    /// our latency: the stream would first be heard, and its clock first move, up to 2 s later
+    /// (measured: 1.6-2.0 s of a 2.3 s start-up). Suspending and resuming such a sink, which nobody
+    /// else was playing to, starts it again from now. Only on PulseAudio (PipeWire starts streams
+    /// at once and reports no sink latency), only when the sink was idle before our stream came,
+    /// and only when it is now more than 50 ms further ahead than our whole target latency. Inside
+    /// the connection's lock, with our stream connected and corked.
+    private func restartIfRenderingFarAhead(_ connection: PulseConnection, sink: PulseConnection.SinkInfo) {
+        guard timing.server == .pulseAudio, sink.state == PA_SINK_IDLE,
+              let now = try? connection.sinkInfo(named: sink.name),
+              Double(now.latency) > configuration.latency * 1e6 + 50_000 else { return }
+        if connection.suspend(sink: sink.index, true) { _ = connection.suspend(sink: sink.index, false) }
     }
 
     /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.
@@ -276,9 +294,10 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        // On PipeWire every write (replies from consecutive cycles tell its quantum), else at most
-        // every 10 ms.
-        connection?.requestTimingInfo(every: timing.server == .pulseAudio ? 10_000_000 : 0)
+        // Every write while the clock settles (a quicker start) and on PipeWire (which needs replies
+        // from consecutive cycles to know its quantum), else at most every 10 ms.
+        let settled = fit.observations >= AudioClock.settlingObservations
+        connection?.requestTimingInfo(every: settled && timing.server == .pulseAudio ? 10_000_000 : 0)
     }
 }
 

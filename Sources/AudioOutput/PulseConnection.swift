@@ -138,6 +138,11 @@ package final class PulseConnection: @unchecked Sendable {
         return reply.value
     }
 
+    /// Suspends (or resumes) the sink with server index `sink`; whether the server did. Inside `withLock`.
+    package func suspend(sink: UInt32, _ suspend: Bool) -> Bool {
+        succeeds { context, done, reply in pa_context_suspend_sink_by_index(context, sink, suspend ? 1 : 0, done, reply) }
+    }
+
     /// Loads server module `name` with `arguments` and returns its index; throws `.stream` with the
     /// server's reason if it refused. Inside `withLock`.
     package func loadModule(_ name: String, arguments: String) throws(PulseError) -> UInt32 {
