@@ -48,6 +48,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         case stream(String)
         /// No timing information arrived.
         case noClock
+        /// The server would not load a module (`PulseConnection.loadModule`: measuring instruments).
+        case moduleRefused(String)
 
         /// A sentence with a way out.
         public var description: String {
@@ -56,6 +58,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             case .noSink(let name): return "PulseAudio has no sink named '\(name)'; 'pactl list short sinks' lists them"
             case .stream(let why): return "the PulseAudio stream failed: \(why)"
             case .noClock: return "the PulseAudio stream gave no timing information within 5 s"
+            case .moduleRefused(let why): return "the PulseAudio server refused to load \(why)"
             }
         }
     }

@@ -143,8 +143,8 @@ package final class PulseConnection: @unchecked Sendable {
         succeeds { context, done, reply in pa_context_suspend_sink_by_index(context, sink, suspend ? 1 : 0, done, reply) }
     }
 
-    /// Loads server module `name` with `arguments` and returns its index; throws `.stream` with the
-    /// server's reason if it refused. Inside `withLock`.
+    /// Loads server module `name` with `arguments` and returns its index; throws `.moduleRefused`
+    /// with the server's reason if it refused. Inside `withLock`.
     package func loadModule(_ name: String, arguments: String) throws(PulseError) -> UInt32 {
         // UInt32.max is PA_INVALID_INDEX ((uint32_t) -1, which Swift cannot import as a UInt32).
         var reply = Reply<UInt32>(mainloop: mainloop, value: UInt32.max)
@@ -155,7 +155,7 @@ package final class PulseConnection: @unchecked Sendable {
                 pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
             }, reply))
         }
-        guard reply.value != UInt32.max else { throw .stream("the server refused to load \(name) \(arguments): \(errorText)") }
+        guard reply.value != UInt32.max else { throw .moduleRefused("\(name) \(arguments): \(errorText)") }
         return reply.value
     }
 

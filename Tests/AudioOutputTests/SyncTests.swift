@@ -121,6 +121,19 @@ struct SyncTests {
         Self.expectEight(late, median: 1, each: 10, "heard by the pipe − heard by the engine's clock")
     }
 
+    @Test func aModuleTheServerRefusesIsNamedWithItsArguments() throws {
+        // (PipeWire loads module-pipe-sink with an argument it does not know; no server has this module.)
+        let connection = try PulseConnection(clientName: "HapSync test", server: nil, threadName: "hapsync-test")
+        defer { connection.close() }
+        #expect {
+            try connection.withLock { () throws(PulseConnection.PulseError) in
+                _ = try connection.loadModule("module-hapsync-none", arguments: "sink_name=x")
+            }
+        } throws: { error in
+            "\(error)".hasPrefix("the PulseAudio server refused to load module-hapsync-none sink_name=x: ")
+        }
+    }
+
     @Test func noServerSaysSoAndSuggestsAudioNone() {
         let audio = PulseAudioOutput(configuration: .init(sink: "no-such-sink-\(UUID().uuidString.prefix(8))"))
         #expect {
