@@ -6,23 +6,26 @@ import HapSyncMeasurement
 import HapSyncRuntime
 
 /// One click+tap pair as measured: when the tap was released and when its click was heard, by the
-/// playback side's audio clock and, independently, by the sink's monitor recording.
+/// playback side's audio clock and, independently, by the sink's monitor recording or a pipe
+/// sink's reader.
 struct PairMeasurement {
     /// Seconds since the first pair of the run.
     var elapsed: Double
     /// Haptic release − audio heard by the engine's audio clock (µs; positive: the tap came late).
     var byEngine: Double?
-    /// Haptic release − click onset in the monitor recording (µs).
-    var byMonitor: Double?
+    /// Haptic release − click onset heard from outside the engine (µs).
+    var independent: Double?
 }
 
 /// A PulseAudio engine for the sync and drift benchmarks, with a history of its audio clock.
 final class AudioRig {
-    let audio = PulseAudioOutput()
+    let audio: PulseAudioOutput
     let engine: HapticEngine
     let history: ClockHistory
 
-    init(sync: HapticEngine.AudioSync = .followAudioClock) throws {
+    /// An engine playing to `sink` (nil: the default sink).
+    init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil) throws {
+        audio = PulseAudioOutput(configuration: .init(sink: sink))
         engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), audio: audio, audioSync: sync))
         try engine.start()
         history = ClockHistory(audio.clock)
@@ -33,7 +36,8 @@ final class AudioRig {
         engine.stop()
     }
 
-    /// Every tap of `players` paired with its click (the audio frame at the same pattern time).
+    /// Every tap of `players` paired with its click (the audio frame at the same pattern time), and
+    /// with the nearest of `onsets` (click onsets heard from outside).
     func pairs(players: [HapticPatternPlayer], onsets: [UInt64]) -> [PairMeasurement] {
         let stats = engine.statistics
         var result: [PairMeasurement] = []
@@ -49,7 +53,7 @@ final class AudioRig {
             }
             if let nearest = onsets.min(by: { abs(Int64(bitPattern: $0 &- released)) < abs(Int64(bitPattern: $1 &- released)) }),
                abs(Int64(bitPattern: nearest &- released)) < 200_000_000 {
-                m.byMonitor = Double(Int64(bitPattern: released &- nearest)) / 1000
+                m.independent = Double(Int64(bitPattern: released &- nearest)) / 1000
             }
             result.append(m)
         }
@@ -67,21 +71,18 @@ func monitorOnsets(_ recorder: PulseAudioRecorder) -> (times: [UInt64], note: St
         for j in jumps { print("  monitor jump at \(String(format: "%.3f", Double(j.frame) / 48_000)) s: \(String(format: "%+.3f", j.jump / 1e6)) ms") }
         for f in frames { print("  onset at \(String(format: "%.3f", Double(f) / 48_000)) s") }
     }
-    let note = jumps.isEmpty ? "monitor recording continuous"
-        : "monitor recording has \(jumps.count) discontinuities (largest \(String(format: "%.1f", jumps.map { abs($0.jump) }.max()! / 1e6)) ms)"
-    return (times, note)
+    return (times, discontinuityNote("monitor recording", jumps))
 }
 
-/// sync: Assets/clicks.ahap (8 clicks, each with a tap at the same pattern time) played `loops`
-/// times through the real PulseAudio server, the audio-haptic offset measured twice per tap: by the
-/// engine's audio clock, and independently from a recording of the sink's monitor. Both are
-/// haptic release − audio heard.
-func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
-    let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@", seconds: Double(loops) * 2.5 + 10)
-    try recorder.start()
-    defer { recorder.stop() }
-    let rig = try AudioRig()
-    defer { rig.stop() }
+/// "<what> continuous", or how many jumps it has and the largest.
+func discontinuityNote(_ what: String, _ jumps: [(frame: Int64, jump: Double)]) -> String {
+    jumps.isEmpty ? "\(what) continuous"
+        : "\(what) has \(jumps.count) discontinuities (largest \(String(format: "%.1f", jumps.map { abs($0.jump) }.max()! / 1e6)) ms)"
+}
+
+/// Plays Assets/clicks.ahap `loops` times on `rig` after one unmeasured pass: the players, started
+/// back to back 0.3 s from now, and returns once the last has played.
+func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatternPlayer] {
     let url = assets.appendingPathComponent("clicks.ahap")
     let pattern = try AHAPReader().read(contentsOf: url).pattern
     let files = ["audio/click-48k-mono-16.wav": assets.appendingPathComponent("audio/click-48k-mono-16.wav")]
@@ -98,11 +99,41 @@ func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
         players.append(p)
     }
     Thread.sleep(forTimeInterval: 0.3 + Double(loops) * period + 0.5)
-    let (onsets, note) = monitorOnsets(recorder)
+    return players
+}
+
+/// sync: Assets/clicks.ahap (8 clicks, each with a tap at the same pattern time) played `loops`
+/// times through the real sound server (PulseAudio, or PipeWire's pipewire-pulse), the audio-haptic
+/// offset measured per tap by the engine's audio clock and independently twice: from a recording
+/// of the default sink's monitor, and, in a second run to a pipe sink, from a reader that times
+/// every read of the pipe (`PipeSinkReader`: no timing report of the server's at all). All are
+/// haptic release − audio heard.
+func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
+    var result: [Distribution] = []
+    do {
+        let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@", seconds: Double(loops) * 2.5 + 10)
+        try recorder.start()
+        defer { recorder.stop() }
+        let rig = try AudioRig()
+        defer { rig.stop() }
+        let players = try playClicks(loops: loops, on: rig, assets: assets)
+        let (onsets, note) = monitorOnsets(recorder)
+        let pairs = rig.pairs(players: players, onsets: onsets)
+        print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through \(rig.audio.serverName) at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
+        result += [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
+                   Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)", values: pairs.compactMap(\.independent))]
+    }
+    let reader = PipeSinkReader(seconds: Double(loops) * 2.5 + 10)
+    try reader.start()
+    defer { reader.stop() }
+    let rig = try AudioRig(sink: reader.sinkName)
+    defer { rig.stop() }
+    let players = try playClicks(loops: loops, on: rig, assets: assets)
+    let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
     let pairs = rig.pairs(players: players, onsets: onsets)
-    print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through PulseAudio at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
-    return [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
-            Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)", values: pairs.compactMap(\.byMonitor))]
+    print("sync: the same to a pipe sink (read \(reader.pacing == .asWritten ? "as written" : "at the nominal rate"), \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")); \(onsets.count) click onsets in the pipe (\(discontinuityNote("reads", reader.discontinuities)), \(reader.starved) starved ticks); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns")
+    return result + [Distribution(benchmark: "sync", subject: "pipe sink: haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
+                     Distribution(benchmark: "sync", subject: "pipe sink: haptic release − click read from the pipe (independent)", values: pairs.compactMap(\.independent))]
 }
 
 /// A drift series for the table and the plot.
@@ -164,6 +195,6 @@ func realDriftBenchmark(seconds: Double, assets: URL) throws -> [DriftSeries] {
     }
     return [series("real, follows audio clock (by engine clock)", pa, \.byEngine),
             series("real, open-loop (by engine clock)", pb, \.byEngine),
-            series("real, follows audio clock (by monitor)", pa, \.byMonitor),
-            series("real, open-loop (by monitor)", pb, \.byMonitor)]
+            series("real, follows audio clock (by monitor)", pa, \.independent),
+            series("real, open-loop (by monitor)", pb, \.independent)]
 }

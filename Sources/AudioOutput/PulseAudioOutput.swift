@@ -11,10 +11,12 @@ import Synchronization
 /// One playback stream, float32 stereo at the sink's own rate, asking for a small target latency
 /// (`latency`, default 20 ms), started corked with prebuf 0 and fed silence whenever nothing plays,
 /// so its clock never stops. Every write comes from `AudioMixer`. After each write (at most every
-/// 10 ms) it asks the server for timing info; from the read index, sink and transport latency it
-/// knows which frame was heard when, and feeds that to `clock`, which the scheduler uses to put
-/// haptics where the audio is heard. Underruns are counted; if the server goes away mid-play,
-/// `onServerLost` is called (the engine reports it and its haptics go on).
+/// 10 ms once the clock has settled; after every write until then, and always on PipeWire) it asks
+/// the server for timing info; `PlaybackTiming` turns the read index, sink and transport latency
+/// into which frame was heard when, for the server it talks to (PulseAudio or PipeWire's
+/// pipewire-pulse, which count differently), and feeds that to `clock`, which the scheduler uses
+/// to put haptics where the audio is heard. Underruns are counted; if the server goes away
+/// mid-play, `onServerLost` is called (the engine reports it and its haptics go on).
 public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// Settings.
     public struct Configuration: Sendable {
@@ -46,6 +48,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         case stream(String)
         /// No timing information arrived.
         case noClock
+        /// The server would not load a module (`PulseConnection.loadModule`: measuring instruments).
+        case moduleRefused(String)
 
         /// A sentence with a way out.
         public var description: String {
@@ -54,6 +58,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             case .noSink(let name): return "PulseAudio has no sink named '\(name)'; 'pactl list short sinks' lists them"
             case .stream(let why): return "the PulseAudio stream failed: \(why)"
             case .noClock: return "the PulseAudio stream gave no timing information within 5 s"
+            case .moduleRefused(let why): return "the PulseAudio server refused to load \(why)"
             }
         }
     }
@@ -64,6 +69,9 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     public var name: String { "pulse" }
     /// The sink's rate (known after `open`).
     public private(set) var sampleRate: Double = 48_000
+    /// The server's name as it gives it (known after `open`): "pulseaudio", or
+    /// "PulseAudio (on PipeWire 0.3.65)" from pipewire-pulse.
+    public private(set) var serverName = ""
     /// Frame ↔ CLOCK_MONOTONIC, fitted from the server's timing info (one clock for the output's
     /// whole life: `open` resets it).
     public let clock = AudioClock(sampleRate: 48_000)
@@ -91,6 +99,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
+    private var timing = PlaybackTiming(server: .pulseAudio, sampleRate: 48_000)
     private var mixer = AudioMixer(sampleRate: 48_000, capacity: PulseAudioOutput.voiceCapacity)
     /// Voices the mixer can hold at once (a started player reserves all its voices).
     public static let voiceCapacity = 256
@@ -154,7 +163,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Connects, creates the stream at the sink's rate, starts it, and waits for the first clock fit.
+    /// Connects, creates the stream at the sink's rate, starts it, and waits until the clock's fit
+    /// has settled.
     public func open() throws {
         guard connection == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync", server: configuration.server, threadName: Self.threadName,
@@ -162,13 +172,15 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         self.connection = connection
         do {
             stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
-                let sinkRate = try connection.sampleRate(ofSink: configuration.sink ?? "@DEFAULT_SINK@")
-                sampleRate = Double(sinkRate)
+                serverName = connection.serverName()
+                let sink = try connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@")
+                sampleRate = Double(sink.rate)
+                timing = PlaybackTiming(server: PulseConnection.Server(serverName: serverName), sampleRate: sampleRate)
                 clock.reset(sampleRate: sampleRate)
                 mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
                 mixer.live = liveParameters
                 written.store(0, ordering: .releasing)
-                let s = try connection.openStream(name: "HapSync playback", rate: sinkRate, onTiming: { [unowned self] info, at in
+                let s = try connection.openStream(name: "HapSync playback", rate: sink.rate, onTiming: { [unowned self] info, at in
                     timingUpdated(info, at: at)
                 }) { s in
                     pa_stream_set_write_callback(s, { _, bytes, userdata in
@@ -187,6 +199,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                                                   | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
                     return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
                 }
+                restartIfRenderingFarAhead(connection, sink: sink)
                 running.store(true, ordering: .releasing)
                 if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
                 return s
@@ -195,8 +208,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             close()
             throw error
         }
-        // Players follow the clock only once its fit has settled (about 0.35 s of timing updates;
-        // once per engine start, not per trigger).
+        // Players follow the clock only once its fit has settled (33 timing replies, one per write
+        // until then: about 0.17 s; once per engine start, not per trigger).
         let giveUp = Date().addingTimeInterval(5)
         while clock.observations < AudioClock.settlingObservations, Date() < giveUp, running.load(ordering: .acquiring) { usleep(2000) }
         guard running.load(ordering: .acquiring) else {
@@ -207,6 +220,21 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             close()
             throw PulseError.noClock
         }
+    }
+
+    /// A PulseAudio sink with nobody playing renders as far ahead as it may (module-null-sink: up to
+    /// 2 s), and once our low-latency stream has joined it can take back (rewind) only as much as
+    /// our latency: the stream would first be heard, and its clock first move, up to 2 s later
+    /// (measured: 1.6-2.0 s of a 2.3 s start-up). Suspending and resuming such a sink, which nobody
+    /// else was playing to, starts it again from now. Only on PulseAudio (PipeWire starts streams
+    /// at once and reports no sink latency), only when the sink was idle before our stream came,
+    /// and only when it is now more than 50 ms further ahead than our whole target latency. Inside
+    /// the connection's lock, with our stream connected and corked.
+    private func restartIfRenderingFarAhead(_ connection: PulseConnection, sink: PulseConnection.SinkInfo) {
+        guard timing.server == .pulseAudio, sink.state == PA_SINK_IDLE,
+              let now = try? connection.sinkInfo(named: sink.name),
+              Double(now.latency) > configuration.latency * 1e6 + 50_000 else { return }
+        if connection.suspend(sink: sink.index, true) { _ = connection.suspend(sink: sink.index, false) }
     }
 
     /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.
@@ -230,12 +258,10 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
 
     /// Turns the server's timing info, taken at monotonic time `at`, into "frame F was heard at T".
     private func timingUpdated(_ info: pa_timing_info, at: UInt64) {
-        guard info.read_index_corrupt == 0 else { return }
-        // As pa_stream_get_time does: the server had read up to read_index; the data took
-        // transport_usec to get there and sits sink_usec in the sink before it is heard.
-        let readFrames = Double(info.read_index) / 8
-        let heard = readFrames + (Double(info.transport_usec) - Double(info.sink_usec)) * sampleRate / 1e6
-        clock.observe(frame: Int64(heard.rounded()), heardAt: at)
+        guard info.read_index_corrupt == 0,
+              let frame = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
+        else { return }
+        clock.observe(frame: frame, heardAt: at)
     }
 
     // MARK: - Real-time (hapsync-audio, the PulseAudio mainloop thread)
@@ -271,6 +297,92 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        connection?.requestTimingInfo()
+        // Every write while the clock settles (a quicker start) and on PipeWire (which needs replies
+        // from consecutive cycles to know its quantum), else at most every 10 ms.
+        let settled = fit.observations >= AudioClock.settlingObservations
+        connection?.requestTimingInfo(every: settled && timing.server == .pulseAudio ? 10_000_000 : 0)
+    }
+}
+
+extension PulseAudioOutput {
+    /// Which frame of a playback stream is heard at the moment a timing reply was taken, from that
+    /// reply's read index, sink latency and transport latency: the one place where the server's
+    /// timing becomes "frame F heard at T". Pure, so tests drive it with made-up replies.
+    ///
+    /// - **PulseAudio**: as `pa_stream_get_time` computes it: the server had read up to
+    ///   `read_index` when it replied; the data took `transport_usec` to get there and sits
+    ///   `sink_usec` in the sink before it is heard.
+    /// - **PipeWire** (pipewire-pulse, found by its server name): the read index counts what the
+    ///   graph took at the start of its last cycle for that cycle, one quantum that is only
+    ///   beginning to play, and the sink latency is only the device's delay (0 for a null or pipe
+    ///   sink) and leaves that quantum out (its `pulse-server.c`: `do_process_done` adds the
+    ///   cycle's `read_inc` to `read_index`; `do_get_playback_latency` replies with the stream's
+    ///   `delay` and `now`). So the frame heard at the cycle's start is `read_index` − one
+    ///   quantum; taken as is, haptics came one quantum early (−5.3 ms at the 20 ms default
+    ///   latency, a 256-frame quantum; −10.5 ms at 50 ms). The quantum is what the server took per
+    ///   cycle: the smallest step of the read index between replies, which needs replies from
+    ///   consecutive cycles (the output asks after every write there). The reply comes after the
+    ///   cycle started (it answers the request our write sent after that cycle's data request), so
+    ///   the frame heard at the reply is later still; the transport latency is the part of that
+    ///   wait known from the reply, and what is left (the server's request reaching us, our
+    ///   write) makes the estimate late by a fraction of a millisecond, never early.
+    ///
+    /// Does not allocate, lock or block.
+    package struct PlaybackTiming: Sendable {
+        /// The server the replies come from.
+        package let server: PulseConnection.Server
+        /// Frames per second of the stream.
+        package let sampleRate: Double
+        /// PipeWire's quantum, frames (0 until two replies from consecutive cycles were seen).
+        package private(set) var quantum: Int64 = 0
+        private var lastRead: Int64 = -1
+        // A larger quantum is believed only after `quantumPatience` replies without the old step.
+        private var largerStep: Int64 = .max
+        private var repliesWithoutQuantum = 0
+        private static let quantumPatience = 16
+        private static let frameBytes: Int64 = 8
+
+        /// Timing for a stream at `sampleRate` on `server`.
+        package init(server: PulseConnection.Server, sampleRate: Double) {
+            self.server = server
+            self.sampleRate = sampleRate
+        }
+
+        /// The frame heard when the reply was taken, from its read index (bytes), sink latency and
+        /// transport latency (µs); nil on PipeWire until its quantum is known. Does not allocate,
+        /// lock or block.
+        package mutating func heardFrame(readIndex: Int64, sinkUsec: UInt64, transportUsec: UInt64) -> Int64? {
+            let read = readIndex / Self.frameBytes
+            let latency = (Double(sinkUsec) - Double(transportUsec)) * sampleRate / 1e6
+            switch server {
+            case .pulseAudio:
+                return read - Int64(latency.rounded())
+            case .pipeWire:
+                noteStep(read - lastRead)
+                lastRead = read
+                guard quantum > 0 else { return nil }
+                return read - quantum - Int64(latency.rounded())
+            }
+        }
+
+        /// Learns the quantum from a step of the read index: the smallest step seen (cycles taken
+        /// one at a time), or, after `quantumPatience` replies that all stepped further, the
+        /// smallest of those (the quantum grew).
+        private mutating func noteStep(_ step: Int64) {
+            guard lastRead >= 0, step > 0 else { return }
+            if quantum == 0 || step <= quantum {
+                quantum = step
+                largerStep = .max
+                repliesWithoutQuantum = 0
+            } else {
+                largerStep = min(largerStep, step)
+                repliesWithoutQuantum += 1
+                if repliesWithoutQuantum >= Self.quantumPatience {
+                    quantum = largerStep
+                    largerStep = .max
+                    repliesWithoutQuantum = 0
+                }
+            }
+        }
     }
 }

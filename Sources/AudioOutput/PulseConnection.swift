@@ -77,23 +77,120 @@ package final class PulseConnection: @unchecked Sendable {
         return try body()
     }
 
-    /// The sample rate of the sink named `sink` ("@DEFAULT_SINK@": the default one); throws
-    /// `.noSink` if there is no such sink. Inside `withLock`.
-    package func sampleRate(ofSink sink: String) throws(PulseError) -> UInt32 {
-        struct Answer { var mainloop: OpaquePointer; var rate: UInt32 = 0 }
-        var answer = Answer(mainloop: mainloop)
-        withUnsafeMutablePointer(to: &answer) { answer in
-            guard let op = pa_context_get_sink_info_by_name(context, sink, { _, info, eol, userdata in
-                let answer = userdata!.assumingMemoryBound(to: Answer.self)
-                if eol == 0, let info { answer.pointee.rate = info.pointee.sample_spec.rate }
-                pa_threaded_mainloop_signal(answer.pointee.mainloop, 0)
-            }, answer) else { return }
-            // Done when the list ends, or cancelled when the context fails (its callback wakes us).
-            while pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_threaded_mainloop_wait(mainloop) }
-            pa_operation_unref(op)
+    /// What a sink is, as `sinkInfo(named:)` reads it.
+    package struct SinkInfo: Sendable {
+        /// The server's index of the sink.
+        package var index: UInt32
+        /// Its name.
+        package var name: String
+        /// Its sample rate.
+        package var rate: UInt32
+        /// Its state (running, idle, suspended).
+        package var state: pa_sink_state_t
+        /// Its latency now, µs: how far ahead of what is heard it has taken data.
+        package var latency: UInt64
+    }
+
+    /// The sink named `sink` ("@DEFAULT_SINK@": the default one); throws `.noSink` if there is no
+    /// such sink. Inside `withLock`.
+    package func sinkInfo(named sink: String) throws(PulseError) -> SinkInfo {
+        var reply = Reply<SinkInfo?>(mainloop: mainloop, value: nil)
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_get_sink_info_by_name(context, sink, { _, info, eol, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<SinkInfo?>.self)
+                if eol == 0, let i = info?.pointee {
+                    reply.pointee.value = SinkInfo(index: i.index, name: String(cString: i.name), rate: i.sample_spec.rate,
+                                                   state: i.state, latency: i.latency)
+                }
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
         }
-        guard answer.rate > 0 else { throw .noSink(sink) }
-        return answer.rate
+        guard let info = reply.value, info.rate > 0 else { throw .noSink(sink) }
+        return info
+    }
+
+    /// Which server speaks the protocol: they count time differently (see
+    /// `PulseAudioOutput.PlaybackTiming`) and their pipe sinks keep different contracts.
+    package enum Server: Sendable, Equatable {
+        /// PulseAudio itself.
+        case pulseAudio
+        /// PipeWire's PulseAudio server, pipewire-pulse.
+        case pipeWire
+
+        /// The kind a server's name says: "PulseAudio (on PipeWire 0.3.65)" is PipeWire, anything
+        /// else ("pulseaudio") PulseAudio.
+        package init(serverName: String) {
+            self = serverName.contains("PipeWire") ? .pipeWire : .pulseAudio
+        }
+    }
+
+    /// The server's name: "pulseaudio", or "PulseAudio (on PipeWire 0.3.65)" from pipewire-pulse
+    /// (empty if the server did not say). Inside `withLock`.
+    package func serverName() -> String {
+        var reply = Reply<String>(mainloop: mainloop, value: "")
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_get_server_info(context, { _, info, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<String>.self)
+                if let name = info?.pointee.server_name { reply.pointee.value = String(cString: name) }
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        return reply.value
+    }
+
+    /// Suspends (or resumes) the sink with server index `sink`; whether the server did. Inside `withLock`.
+    package func suspend(sink: UInt32, _ suspend: Bool) -> Bool {
+        succeeds { context, done, reply in pa_context_suspend_sink_by_index(context, sink, suspend ? 1 : 0, done, reply) }
+    }
+
+    /// Loads server module `name` with `arguments` and returns its index; throws `.moduleRefused`
+    /// with the server's reason if it refused. Inside `withLock`.
+    package func loadModule(_ name: String, arguments: String) throws(PulseError) -> UInt32 {
+        // UInt32.max is PA_INVALID_INDEX ((uint32_t) -1, which Swift cannot import as a UInt32).
+        var reply = Reply<UInt32>(mainloop: mainloop, value: UInt32.max)
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_load_module(context, name, arguments, { _, index, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<UInt32>.self)
+                reply.pointee.value = index
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        guard reply.value != UInt32.max else { throw .moduleRefused("\(name) \(arguments): \(errorText)") }
+        return reply.value
+    }
+
+    /// Unloads the server module with index `module`; whether the server did. Inside `withLock`.
+    @discardableResult
+    package func unloadModule(_ module: UInt32) -> Bool {
+        succeeds { context, done, reply in pa_context_unload_module(context, module, done, reply) }
+    }
+
+    /// A callback's answer and the mainloop to wake when it comes.
+    private struct Reply<Value> {
+        let mainloop: OpaquePointer
+        var value: Value
+    }
+
+    /// Starts an operation whose callback reports success (`start` gets the context, that callback
+    /// and its userdata), waits for it and says whether it succeeded. Inside `withLock`.
+    private func succeeds(_ start: (OpaquePointer, pa_context_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?) -> Bool {
+        var reply = Reply<Int32>(mainloop: mainloop, value: 0)
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(start(context, { _, success, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<Int32>.self)
+                reply.pointee.value = success
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        return reply.value != 0
+    }
+
+    /// Waits until operation `op` is done, or cancelled when the context fails (its state callback
+    /// wakes us), and releases it. Inside `withLock`.
+    private func finish(_ op: OpaquePointer?) {
+        guard let op else { return }
+        while pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_threaded_mainloop_wait(mainloop) }
+        pa_operation_unref(op)
     }
 
     /// Makes the stream (float32 stereo at `rate` Hz), has `connect` set its callbacks and connect
@@ -119,13 +216,14 @@ package final class PulseConnection: @unchecked Sendable {
         }
     }
 
-    /// Asks the server for the stream's timing info, at most every 10 ms; a reply reaches
-    /// `onTiming` with the CLOCK_MONOTONIC time the info was taken. Mainloop thread, from a stream
-    /// callback (libpulse allocates the request).
-    package func requestTimingInfo() {
+    /// Asks the server for the stream's timing info, unless the last request was less than
+    /// `interval` ns ago (default 10 ms; 0: every call); a reply reaches `onTiming` with the
+    /// CLOCK_MONOTONIC time the info was taken. Mainloop thread, from a stream callback (libpulse
+    /// allocates the request).
+    package func requestTimingInfo(every interval: UInt64 = 10_000_000) {
         guard let s = stream else { return }
         let now = MonotonicClock.nanoseconds()
-        guard now - lastTimingRequest > 10_000_000 else { return }
+        guard now - lastTimingRequest >= interval else { return }
         lastTimingRequest = now
         if let op = pa_stream_update_timing_info(s, { s, success, userdata in
             guard success != 0, let s, let info = pa_stream_get_timing_info(s)?.pointee,

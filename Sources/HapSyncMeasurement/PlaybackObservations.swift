@@ -1,8 +1,8 @@
 /// Observations "recorded frame F was played at CLOCK_MONOTONIC time T", in frame order, and what a
 /// measurement reads from them: when any frame was played, and where the recording jumped.
 ///
-/// `PulseAudioRecorder` adds one every 10 ms from the server's timing info. Pure: tests feed it
-/// made-up observations.
+/// `PulseAudioRecorder` adds one every 10 ms from the server's timing info, `PipeSinkReader` one per
+/// read of its pipe. Pure: tests feed it made-up observations.
 public struct PlaybackObservations: Sendable {
     /// Frames per second of the recording.
     public let sampleRate: Double
