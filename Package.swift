@@ -32,7 +32,7 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
-        .target(name: "AudioOutput", dependencies: ["HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CPulse"]),
+        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CPulse"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),

@@ -88,6 +88,10 @@ public struct AHAPDiagnostic: Sendable, Equatable, CustomStringConvertible {
         /// An `EventWaveformPath` was not found under any resource root.
         case resourceNotFound = "resource-not-found"
 
+        // Audio resources: special files and formats
+        /// An `EventWaveformPath` names a FIFO, device, socket or other non-regular file (error).
+        case resourceNotRegularFile = "resource-not-regular-file"
+
         /// The severity this code has unless `--strict` raises warnings to errors.
         public var defaultSeverity: Severity {
             switch self {
@@ -100,6 +104,7 @@ public struct AHAPDiagnostic: Sendable, Equatable, CustomStringConvertible {
                  .defaulted, .duplicateParameter, .inapplicableParameter, .inapplicableKey, .emptyEntry,
                  .missingDuration, .loopWithoutDuration, .numericBoolean, .resourceNotFound:
                 return .warning
+            case .resourceNotRegularFile: return .error
             }
         }
     }

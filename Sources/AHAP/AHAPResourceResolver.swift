@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Roots are searched in order: the AHAP file's own folder first, then each `--resources` folder.
 /// A path must be relative and may not climb with `..`; after symbolic links are resolved the file
-/// must still lie inside the root it was found under. A path that breaks these rules is an error,
-/// never a file read.
+/// must still lie inside the root it was found under, and be a regular file (a FIFO would hang
+/// whoever opens it; a device node is no audio file). A path that breaks these rules is an error,
+/// never a file read (the type is checked with `stat`, without opening).
 public struct AHAPResourceResolver: Sendable {
     /// The folders searched, in order.
     public var roots: [URL]
@@ -26,6 +27,8 @@ public struct AHAPResourceResolver: Sendable {
         case outsideRoots(path: String, root: String, target: String)
         /// Not found under any root.
         case notFound(path: String, searched: [String])
+        /// Found, but not a regular file; `kind` names what it is ("a FIFO (named pipe)", ...).
+        case notRegularFile(path: String, target: String, kind: String)
 
         /// A sentence for the user.
         public var description: String {
@@ -35,6 +38,8 @@ public struct AHAPResourceResolver: Sendable {
                 return "\"\(path)\" under \(root) is a symbolic link to \(target), outside the resource roots; refusing to read it"
             case .notFound(let path, let searched):
                 return "\"\(path)\" not found; searched \(searched.joined(separator: ", ")) (add folders with --resources DIR)"
+            case .notRegularFile(let path, let target, let kind):
+                return "\"\(path)\" is \(kind) (\(target)), not a regular file; refusing to read it"
             }
         }
 
@@ -44,6 +49,7 @@ public struct AHAPResourceResolver: Sendable {
             case .unsafe: return .unsafeWaveformPath
             case .outsideRoots: return .resourceOutsideRoots
             case .notFound: return .resourceNotFound
+            case .notRegularFile: return .resourceNotRegularFile
             }
         }
     }
@@ -73,7 +79,12 @@ public struct AHAPResourceResolver: Sendable {
             guard realFile.hasPrefix(prefix) else {
                 return .failure(.outsideRoots(path: path, root: root.path, target: realFile))
             }
-            return .success(URL(fileURLWithPath: realFile))
+            switch RegularFile.kind(of: realFile) {
+            case .success(nil): return .success(URL(fileURLWithPath: realFile))
+            case .success(let kind?): return .failure(.notRegularFile(path: path, target: realFile, kind: kind))
+            case .failure(.cannotOpen(_, let reason)), .failure(.notRegular(_, let reason)):
+                return .failure(.notRegularFile(path: path, target: realFile, kind: "a file that cannot be examined (\(reason))"))
+            }
         }
         return .failure(.notFound(path: path, searched: roots.map(\.path)))
     }

@@ -35,10 +35,10 @@ public struct AudioFileInfo: Sendable, Equatable {
         public var description: String
     }
 
-    /// Reads the header of a WAV or FLAC file.
+    /// Reads the header of a WAV or FLAC file (which must be a regular file: see `RegularFile`).
     public init(contentsOf url: URL) throws(ReadError) {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw ReadError(description: "cannot open \(url.path)") }
-        defer { try? handle.close() }
+        let handle: FileHandle
+        do { handle = try RegularFile.open(url.path) } catch { throw ReadError(description: error.description) }
         // Headers and chunk tables sit at the start; 1 MiB covers every sane layout.
         let head = [UInt8]((try? handle.read(upToCount: 1 << 20)) ?? Data())
         let total = (try? handle.seekToEnd()).map { Int($0) } ?? head.count

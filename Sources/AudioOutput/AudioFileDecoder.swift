@@ -1,3 +1,4 @@
+import AHAP
 import CSampleRate
 import CSndFile
 import Foundation
@@ -16,7 +17,7 @@ import HapSyncCore
 public enum AudioFileDecoder {
     /// Why a file could not be loaded.
     public enum LoadError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// libsndfile could not open or read it.
+        /// It is not a regular file, or libsndfile could not open or read it.
         case unreadable(path: String, reason: String)
         /// It holds no audio frames.
         case empty(path: String)
@@ -39,11 +40,25 @@ public enum AudioFileDecoder {
     /// Decodes `url` to stereo float at `sampleRate`.
     public static func decode(_ url: URL, sampleRate: Double) throws(LoadError) -> AudioSamples {
         let path = url.path
+        // Opened as a regular file without blocking (a FIFO or device is refused), then read by
+        // libsndfile through that descriptor.
+        let handle: FileHandle
+        do {
+            handle = try RegularFile.open(path)
+        } catch {
+            switch error {
+            case .notRegular(_, let kind): throw .unreadable(path: path, reason: "it is \(kind), not a regular file")
+            case .cannotOpen(_, let reason): throw .unreadable(path: path, reason: reason)
+            }
+        }
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+        guard let file = sf_open_fd(handle.fileDescriptor, Int32(SFM_READ), &info, 0) else {
             throw .unreadable(path: path, reason: String(cString: sf_strerror(nil)))
         }
-        defer { sf_close(file) }
+        defer {
+            sf_close(file)
+            withExtendedLifetime(handle) {}  // the descriptor stays open while libsndfile reads it
+        }
         let channels = Int(info.channels)
         let frames = Int(info.frames)
         guard frames > 0, channels > 0 else { throw .empty(path: path) }

@@ -74,4 +74,30 @@ struct ResolverTests {
         #expect(checked.diagnostics.map(\.path.description) == ["Pattern[2].Event.EventWaveformPath", "Pattern[3].Event.EventWaveformPath"])
         #expect(checked.diagnostics.map(\.severity) == [.warning, .error])
     }
+
+    /// A FIFO would hang whoever opens it for reading, and a device node is no audio file: both are
+    /// refused by kind, from `stat` alone. (Today's resolver returned them as resolved.)
+    @Test func specialFilesAreRefusedWithoutOpeningThem() throws {
+        let t = try makeTree()
+        defer { try? FileManager.default.removeItem(at: t.base) }
+        let fifo = t.base.appendingPathComponent("root1/ahap/pipe.wav")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let r = AHAPResourceResolver(ahapFile: t.ahapFile, resources: [t.resources])
+        guard case .failure(let f) = r.resolve("pipe.wav") else { Issue.record("a FIFO must not resolve"); return }
+        #expect(f.code.rawValue == "resource-not-regular-file" && f.code.defaultSeverity == .error)
+        #expect(f.description == "\"pipe.wav\" is a FIFO (named pipe) (\(fifo.resolvingSymlinksInPath().path)), not a regular file; refusing to read it")
+
+        // A device node needs the right to make one (root); elsewhere that half is skipped.
+        let device = t.base.appendingPathComponent("root2/sounds/null.wav")
+        if mknod(device.path, S_IFCHR | 0o600, dev_t(1 << 8 | 3)) == 0 {  // 1:3, as /dev/null
+            guard case .failure(let d) = r.resolve("sounds/null.wav") else { Issue.record("a device must not resolve"); return }
+            #expect(d.description.contains("is a character device"))
+        }
+
+        let pattern = try AHAPPatternBuilder().audioCustom(at: 0, path: "here.wav").audioCustom(at: 0.5, path: "pipe.wav").build()
+        let checked = r.check(pattern, file: "x.ahap")
+        #expect(checked.resolved.keys.sorted() == ["here.wav"])
+        #expect(checked.diagnostics.map(\.code.rawValue) == ["resource-not-regular-file"])
+        #expect(checked.diagnostics.map(\.path.description) == ["Pattern[1].Event.EventWaveformPath"])
+    }
 }

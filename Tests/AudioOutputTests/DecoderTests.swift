@@ -41,4 +41,15 @@ struct DecoderTests {
         let missing = dir.appendingPathComponent("missing.flac")
         #expect(throws: AudioFileDecoder.LoadError.self) { _ = try AudioFileDecoder.decode(missing, sampleRate: 48_000) }
     }
+
+    /// A device node is no audio file: refused by kind, before it is opened (`RegularFile`, whose
+    /// FIFO case the header tests cover). (Today libsndfile reads /dev/zero and says "Format not
+    /// recognised".)
+    @Test func aDeviceIsRefusedByKind() {
+        #expect {
+            _ = try AudioFileDecoder.decode(URL(fileURLWithPath: "/dev/zero"), sampleRate: 48_000)
+        } throws: { error in
+            "\(error)" == "cannot read audio file /dev/zero: it is a character device, not a regular file"
+        }
+    }
 }
