@@ -6,7 +6,8 @@ import Foundation
 /// A path must be relative and may not climb with `..`; after symbolic links are resolved the file
 /// must still lie inside the root it was found under, and be a regular file (a FIFO would hang
 /// whoever opens it; a device node is no audio file). A path that breaks these rules is an error,
-/// never a file read (the type is checked with `stat`, without opening).
+/// never a file read (the type is checked with `stat`, without opening). `check` also reads each
+/// resolved file's header and warns when it is not audio HapSync plays (`AudioFileInfo`).
 public struct AHAPResourceResolver: Sendable {
     /// The folders searched, in order.
     public var roots: [URL]
@@ -89,16 +90,31 @@ public struct AHAPResourceResolver: Sendable {
         return .failure(.notFound(path: path, searched: roots.map(\.path)))
     }
 
-    /// Resolves every audio file of a pattern; failures become diagnostics at the event's JSON path.
+    /// Resolves every audio file of a pattern and reads each resolved file's header once; a
+    /// failure to resolve becomes a diagnostic at the event's JSON path, and so does a file that
+    /// is not audio HapSync plays (`unplayable-audio`, a warning naming the file and the reason).
     public func check(_ pattern: AHAPPattern, file: String? = nil) -> (resolved: [String: URL], diagnostics: [AHAPDiagnostic]) {
         var resolved: [String: URL] = [:]
         var diagnostics: [AHAPDiagnostic] = []
+        var headerProblems: [URL: String?] = [:]
         for (i, entry) in pattern.entries.enumerated() {
             guard case .event(let e) = entry, let p = e.waveformPath else { continue }
+            let at = AHAPPath("Pattern[\(i)].Event.EventWaveformPath")
             switch resolve(p) {
-            case .success(let url): resolved[p] = url
+            case .success(let url):
+                resolved[p] = url
+                let problem: String?
+                if let known = headerProblems[url] {
+                    problem = known
+                } else {
+                    do { _ = try AudioFileInfo(contentsOf: url); problem = nil } catch { problem = error.description }
+                    headerProblems[url] = .some(problem)
+                }
+                if let problem {
+                    diagnostics.append(AHAPDiagnostic(.unplayableAudio, path: at, message: "\"\(p)\" (\(url.path)) cannot be played: \(problem)", file: file))
+                }
             case .failure(let f):
-                diagnostics.append(AHAPDiagnostic(f.code, path: AHAPPath("Pattern[\(i)].Event.EventWaveformPath"), message: f.description, file: file))
+                diagnostics.append(AHAPDiagnostic(f.code, path: at, message: f.description, file: file))
             }
         }
         return (resolved, diagnostics)
