@@ -1,10 +1,32 @@
 import AudioOutput
 import Foundation
+import Glibc
 import HapSyncCore
 import Testing
 
 let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Assets/audio")
+
+/// A temporary folder, removed by the caller.
+func temporaryFolder() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-dec-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// A PCM WAV of `seconds` of silence whose data is a hole in the file (sparse: it takes no disk).
+func sparseWAV(_ url: URL, rate: Int, channels: Int, bits: Int, seconds: Double) throws {
+    func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }
+    let align = channels * bits / 8
+    let bytes = Int(Double(rate) * seconds) * align
+    var header = Array("RIFF".utf8) + le(36 + bytes, 4) + Array("WAVEfmt ".utf8) + le(16, 4)
+    header += le(1, 2) + le(channels, 2) + le(rate, 4) + le(rate * align, 4) + le(align, 2) + le(bits, 2)
+    header += Array("data".utf8) + le(bytes, 4)
+    try Data(header).write(to: url)
+    let handle = try FileHandle(forWritingTo: url)
+    try handle.truncate(atOffset: UInt64(header.count + bytes))
+    try handle.close()
+}
 
 @Suite("Decoding")
 struct DecoderTests {
@@ -28,15 +50,21 @@ struct DecoderTests {
     }
 
     @Test func badFilesAreNamed() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-dec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let junk = dir.appendingPathComponent("junk.wav")
         try Data("RIFF....WAVEnot really".utf8).write(to: junk)
         #expect {
             _ = try AudioFileDecoder.decode(junk, sampleRate: 48_000)
         } throws: { error in
-            "\(error)".hasPrefix("cannot read audio file \(junk.path):")
+            "\(error)".hasPrefix("cannot play audio file \(junk.path): ")
+        }
+        let ogg = dir.appendingPathComponent("song.ogg")
+        try Data("OggS".utf8 + [UInt8](repeating: 0, count: 60)).write(to: ogg)
+        #expect {
+            _ = try AudioFileDecoder.decode(ogg, sampleRate: 48_000)
+        } throws: { error in
+            "\(error)" == "cannot play audio file \(ogg.path): an Ogg file (Vorbis, Opus or FLAC in Ogg), which Core Haptics does not play; HapSync plays WAV, AIFF/AIFC and CAF (PCM, float, A-law, µ-law; CAF also ALAC and AAC), FLAC, MP3, and M4A (AAC, ALAC, MP3)"
         }
         let missing = dir.appendingPathComponent("missing.flac")
         #expect(throws: AudioFileDecoder.LoadError.self) { _ = try AudioFileDecoder.decode(missing, sampleRate: 48_000) }
