@@ -6,9 +6,10 @@ import HapSyncCore
 /// memory and only as far as asked.
 ///
 /// What plays is what `AudioFileInfo` reads (the one rule, so `validate`, `info` and playback
-/// agree), decoded by libsndfile (`AudioFrameSource`, `openSource`). The file is opened once, as a
-/// regular file without blocking (`RegularFile`), and both its header and its audio are read from
-/// that descriptor.
+/// agree): WAV, AIFF/AIFC, CAF, FLAC, MP3 and M4A. libsndfile decodes WAV, AIFF, CAF (PCM, A-law,
+/// µ-law), FLAC and MP3; FFmpeg decodes AAC and ALAC (M4A, CAF) and MP3 in M4A
+/// (`AudioFrameSource`, `openSource`). The file is opened once, as a regular file without blocking
+/// (`RegularFile`), and both its header and its audio are read from that descriptor.
 ///
 /// Samples come out as float. Mono is duplicated to both channels; stereo is kept; from three
 /// channels on, the first two are left and right and the others are added to both at −3 dB,

@@ -15,10 +15,14 @@ protocol AudioFrameSource: AnyObject {
 }
 
 extension AudioFileDecoder {
-    /// The library that decodes what a header describes, opened on `file` positioned at its start:
-    /// libsndfile (WAV, AIFF, CAF PCM, A-law, µ-law, FLAC, MP3).
+    /// The library that decodes what a header describes: FFmpeg for AAC and ALAC and for the MP4
+    /// container (which libsndfile 1.2 does not read), libsndfile for the rest (WAV, AIFF, CAF
+    /// PCM, A-law, µ-law, FLAC, MP3). Opens on `file`, positioned at its start.
     static func openSource(_ file: FileHandle, info: AudioFileInfo, path: String) throws(AudioFileDecoder.LoadError) -> any AudioFrameSource {
-        try SndFileSource(file, path: path)
+        if info.format == .mp4 || info.encoding == .aac || info.encoding == .alac {
+            return try FFmpegSource(file, info: info, path: path)
+        }
+        return try SndFileSource(file, path: path)
     }
 }
 
