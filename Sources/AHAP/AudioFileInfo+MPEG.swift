@@ -86,7 +86,7 @@ extension AudioFileInfo {
             var end = file.size
             if file.size >= start + 128, file.readAvailable(file.size - 128, 3).elementsEqual(Array("TAG".utf8)) { end -= 128 }
             let bytes = max(0, end - start - p)
-            frames = Int(Double(bytes) * 8 / Double(frame.kbps * 1000) * Double(frame.sampleRate))
+            frames = frameCount(Double(bytes) * 8 / Double(frame.kbps * 1000), rate: Double(frame.sampleRate), rounding: .down)
         }
         return AudioFileInfo(format: .mp3, encoding: .mp3, sampleRate: frame.sampleRate, channels: frame.channels, bitsPerSample: 0, frames: max(0, frames))
     }
@@ -192,7 +192,7 @@ extension AudioFileInfo {
                 let mediaTime = v == 1 ? Int64(bitPattern: try e.be64()) : Int64(Int32(truncatingIfNeeded: try e.be32()))
                 if mediaTime > 0, mediaTime < length { length -= Int(mediaTime) }
                 if segment > 0, movieScale > 0 {
-                    length = min(length, Int((Double(segment) * Double(mediaScale) / Double(movieScale)).rounded(.up)))
+                    length = min(length, frameCount(Double(segment) / Double(movieScale), rate: Double(mediaScale)))
                 }
             }
         }
@@ -237,7 +237,7 @@ extension AudioFileInfo {
         default:
             throw ReadError(description: "M4A audio encoded as '\(format)' is not one HapSync plays (M4A must hold AAC, ALAC or MP3)")
         }
-        let frames = Int((Double(length) * Double(rate) / Double(mediaScale)).rounded())
+        let frames = frameCount(Double(length) / Double(mediaScale), rate: Double(rate), rounding: .toNearestOrAwayFromZero)
         return AudioFileInfo(format: .mp4, encoding: encoding, sampleRate: rate, channels: channels,
                              bitsPerSample: encoding.isLossy ? 0 : bits, frames: frames)
     }

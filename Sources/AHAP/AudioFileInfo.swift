@@ -79,6 +79,15 @@ public struct AudioFileInfo: Sendable, Equatable {
     /// Length in seconds.
     public var duration: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
 
+    /// Frames in `seconds` at `rate` frames a second, rounded as asked; 0 for a negative or NaN
+    /// result, `Int.max` for one too large to count. The one checked conversion from a time to a
+    /// frame count for headers and decoding (values come from files, so any may be absurd).
+    public static func frameCount(_ seconds: Double, rate: Double, rounding: FloatingPointRoundingRule = .up) -> Int {
+        let frames = (seconds * rate).rounded(rounding)
+        guard frames > 0 else { return 0 }  // also NaN
+        return frames < Double(Int.max) ? Int(frames) : Int.max
+    }
+
     /// "WAV, 16-bit PCM", "M4A, AAC", "CAF, 16-bit ALAC": the container and how it stores samples.
     public var formatDescription: String {
         if encoding.isLossy { return "\(format.rawValue), \(encoding.rawValue)" }

@@ -89,13 +89,18 @@ public enum AudioFileDecoder {
 
         // Frames to read at the source's rate: the header's length, or the first `seconds` (and one
         // frame more, which linear interpolation reads).
-        let available = rate == info.sampleRate ? info.frames : Int((info.duration * Double(rate)).rounded())
-        let wanted = seconds.map { min(available, Int(($0 * Double(rate)).rounded(.up)) + 1) } ?? available
+        let available = rate == info.sampleRate ? info.frames : AudioFileInfo.frameCount(info.duration, rate: Double(rate), rounding: .toNearestOrAwayFromZero)
+        var wanted = available
+        if let seconds {
+            let reach = AudioFileInfo.frameCount(seconds, rate: Double(rate))
+            if reach < available { wanted = reach + 1 }
+        }
         guard wanted > 0 else { throw .empty(path: path) }
         let converting = Double(rate) != sampleRate
-        let outFrames = converting ? Int((Double(wanted) * sampleRate / Double(rate)).rounded(.up)) : wanted
+        let outFrames = converting ? AudioFileInfo.frameCount(Double(wanted) / Double(rate), rate: sampleRate) : wanted
         guard outFrames <= budget / 8 else {
-            throw .tooLarge(path: path, bytes: outFrames * 8, seconds: Double(outFrames) / sampleRate, sampleRate: sampleRate, limit: limit, others: limit - budget)
+            throw .tooLarge(path: path, bytes: outFrames.multipliedReportingOverflow(by: 8).overflow ? Int.max : outFrames * 8,
+                            seconds: Double(outFrames) / sampleRate, sampleRate: sampleRate, limit: limit, others: limit - budget)
         }
 
         var left: [Float] = [], right: [Float] = []

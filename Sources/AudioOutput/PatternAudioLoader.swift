@@ -61,7 +61,7 @@ public enum PatternAudioLoader {
             let budget = limitBytes - used
             let cached = cache.withLock { c -> AudioSamples? in
                 if let whole = c[key], whole.frames * 8 <= budget { return whole }
-                if let seconds, let part = c[partKey], part.frames >= Int((seconds * sampleRate).rounded(.up)) + 1 { return part }
+                if let seconds, let part = c[partKey], part.frames > AudioFileInfo.frameCount(seconds, rate: sampleRate) { return part }
                 return nil
             }
             let samples: AudioSamples

@@ -122,6 +122,29 @@ struct AudioFileInfoTests {
         #expect(RegularFile.kind(of: dir.appendingPathComponent("nothing").path) == .failure(.cannotOpen(path: dir.appendingPathComponent("nothing").path, reason: "No such file or directory")))
     }
 
+    /// Sizes and durations in headers are the file's word: absurd ones give a length (saturated)
+    /// or an error, never an arithmetic trap. An MP3 without a Xing header is measured from the
+    /// file's size, here the largest there is. (Today that size times the bit rate overflowed the
+    /// conversion to Int and the process died with SIGILL.)
+    @Test func absurdSizesNeverTrap() throws {
+        let mp3 = [UInt8](try Data(contentsOf: Self.audio.appendingPathComponent("tone-44k1-mono.mp3")))
+        // The first frame with its Info tag blanked: a constant bit rate stream measured by size.
+        var cbr = mp3
+        let tag = try #require((0..<(cbr.count - 4)).first { cbr[$0..<$0 + 4].elementsEqual(Array("Info".utf8)) })
+        cbr.replaceSubrange(tag..<tag + 4, with: [0, 0, 0, 0])
+        let info = try AudioFileInfo(header: cbr, fileSize: Int.max)
+        #expect(info.format == .mp3 && info.frames > 0)
+    }
+
+    @Test func frameCountsAreCheckedConversions() {
+        #expect(AudioFileInfo.frameCount(0.25, rate: 44_100) == 11_025)
+        #expect(AudioFileInfo.frameCount(0.1, rate: 3, rounding: .up) == 1)
+        #expect(AudioFileInfo.frameCount(1e300, rate: 48_000) == Int.max)
+        #expect(AudioFileInfo.frameCount(.infinity, rate: 48_000) == Int.max)
+        #expect(AudioFileInfo.frameCount(-1, rate: 48_000) == 0)
+        #expect(AudioFileInfo.frameCount(.nan, rate: 48_000) == 0)
+    }
+
     /// Every prefix of each fixture's first 600 bytes, and each of its first 512 bytes set to 0x00,
     /// 0xFF or inverted, reads or fails with an error: nothing traps.
     @Test func damagedHeadersNeverTrap() throws {

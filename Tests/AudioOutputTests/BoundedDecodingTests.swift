@@ -51,6 +51,16 @@ struct BoundedDecodingTests {
         }
     }
 
+    /// A voice can reach absurdly far (a duration of 1e300 s, an infinite one): that asks for the
+    /// whole file, never an arithmetic trap. (Today seconds × rate overflowed the conversion to Int.)
+    @Test func anAbsurdReachIsTheWholeFile() throws {
+        let file = assets.appendingPathComponent("tap-48k-mono-16.wav")
+        for seconds in [1e300, .infinity, .greatestFiniteMagnitude] {
+            #expect(try AudioFileDecoder.decode(file, sampleRate: 48_000, seconds: seconds).frames == 2_880)
+        }
+        #expect(try AudioFileDecoder.decode(file, sampleRate: 48_000, seconds: .nan).frames == 1, "nothing, and the frame interpolation reads")
+    }
+
     @Test func secondsAVoiceCanRead() throws {
         let timeline = try PatternTimeline(pattern: AHAPPatternBuilder()
             .audioCustom(at: 1, path: "a.wav", duration: 0.25)
