@@ -31,8 +31,11 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // FFmpeg (libavformat, libavcodec, libavutil) decodes the AAC and ALAC audio Core Haptics plays
+        // and libsndfile does not. Headers only: the libraries are opened with dlopen when first needed.
+        .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
-        .target(name: "AudioOutput", dependencies: ["HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CPulse"]),
+        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CPulse", "CFFmpeg"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),

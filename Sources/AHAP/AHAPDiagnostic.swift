@@ -89,6 +89,13 @@ public struct AHAPDiagnostic: Sendable, Equatable, CustomStringConvertible {
         /// An `EventWaveformPath` was not found under any resource root.
         case resourceNotFound = "resource-not-found"
 
+        // Audio resources: special files and formats
+        /// An `EventWaveformPath` names a FIFO, device, socket or other non-regular file (error).
+        case resourceNotRegularFile = "resource-not-regular-file"
+        /// An audio file's header cannot be read, or it is in a format or encoding nothing here
+        /// plays (warning: Core Haptics would refuse it too, and `play` fails on it).
+        case unplayableAudio = "unplayable-audio"
+
         /// The severity this code has unless `--strict` raises warnings to errors.
         public var defaultSeverity: Severity {
             switch self {
@@ -101,6 +108,8 @@ public struct AHAPDiagnostic: Sendable, Equatable, CustomStringConvertible {
                  .defaulted, .duplicateParameter, .inapplicableParameter, .inapplicableKey, .emptyEntry,
                  .missingDuration, .loopWithoutDuration, .numericBoolean, .resourceNotFound:
                 return .warning
+            case .resourceNotRegularFile: return .error
+            case .unplayableAudio: return .warning
             }
         }
     }

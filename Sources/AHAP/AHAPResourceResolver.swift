@@ -4,8 +4,10 @@ import Foundation
 ///
 /// Roots are searched in order: the AHAP file's own folder first, then each `--resources` folder.
 /// A path must be relative and may not climb with `..`; after symbolic links are resolved the file
-/// must still lie inside the root it was found under. A path that breaks these rules is an error,
-/// never a file read.
+/// must still lie inside the root it was found under, and be a regular file (a FIFO would hang
+/// whoever opens it; a device node is no audio file). A path that breaks these rules is an error,
+/// never a file read (the type is checked with `stat`, without opening). `check` also reads each
+/// resolved file's header and warns when it is not audio HapSync plays (`AudioFileInfo`).
 public struct AHAPResourceResolver: Sendable {
     /// The folders searched, in order.
     public var roots: [URL]
@@ -26,6 +28,8 @@ public struct AHAPResourceResolver: Sendable {
         case outsideRoots(path: String, root: String, target: String)
         /// Not found under any root.
         case notFound(path: String, searched: [String])
+        /// Found, but not a regular file; `kind` names what it is ("a FIFO (named pipe)", ...).
+        case notRegularFile(path: String, target: String, kind: String)
 
         /// A sentence for the user.
         public var description: String {
@@ -35,6 +39,8 @@ public struct AHAPResourceResolver: Sendable {
                 return "\"\(path)\" under \(root) is a symbolic link to \(target), outside the resource roots; refusing to read it"
             case .notFound(let path, let searched):
                 return "\"\(path)\" not found; searched \(searched.joined(separator: ", ")) (add folders with --resources DIR)"
+            case .notRegularFile(let path, let target, let kind):
+                return "\"\(path)\" is \(kind) (\(target)), not a regular file; refusing to read it"
             }
         }
 
@@ -44,6 +50,7 @@ public struct AHAPResourceResolver: Sendable {
             case .unsafe: return .unsafeWaveformPath
             case .outsideRoots: return .resourceOutsideRoots
             case .notFound: return .resourceNotFound
+            case .notRegularFile: return .resourceNotRegularFile
             }
         }
     }
@@ -73,21 +80,41 @@ public struct AHAPResourceResolver: Sendable {
             guard realFile.hasPrefix(prefix) else {
                 return .failure(.outsideRoots(path: path, root: root.path, target: realFile))
             }
-            return .success(URL(fileURLWithPath: realFile))
+            switch RegularFile.kind(of: realFile) {
+            case .success(nil): return .success(URL(fileURLWithPath: realFile))
+            case .success(let kind?): return .failure(.notRegularFile(path: path, target: realFile, kind: kind))
+            case .failure(.cannotOpen(_, let reason)), .failure(.notRegular(_, let reason)):
+                return .failure(.notRegularFile(path: path, target: realFile, kind: "a file that cannot be examined (\(reason))"))
+            }
         }
         return .failure(.notFound(path: path, searched: roots.map(\.path)))
     }
 
-    /// Resolves every audio file of a pattern; failures become diagnostics at the event's JSON path.
+    /// Resolves every audio file of a pattern and reads each resolved file's header once; a
+    /// failure to resolve becomes a diagnostic at the event's JSON path, and so does a file that
+    /// is not audio HapSync plays (`unplayable-audio`, a warning naming the file and the reason).
     public func check(_ pattern: AHAPPattern, file: String? = nil) -> (resolved: [String: URL], diagnostics: [AHAPDiagnostic]) {
         var resolved: [String: URL] = [:]
         var diagnostics: [AHAPDiagnostic] = []
+        var headerProblems: [URL: String?] = [:]
         for (i, entry) in pattern.entries.enumerated() {
             guard case .event(let e) = entry, let p = e.waveformPath else { continue }
+            let at = AHAPPath("Pattern[\(i)].Event.EventWaveformPath")
             switch resolve(p) {
-            case .success(let url): resolved[p] = url
+            case .success(let url):
+                resolved[p] = url
+                let problem: String?
+                if let known = headerProblems[url] {
+                    problem = known
+                } else {
+                    do { _ = try AudioFileInfo(contentsOf: url); problem = nil } catch { problem = error.description }
+                    headerProblems[url] = .some(problem)
+                }
+                if let problem {
+                    diagnostics.append(AHAPDiagnostic(.unplayableAudio, path: at, message: "\"\(p)\" (\(url.path)) cannot be played: \(problem)", file: file))
+                }
             case .failure(let f):
-                diagnostics.append(AHAPDiagnostic(f.code, path: AHAPPath("Pattern[\(i)].Event.EventWaveformPath"), message: f.description, file: file))
+                diagnostics.append(AHAPDiagnostic(f.code, path: at, message: f.description, file: file))
             }
         }
         return (resolved, diagnostics)

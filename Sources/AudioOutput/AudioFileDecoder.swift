@@ -1,27 +1,44 @@
-import CSampleRate
-import CSndFile
+import AHAP
 import Foundation
 import HapSyncCore
 
-/// Decodes audio files for the mixer, at load time (never on the real-time path).
+/// Decodes audio files for the mixer, at load time (never on the real-time path), in bounded
+/// memory and only as far as asked.
 ///
-/// libsndfile reads WAV, FLAC and whatever else it knows (AIFF, Ogg Vorbis, ...), in 16/24/32-bit
-/// integer or float, any channel count; samples come out as float. Mono is duplicated to both
-/// channels; stereo is kept; from three channels on, the first two are left and right and the
-/// others are added to both at −3 dB, divided among them. Files at another rate are converted to
-/// the output rate with libsamplerate's sinc converter (SRC_SINC_MEDIUM_QUALITY: flat to 20 kHz at
-/// 48 kHz with about 97 dB of stop-band attenuation, fast enough for load time). libsamplerate was
-/// chosen over soxr because the whole-buffer `src_simple` call is exactly what load-time
-/// conversion needs, it is BSD-2-Clause, and it has been in Debian and maintained for two decades.
+/// What plays is what `AudioFileInfo` reads (the one rule, so `validate`, `info` and playback
+/// agree): WAV, AIFF/AIFC, CAF, FLAC, MP3 and M4A. libsndfile decodes WAV, AIFF, CAF (PCM, A-law,
+/// µ-law), FLAC and MP3; FFmpeg decodes AAC and ALAC (M4A, CAF) and MP3 in M4A
+/// (`AudioFrameSource`, `openSource`). The file is opened once, as a regular file without blocking
+/// (`RegularFile`), and both its header and its audio are read from that descriptor.
+///
+/// Samples come out as float. Mono is duplicated to both channels; stereo is kept; from three
+/// channels on, the first two are left and right and the others are added to both at −3 dB,
+/// divided among them. Files at another rate are converted to the output rate
+/// (`StereoRateConverter`).
+///
+/// Memory: the file is read, mixed down and converted in blocks of 4,096 frames; what is kept is
+/// the stereo output alone (8 bytes a frame), whose size is known from the header before decoding
+/// starts and must fit the caller's limit (`maxDecodedBytes` a pattern: `PatternAudioLoader`).
+/// Decoding stops at the header's length (an MP3's or M4A's padding is not played), or after the
+/// first `seconds` of the file when the caller asks for no more (a voice that plays part of it).
 public enum AudioFileDecoder {
+    /// The most decoded audio one pattern may hold, in bytes: 256 MiB, which is 11 min 39 s of
+    /// stereo float at 48 kHz (each file decoded at the output rate, 8 bytes a frame).
+    public static let maxDecodedBytes = 256 << 20
+    /// Frames read and converted at a time.
+    static let blockFrames = 4_096
+
     /// Why a file could not be loaded.
     public enum LoadError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// libsndfile could not open or read it.
+        /// It could not be opened or read (not a regular file, or a library failed on it).
         case unreadable(path: String, reason: String)
+        /// Its header is not audio HapSync plays (`AudioFileInfo`'s reason).
+        case unplayable(path: String, reason: String)
         /// It holds no audio frames.
         case empty(path: String)
-        /// Longer than the limit (10 minutes).
-        case tooLong(path: String, seconds: Double)
+        /// What would be decoded does not fit the limit: `bytes` of stereo float (`seconds` at the
+        /// output rate), against `limit` bytes a pattern, of which `others` are already taken.
+        case tooLarge(path: String, bytes: Int, seconds: Double, sampleRate: Double, limit: Int, others: Int)
         /// Rate conversion failed.
         case resampling(path: String, reason: String)
 
@@ -29,33 +46,100 @@ public enum AudioFileDecoder {
         public var description: String {
             switch self {
             case .unreadable(let p, let r): return "cannot read audio file \(p): \(r)"
+            case .unplayable(let p, let r): return "cannot play audio file \(p): \(r)"
             case .empty(let p): return "audio file \(p) holds no audio frames"
-            case .tooLong(let p, let s): return "audio file \(p) is \(Int(s)) s long; HapSync loads files up to 600 s"
+            case .tooLarge(let p, let bytes, let seconds, let rate, let limit, let others):
+                return "audio file \(p) would decode to \(mebibytes(bytes)) (\(String(format: "%.1f", seconds)) s of stereo float at \(Int(rate)) Hz); "
+                    + "HapSync decodes at most \(mebibytes(limit)) of audio a pattern"
+                    + (others > 0 ? ", and the pattern's other audio files already take \(mebibytes(others))" : "")
             case .resampling(let p, let r): return "cannot convert the rate of \(p): \(r)"
             }
         }
+
+        private func mebibytes(_ bytes: Int) -> String {
+            bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+        }
     }
 
-    /// Decodes `url` to stereo float at `sampleRate`.
-    public static func decode(_ url: URL, sampleRate: Double) throws(LoadError) -> AudioSamples {
+    /// Decodes `url` to stereo float at `sampleRate`: the whole file, or its first `seconds`
+    /// (the rest is never read); throws `tooLarge` before decoding when that is over `limitBytes`.
+    public static func decode(_ url: URL, sampleRate: Double, seconds: Double? = nil, limitBytes: Int = maxDecodedBytes) throws(LoadError) -> AudioSamples {
+        try decode(url, sampleRate: sampleRate, seconds: seconds, budget: limitBytes, limit: limitBytes).samples
+    }
+
+    /// As `decode`, within `budget` bytes of a pattern's `limit` (for the message), saying whether
+    /// the samples hold the whole file (`complete`) or only its first part.
+    static func decode(_ url: URL, sampleRate: Double, seconds: Double?, budget: Int, limit: Int) throws(LoadError) -> (samples: AudioSamples, complete: Bool) {
         let path = url.path
-        var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw .unreadable(path: path, reason: String(cString: sf_strerror(nil)))
+        let file: FileHandle
+        do {
+            file = try RegularFile.open(path)
+        } catch {
+            switch error {
+            case .notRegular(_, let kind): throw .unreadable(path: path, reason: "it is \(kind), not a regular file")
+            case .cannotOpen(_, let reason): throw .unreadable(path: path, reason: reason)
+            }
         }
-        defer { sf_close(file) }
-        let channels = Int(info.channels)
-        let frames = Int(info.frames)
-        guard frames > 0, channels > 0 else { throw .empty(path: path) }
-        let seconds = Double(frames) / Double(info.samplerate)
-        guard seconds <= 600 else { throw .tooLong(path: path, seconds: seconds) }
-        var raw = [Float](repeating: 0, count: frames * channels)
-        let read = raw.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(frames)) }
-        guard read > 0 else { throw .unreadable(path: path, reason: "no frames could be read (\(String(cString: sf_strerror(file))))") }
-        let n = Int(read)
-        var stereo = [Float](repeating: 0, count: n * 2)
+        let info: AudioFileInfo
+        do { info = try AudioFileInfo(reading: file) } catch { throw .unplayable(path: path, reason: error.description) }
+        guard (try? file.seek(toOffset: 0)) != nil else { throw .unreadable(path: path, reason: "cannot seek back to its start") }
+        let source = try openSource(file, info: info, path: path)
+        let channels = source.channels, rate = source.sampleRate
+        guard channels > 0, rate > 0 else { throw .empty(path: path) }
+
+        // Frames to read at the source's rate: the header's length, or the first `seconds` (and one
+        // frame more, which linear interpolation reads).
+        let available = rate == info.sampleRate ? info.frames : AudioFileInfo.frameCount(info.duration, rate: Double(rate), rounding: .toNearestOrAwayFromZero)
+        var wanted = available
+        if let seconds {
+            let reach = AudioFileInfo.frameCount(seconds, rate: Double(rate))
+            if reach < available { wanted = reach + 1 }
+        }
+        guard wanted > 0 else { throw .empty(path: path) }
+        let converting = Double(rate) != sampleRate
+        let outFrames = converting ? AudioFileInfo.frameCount(Double(wanted) / Double(rate), rate: sampleRate) : wanted
+        guard outFrames <= budget / 8 else {
+            throw .tooLarge(path: path, bytes: outFrames.multipliedReportingOverflow(by: 8).overflow ? Int.max : outFrames * 8,
+                            seconds: Double(outFrames) / sampleRate, sampleRate: sampleRate, limit: limit, others: limit - budget)
+        }
+
+        var left: [Float] = [], right: [Float] = []
+        left.reserveCapacity(outFrames)
+        right.reserveCapacity(outFrames)
+        func keep(_ stereo: UnsafeBufferPointer<Float>) {
+            for f in 0..<min(stereo.count / 2, outFrames - left.count) {
+                left.append(stereo[2 * f])
+                right.append(stereo[2 * f + 1])
+            }
+        }
+        let converter = converting ? try StereoRateConverter(from: Double(rate), to: sampleRate, blockFrames: blockFrames, path: path) : nil
+        let raw = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
+        let stereo = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
+        defer {
+            raw.deallocate()
+            stereo.deallocate()
+        }
+        var read = 0
+        while read < wanted {
+            let n = try source.read(into: raw, frames: min(blockFrames, wanted - read))
+            if n == 0 { break }
+            mixDown(raw, channels: channels, frames: n, into: stereo)
+            if let converter {
+                try converter.process(stereo, frames: n, last: false, emit: keep)
+            } else {
+                keep(UnsafeBufferPointer(start: stereo, count: n * 2))
+            }
+            read += n
+        }
+        guard read > 0 else { throw .unreadable(path: path, reason: "no frames could be read") }
+        try converter?.process(stereo, frames: 0, last: true, emit: keep)
+        return (AudioSamples(left: left, right: right), wanted == available || read < wanted)
+    }
+
+    /// Interleaved frames of any channel count to interleaved stereo (the rule in the type's comment).
+    static func mixDown(_ raw: UnsafePointer<Float>, channels: Int, frames: Int, into stereo: UnsafeMutablePointer<Float>) {
         let extra = channels > 2 ? Float(0.5.squareRoot()) / Float(channels - 2) : 0
-        for f in 0..<n {
+        for f in 0..<frames {
             let base = f * channels
             var l = raw[base], r = channels > 1 ? raw[base + 1] : raw[base]
             if channels > 2 {
@@ -67,39 +151,5 @@ public enum AudioFileDecoder {
             stereo[2 * f] = l
             stereo[2 * f + 1] = r
         }
-        if Double(info.samplerate) != sampleRate {
-            stereo = try resample(stereo, frames: n, from: Double(info.samplerate), to: sampleRate, path: path)
-        }
-        let outFrames = stereo.count / 2
-        var left = [Float](repeating: 0, count: outFrames), right = [Float](repeating: 0, count: outFrames)
-        for f in 0..<outFrames {
-            left[f] = stereo[2 * f]
-            right[f] = stereo[2 * f + 1]
-        }
-        return AudioSamples(left: left, right: right)
-    }
-
-    /// Converts interleaved stereo from one rate to another with libsamplerate.
-    static func resample(_ input: [Float], frames: Int, from: Double, to: Double, path: String) throws(LoadError) -> [Float] {
-        let ratio = to / from
-        let outCapacity = Int((Double(frames) * ratio).rounded(.up)) + 16
-        var output = [Float](repeating: 0, count: outCapacity * 2)
-        var produced = 0
-        let rc: Int32 = input.withUnsafeBufferPointer { inp in
-            output.withUnsafeMutableBufferPointer { out in
-                var data = SRC_DATA()
-                data.data_in = inp.baseAddress
-                data.data_out = out.baseAddress
-                data.input_frames = frames
-                data.output_frames = outCapacity
-                data.src_ratio = ratio
-                data.end_of_input = 1
-                let rc = src_simple(&data, Int32(SRC_SINC_MEDIUM_QUALITY), 2)
-                produced = data.output_frames_gen
-                return rc
-            }
-        }
-        guard rc == 0 else { throw .resampling(path: path, reason: String(cString: src_strerror(rc))) }
-        return Array(output.prefix(produced * 2))
     }
 }

@@ -139,24 +139,11 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         sources[slot] = source
     }
 
-    /// Decodes a timeline's files at the sink's rate, sharing samples between players of the same file.
+    /// Decodes a timeline's files at the sink's rate, sharing samples between players of the same
+    /// file: only what its voices can play, within `AudioFileDecoder.maxDecodedBytes` a pattern
+    /// (`PatternAudioLoader`).
     public func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio {
-        var samples: [AudioSamples?] = []
-        for v in timeline.voices {
-            guard case .file(let path) = v.source else { samples.append(nil); continue }
-            guard let url = files[path] else {
-                throw AudioFileDecoder.LoadError.unreadable(path: path, reason: "not resolved (see 'hapsync validate' for the folders searched)")
-            }
-            let key = "\(url.path)@\(sampleRate)"
-            if let cached = cache.withLock({ $0[key] }) {
-                samples.append(cached)
-            } else {
-                let decoded = try AudioFileDecoder.decode(url, sampleRate: sampleRate)
-                cache.withLock { $0[key] = decoded }
-                samples.append(decoded)
-            }
-        }
-        return PlayerAudio(timeline: timeline, samples: samples)
+        PlayerAudio(timeline: timeline, samples: try PatternAudioLoader.samples(for: timeline, files: files, sampleRate: sampleRate, cache: cache))
     }
 
     // MARK: - Lifecycle

@@ -134,6 +134,7 @@ struct DiagnosticsTests {
         // Codes whose cases need files on disk are tested in ResolverTests and ReaderFileTests.
         let elsewhere: Set<AHAPDiagnostic.Code> = [.resourceOutsideRoots, .resourceNotFound, .fileUnreadable]
         let covered = Set(readerCases.map(\.code)).union(elsewhere)
+            .union([.resourceNotRegularFile, .unplayableAudio])  // ResolverTests
         let missing = AHAPDiagnostic.Code.allCases.filter { !covered.contains($0) }
         #expect(missing.isEmpty, "codes without a test: \(missing.map(\.rawValue))")
     }

@@ -1,0 +1,83 @@
+import AHAP
+import Foundation
+import HapSyncConcurrency
+import HapSyncCore
+
+/// Decodes the audio a timeline's voices can play, at load time: only what they can reach, each
+/// file once, shared with other players through a cache, and within one limit a pattern.
+///
+/// **Only what plays.** A voice with a known end (its `EventDuration`, or its file's length)
+/// reads at most (end − start) ÷ the slowest player rate (0.01, `HapticPatternPlayer.playbackRate`)
+/// × the fastest pitch rate (2, at AudioPitch 1) seconds of its file, from its start: slower
+/// playback lengthens a voice in real time while its file keeps its own speed. So a voice that
+/// plays 0.2 s of a ten-minute file decodes 40 s of it, not ten minutes; a voice whose end is
+/// unknown decodes the whole file. A file several voices use is decoded once, as far as the
+/// furthest of them reads; a looping voice wraps only if it reads the whole file, which is then
+/// decoded whole.
+///
+/// **The limit.** The samples one pattern holds (each of its files once, stereo float at the
+/// output rate, cached ones included) are at most `AudioFileDecoder.maxDecodedBytes`; a file that
+/// would pass it fails before it is decoded, with an error naming the file and the limit.
+public enum PatternAudioLoader {
+    /// The slowest player rate (the floor of `HapticPatternPlayer.playbackRate` and `--playback-rate`).
+    static let slowestPlaybackRate = 0.01
+
+    /// The fastest a file is read: its rate at the highest AudioPitch.
+    static var fastestPitchRate: Double { AudioVoice.playbackRate(pitch: AHAPEventParameterID.audioPitch.range.upperBound) }
+
+    /// The most seconds of its file, from the file's start, that a voice can read; nil for all of it.
+    public static func secondsRead(by voice: AudioVoice) -> Double? {
+        guard let end = voice.end else { return nil }
+        return max(0, end - voice.start) * (fastestPitchRate / slowestPlaybackRate)
+    }
+
+    /// Samples for each voice of `timeline` (nil for tones), decoded at `sampleRate` from `files`
+    /// (waveform path → resolved file), reusing and filling `cache` (keyed by file and rate).
+    public static func samples(for timeline: PatternTimeline, files: [String: URL], sampleRate: Double,
+                               cache: Locked<[String: AudioSamples]>,
+                               limitBytes: Int = AudioFileDecoder.maxDecodedBytes) throws(AudioFileDecoder.LoadError) -> [AudioSamples?] {
+        // What each file must provide: the furthest any of its voices reads (nil: all of it).
+        var order: [URL] = []
+        var reach: [URL: Double?] = [:]
+        for v in timeline.voices {
+            guard case .file(let path) = v.source else { continue }
+            guard let url = files[path] else {
+                throw .unreadable(path: path, reason: "not resolved (see 'hapsync validate' for the folders searched)")
+            }
+            let seconds = secondsRead(by: v)
+            if let known = reach[url] {
+                reach[url] = known.flatMap { a in seconds.map { max(a, $0) } }
+            } else {
+                order.append(url)
+                reach[url] = .some(seconds)
+            }
+        }
+
+        var used = 0
+        var decoded: [URL: AudioSamples] = [:]
+        for url in order {
+            let seconds = reach[url] ?? nil
+            let key = "\(url.path)@\(sampleRate)", partKey = key + " (first part)"
+            let budget = limitBytes - used
+            let cached = cache.withLock { c -> AudioSamples? in
+                if let whole = c[key], whole.frames * 8 <= budget { return whole }
+                if let seconds, let part = c[partKey], part.frames > AudioFileInfo.frameCount(seconds, rate: sampleRate) { return part }
+                return nil
+            }
+            let samples: AudioSamples
+            if let cached, cached.frames * 8 <= budget {
+                samples = cached
+            } else {
+                let (fresh, complete) = try AudioFileDecoder.decode(url, sampleRate: sampleRate, seconds: seconds, budget: budget, limit: limitBytes)
+                cache.withLock { $0[complete ? key : partKey] = fresh }
+                samples = fresh
+            }
+            used += samples.frames * 8
+            decoded[url] = samples
+        }
+        return timeline.voices.map { v in
+            guard case .file(let path) = v.source, let url = files[path] else { return nil }
+            return decoded[url]
+        }
+    }
+}
