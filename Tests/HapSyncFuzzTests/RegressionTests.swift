@@ -30,7 +30,7 @@ struct RegressionTests {
             .appendingPathComponent("Assets")
         let files = (FileManager.default.enumerator(at: assets, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? [])
         #expect(files.count > 10)
-        for file in files where ["ahap", "wav", "flac"].contains(file.pathExtension) {
+        for file in files where ["ahap", "wav", "flac", "aiff", "caf", "mp3", "m4a"].contains(file.pathExtension) {
             let data = try Data(contentsOf: file)
             for target in FuzzTargets.all { target.run(data) }
         }
