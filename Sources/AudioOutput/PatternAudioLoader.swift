@@ -2,9 +2,11 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncRuntime
 
 /// Decodes the audio a timeline's voices can play, at load time: only what they can reach, each
-/// file once, shared with other players through a cache, and within one limit a pattern.
+/// file once, shared with the other players that hold it (`AudioSampleCache`), and within one
+/// limit a pattern.
 ///
 /// **Only what plays.** A voice with a known end (its `EventDuration`, or its file's length)
 /// reads at most (end − start) ÷ the slowest player rate (0.01, `HapticPatternPlayer.playbackRate`)
@@ -19,8 +21,8 @@ import HapSyncCore
 /// output rate, cached ones included) are at most `AudioFileDecoder.maxDecodedBytes`; a file that
 /// would pass it fails before it is decoded, with an error naming the file and the limit.
 public enum PatternAudioLoader {
-    /// The slowest player rate (the floor of `HapticPatternPlayer.playbackRate` and `--playback-rate`).
-    static let slowestPlaybackRate = 0.01
+    /// The slowest player rate (the floor of `HapticPatternPlayer.playbackRates`).
+    static var slowestPlaybackRate: Double { HapticPatternPlayer.playbackRates.lowerBound }
 
     /// The fastest a file is read: its rate at the highest AudioPitch.
     static var fastestPitchRate: Double { AudioVoice.playbackRate(pitch: AHAPEventParameterID.audioPitch.range.upperBound) }
@@ -34,7 +36,7 @@ public enum PatternAudioLoader {
     /// Samples for each voice of `timeline` (nil for tones), decoded at `sampleRate` from `files`
     /// (waveform path → resolved file), reusing and filling `cache` (keyed by file and rate).
     public static func samples(for timeline: PatternTimeline, files: [String: URL], sampleRate: Double,
-                               cache: Locked<[String: AudioSamples]>,
+                               cache: AudioSampleCache,
                                limitBytes: Int = AudioFileDecoder.maxDecodedBytes) throws(AudioFileDecoder.LoadError) -> [AudioSamples?] {
         // What each file must provide: the furthest any of its voices reads (nil: all of it).
         var order: [URL] = []
@@ -59,17 +61,18 @@ public enum PatternAudioLoader {
             let seconds = reach[url] ?? nil
             let key = "\(url.path)@\(sampleRate)", partKey = key + " (first part)"
             let budget = limitBytes - used
-            let cached = cache.withLock { c -> AudioSamples? in
-                if let whole = c[key], whole.frames * 8 <= budget { return whole }
-                if let seconds, let part = c[partKey], part.frames > AudioFileInfo.frameCount(seconds, rate: sampleRate) { return part }
-                return nil
+            var cached: AudioSamples?
+            if let whole = cache.samples(key), whole.frames * 8 <= budget {
+                cached = whole
+            } else if let seconds, let part = cache.samples(partKey), part.frames > AudioFileInfo.frameCount(seconds, rate: sampleRate) {
+                cached = part
             }
             let samples: AudioSamples
             if let cached, cached.frames * 8 <= budget {
                 samples = cached
             } else {
                 let (fresh, complete) = try AudioFileDecoder.decode(url, sampleRate: sampleRate, seconds: seconds, budget: budget, limit: limitBytes)
-                cache.withLock { $0[complete ? key : partKey] = fresh }
+                cache.store(fresh, as: complete ? key : partKey)
                 samples = fresh
             }
             used += samples.frames * 8

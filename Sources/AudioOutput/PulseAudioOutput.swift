@@ -110,7 +110,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let underrunCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
-    private let cache = Locked<[String: AudioSamples]>([:])
+    private let cache = AudioSampleCache()
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {

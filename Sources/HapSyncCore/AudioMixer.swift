@@ -174,12 +174,10 @@ public final class AudioMixer: @unchecked Sendable {
         guard let live else { return s }
         if live.isMuted(slot: slot) { s.gain = 0; return s }
         guard let engineTime else { return s }
-        if live.isSet(slot: slot, .audioVolume) { s.gain *= min(max(live.value(slot: slot, .audioVolume, at: engineTime), 0), 1) }
-        if live.isSet(slot: slot, .audioPan) { s.pan = min(max(s.pan + live.value(slot: slot, .audioPan, at: engineTime), -1), 1) }
-        if live.isSet(slot: slot, .audioPitch) { s.pitch = min(max(s.pitch + live.value(slot: slot, .audioPitch, at: engineTime), -1), 1) }
-        if live.isSet(slot: slot, .audioBrightness) {
-            s.brightness = min(max(s.brightness + live.value(slot: slot, .audioBrightness, at: engineTime), 0), 1)
-        }
+        s.gain = live.applied(.audioVolume, slot: slot, at: engineTime, to: s.gain)
+        s.pan = live.applied(.audioPan, slot: slot, at: engineTime, to: s.pan)
+        s.pitch = live.applied(.audioPitch, slot: slot, at: engineTime, to: s.pitch)
+        s.brightness = live.applied(.audioBrightness, slot: slot, at: engineTime, to: s.brightness)
         return s
     }
 

@@ -34,7 +34,22 @@ public final class LiveParameters: @unchecked Sendable {
         case audioBrightness
 
         /// The value that leaves the pattern as written (1 for multipliers, 0 for offsets).
-        public var neutral: Double { self == .hapticIntensity || self == .audioVolume ? 1 : 0 }
+        public var neutral: Double { multiplies ? 1 : 0 }
+
+        /// Whether the control multiplies what the pattern plays (intensity, volume) rather than
+        /// adding to it (sharpness, pan, pitch, brightness), as the file's dynamic parameters do.
+        public var multiplies: Bool { self == .hapticIntensity || self == .audioVolume }
+
+        /// The range of what the control acts on (pan and pitch −1...1, the rest 0...1).
+        public var range: ClosedRange<Double> { self == .audioPan || self == .audioPitch ? -1...1 : 0...1 }
+
+        /// `base` with the control's value `live` applied: multiplied or added, then clamped to
+        /// `range`: the one rule for live parameters, haptic and audio alike. Does not allocate,
+        /// lock or block.
+        @inline(__always)
+        public func apply(_ live: Double, to base: Double) -> Double {
+            (multiplies ? base * live : base + live).clamped(to: range)
+        }
     }
 
     /// One breakpoint.
@@ -202,6 +217,14 @@ public final class LiveParameters: @unchecked Sendable {
         let t0 = Double(a.pointee.value.time(i)), t1 = Double(a.pointee.value.time(i + 1))
         let v1 = a.pointee.value.values[i + 1]
         return t1 > t0 ? v + (v1 - v) * (Double(time) - t0) / (t1 - t0) : v
+    }
+
+    /// `base` with `control` of `slot` at engine time `time` applied (`Control.apply`), or `base`
+    /// as it is when the control has no breakpoint. Reader thread of that control only; does not
+    /// allocate, lock or block.
+    @inline(__always)
+    public func applied(_ control: Control, slot: Int, at time: UInt64, to base: Double) -> Double {
+        isSet(slot: slot, control) ? control.apply(value(slot: slot, control, at: time), to: base) : base
     }
 
     /// When the haptic controls of `slot` next change after `time`: the next breakpoint, or

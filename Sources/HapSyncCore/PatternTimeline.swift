@@ -89,7 +89,7 @@ public final class PatternTimeline: Sendable {
                 transients.append(TransientRecord(
                     start: e.time, end: e.time + options.transientLength,
                     intensity: e.value(.hapticIntensity) * control(.hapticIntensityControl, e.time),
-                    sharpness: clamp(e.value(.hapticSharpness) + control(.hapticSharpnessControl, e.time), 0...1)))
+                    sharpness: (e.value(.hapticSharpness) + control(.hapticSharpnessControl, e.time)).clamped(to: 0...1)))
             case .hapticContinuous:
                 let env = Self.envelope(e, attack: .hapticAttackTimeControl, decay: .hapticDecayTimeControl,
                                         release: .hapticReleaseTimeControl, control: control)
@@ -105,7 +105,7 @@ public final class PatternTimeline: Sendable {
                 let path = e.waveformPath ?? ""
                 // A length that is not a finite number ≥ 0 (a broken header) counts as unknown.
                 let length = audioLength(path).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-                let rate = AudioVoice.playbackRate(pitch: clamp(e.value(.audioPitch) + control(.audioPitchControl, e.time), -1...1))
+                let rate = AudioVoice.playbackRate(pitch: (e.value(.audioPitch) + control(.audioPitchControl, e.time)).clamped(to: -1...1))
                 let end: Double? = e.duration.map { e.time + $0 } ?? length.map { e.time + $0 / rate }
                 voices.append(AudioVoice(entryIndex: index, source: .file(path), start: e.time, end: end, fileLength: length,
                                          loop: e.loopEnabled, useVolumeEnvelope: e.useVolumeEnvelope, volume: e.value(.audioVolume),
@@ -239,7 +239,7 @@ public final class PatternTimeline: Sendable {
             }
             let a = r.intensity * r.envelope.level(at: t - r.start) * intensity
             sum += a
-            weighted += a * clamp(r.sharpness + sharpness, 0...1)
+            weighted += a * (r.sharpness + sharpness).clamped(to: 0...1)
         }
         return (sum, weighted)
     }
@@ -301,9 +301,9 @@ public final class PatternTimeline: Sendable {
         // event ended.
         var ended: Double?
         if let env = v.envelope, t >= v.start + env.hold - Self.endTolerance { ended = v.start + env.hold - Self.endTolerance }
-        let pan = clamp(v.pan + control(.audioPanControl, at: t, endedAt: ended), -1...1)
-        let pitch = clamp(v.pitch + control(.audioPitchControl, at: t, endedAt: ended), -1...1)
-        let brightness = clamp(v.brightness + control(.audioBrightnessControl, at: t, endedAt: ended), 0...1)
+        let pan = (v.pan + control(.audioPanControl, at: t, endedAt: ended)).clamped(to: -1...1)
+        let pitch = (v.pitch + control(.audioPitchControl, at: t, endedAt: ended)).clamped(to: -1...1)
+        let brightness = (v.brightness + control(.audioBrightnessControl, at: t, endedAt: ended)).clamped(to: 0...1)
         guard t >= v.start, t < (v.end ?? .infinity) else { return AudioVoiceState(gain: 0, pan: pan, pitch: pitch, brightness: brightness) }
         var shape = 1.0
         if let env = v.envelope {
@@ -313,7 +313,7 @@ public final class PatternTimeline: Sendable {
             // non-looping file runs out first.
             var soundEnd = v.end ?? .infinity
             if !v.loop, let length = v.fileLength {
-                soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: clamp(v.pitch + value(of: .audioPitchControl, at: v.start), -1...1)))
+                soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: (v.pitch + value(of: .audioPitchControl, at: v.start)).clamped(to: -1...1)))
             }
             let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
             if fade > 0 {
@@ -359,7 +359,7 @@ extension PatternTimeline {
         guard v.useVolumeEnvelope else { return until }
         var soundEnd = end
         if !v.loop, let length = v.fileLength {
-            soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: clamp(v.pitch + value(of: .audioPitchControl, at: v.start), -1...1)))
+            soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: (v.pitch + value(of: .audioPitchControl, at: v.start)).clamped(to: -1...1)))
         }
         let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
         guard fade > 0 else { return until }
@@ -371,9 +371,6 @@ extension PatternTimeline {
 }
 
 /// `x` limited to `range`.
-@inline(__always) func clamp(_ x: Double, _ range: ClosedRange<Double>) -> Double {
-    min(max(x, range.lowerBound), range.upperBound)
-}
 
 extension AHAPDynamicParameterID {
     /// Position in `allCases`, for table lookups without searching.

@@ -100,12 +100,15 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         get { settings.withLock { $0.loopEnd } }
         set { settings.withLock { $0.loopEnd = max(0, newValue.isFinite ? newValue : 0) }; sendLoop() }
     }
-    /// Pattern seconds per second (0.01...100, default 1): event times and durations scale, audio
+    /// The playback rates a player takes (0.01...100): the one range every rate is clamped to.
+    public static let playbackRates: ClosedRange<Double> = 0.01...100
+
+    /// Pattern seconds per second (`playbackRates`, default 1): event times and durations scale, audio
     /// pitch does not. Changing it while playing keeps the place reached.
     public var playbackRate: Double {
         get { settings.withLock { $0.rate } }
         set {
-            let r = min(max(newValue.isFinite ? newValue : 1, 0.01), 100)
+            let r = (newValue.isFinite ? newValue : 1).clamped(to: Self.playbackRates)
             settings.withLock { $0.rate = r }
             engine?.sendPlayer(.setRate, slot: slot, id: id, value: r)
         }

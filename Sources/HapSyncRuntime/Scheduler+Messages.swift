@@ -52,7 +52,7 @@ extension Scheduler {
                 slots[s].pausedOffset = max(0, m.value)
             }
         case .setRate:
-            let rate = min(max(m.value, 0.01), 100)
+            let rate = m.value.clamped(to: HapticPatternPlayer.playbackRates)
             if slots[s].active {
                 keepingPendingStop(s) { reanchor(s, rate: rate, now: now) }
             } else {

@@ -64,13 +64,11 @@ extension Scheduler {
             switch c.kind {
             case .transient:
                 guard !live.isMuted(slot: s) else { break }
-                let gain = live.isSet(slot: s, .hapticIntensity) ? live.value(slot: s, .hapticIntensity, at: event.time) : 1
-                let shift = live.isSet(slot: s, .hapticSharpness) ? live.value(slot: s, .hapticSharpness, at: event.time) : 0
-                let intensity = Float(min(max(c.intensity * gain, 0), 1))
+                let intensity = Float(live.applied(.hapticIntensity, slot: s, at: event.time, to: c.intensity))
                 guard intensity > 0 else { break }
+                let sharpness = Float(live.applied(.hapticSharpness, slot: s, at: event.time, to: c.sharpness))
                 pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
-                                                   intensity: intensity, sharpness: Float(min(max(c.sharpness + shift, 0), 1)),
-                                                   patternTime: c.time)) || pushed
+                                                   intensity: intensity, sharpness: sharpness, patternTime: c.time)) || pushed
             case .level:
                 slots[s].intensity = Float(c.intensity)
                 slots[s].sharpness = Float(c.sharpness)
@@ -111,9 +109,8 @@ extension Scheduler {
         var sum = 0.0, weighted = 0.0, contributors = 0, lone = (0.0, 0.0)
         for i in 0..<capacity where slots[i].intensity > 0 {
             if live.isMuted(slot: i) { continue }
-            var intensity = Double(slots[i].intensity), sharpness = Double(slots[i].sharpness)
-            if live.isSet(slot: i, .hapticIntensity) { intensity = min(max(intensity * live.value(slot: i, .hapticIntensity, at: time), 0), 1) }
-            if live.isSet(slot: i, .hapticSharpness) { sharpness = min(max(sharpness + live.value(slot: i, .hapticSharpness, at: time), 0), 1) }
+            let intensity = live.applied(.hapticIntensity, slot: i, at: time, to: Double(slots[i].intensity))
+            let sharpness = live.applied(.hapticSharpness, slot: i, at: time, to: Double(slots[i].sharpness))
             guard intensity > 0 else { continue }
             sum += intensity
             weighted += intensity * sharpness

@@ -77,7 +77,7 @@ struct BoundedDecodingTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         for name in ["a.wav", "b.wav", "c.wav"] { try sparseWAV(dir.appendingPathComponent(name), rate: 48_000, channels: 1, bits: 16, seconds: 1) }
         let files = Dictionary(uniqueKeysWithValues: ["a.wav", "b.wav", "c.wav"].map { ($0, dir.appendingPathComponent($0)) })
-        let cache = Locked<[String: AudioSamples]>([:])
+        let cache = AudioSampleCache()
         let limit = 1 << 20   // 2.7 s at 48 kHz
         let two = try PatternTimeline(pattern: AHAPPatternBuilder()
             .audioCustom(at: 0, path: "a.wav").audioCustom(at: 0, path: "b.wav").audioCustom(at: 2, path: "a.wav", duration: 0.001).build()) { _ in 1 }
@@ -104,7 +104,7 @@ struct BoundedDecodingTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("a.wav")
         try sparseWAV(url, rate: 48_000, channels: 1, bits: 16, seconds: 10)
-        let cache = Locked<[String: AudioSamples]>([:])
+        let cache = AudioSampleCache()
         func load(duration: Double?) throws -> AudioSamples? {
             let t = try PatternTimeline(pattern: AHAPPatternBuilder().audioCustom(at: 0, path: "a.wav", duration: duration).build()) { _ in 10 }
             return try PatternAudioLoader.samples(for: t, files: ["a.wav": url], sampleRate: 48_000, cache: cache)[0]
@@ -113,6 +113,22 @@ struct BoundedDecodingTests {
         #expect(short.frames == 96_001, "0.01 s ÷ 0.01 × 2 = 2 s, and one frame")
         #expect(try load(duration: 0.005) === short)
         #expect(try load(duration: nil)?.frames == 480_000)
+    }
+
+    /// The cache holds samples only while some player's audio does: a long-running engine that
+    /// plays many files does not keep every one it ever decoded.
+    @Test func theCacheLetsGoOfSamplesNoPlayerHolds() throws {
+        let dir = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("a.wav")
+        try sparseWAV(url, rate: 48_000, channels: 1, bits: 16, seconds: 1)
+        let cache = AudioSampleCache()
+        let t = try PatternTimeline(pattern: AHAPPatternBuilder().audioCustom(at: 0, path: "a.wav").build()) { _ in 1 }
+        var held = try PatternAudioLoader.samples(for: t, files: ["a.wav": url], sampleRate: 48_000, cache: cache)
+        #expect(cache.keys.count == 1)
+        #expect(try PatternAudioLoader.samples(for: t, files: ["a.wav": url], sampleRate: 48_000, cache: cache)[0] === held[0])
+        held = []
+        #expect(cache.keys.isEmpty, "no player holds them: gone")
     }
 
     /// Decoding keeps the output, not the input: a sparse 8 s, 8-channel, 448 kHz, 16-bit WAV
