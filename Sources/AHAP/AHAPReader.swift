@@ -81,21 +81,25 @@ public struct AHAPReader: Sendable {
         func unreadable(_ message: String) -> Report {
             Report(pattern: nil, diagnostics: [AHAPDiagnostic(.fileUnreadable, path: .root, message: message, file: name)])
         }
-        let attributes: [FileAttributeKey: Any]
+        // Only a regular file, opened so that a FIFO or a device can never block or be read.
+        let handle: FileHandle
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            handle = try RegularFile.open(url.path)
+        } catch .notRegular(_, let kind) {
+            return unreadable("is \(kind), not an AHAP file")
         } catch {
-            return unreadable(FileManager.default.fileExists(atPath: url.path) ? "cannot read the file: permission denied or not a file" : "no such file")
+            return unreadable(FileManager.default.fileExists(atPath: url.path) ? "cannot read the file: \(error)" : "no such file")
         }
-        if let type = attributes[.type] as? FileAttributeType, type == .typeDirectory {
-            return unreadable("is a directory, not an AHAP file")
+        defer { try? handle.close() }
+        // One byte past the limit tells a file over it from one exactly at it.
+        let data: Data
+        do { data = try handle.read(upToCount: limits.maxFileBytes + 1) ?? Data() } catch {
+            return unreadable("cannot read the file: \(error.localizedDescription)")
         }
-        if let size = (attributes[.size] as? NSNumber)?.intValue, size > limits.maxFileBytes {
+        if data.count > limits.maxFileBytes {
+            let size = (try? handle.seekToEnd()).map { Int($0) } ?? data.count
             return Report(pattern: nil, diagnostics: [AHAPDiagnostic(.limitExceeded, path: .root,
                 message: "file is \(size) bytes; the limit is \(limits.maxFileBytes) bytes", file: name)])
-        }
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            return unreadable("cannot read the file (permission denied?)")
         }
         return diagnose(data: data, file: name)
     }

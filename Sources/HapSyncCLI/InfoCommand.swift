@@ -38,7 +38,7 @@ enum InfoCommand {
 
     static func describe(_ info: AudioFileInfo) -> String {
         let ch = info.channels == 1 ? "mono" : info.channels == 2 ? "stereo" : "\(info.channels) channels"
-        return "\(info.format.rawValue), \(info.sampleRate) Hz, \(ch), \(info.bitsPerSample)-bit\(info.isFloat ? " float" : ""), \(seconds(info.duration))"
+        return "\(info.formatDescription), \(info.sampleRate) Hz, \(ch), \(seconds(info.duration))"
     }
 
     static func text(_ check: PlayablePattern.Check, pattern: AHAPPattern, duration: Double, exact: Bool) -> String {
@@ -102,7 +102,7 @@ enum InfoCommand {
                 var m: [(String, JSONValue)] = [("entry", .string(a.entryPath.description)), ("path", .string(a.waveformPath)),
                                                 ("resolved", a.file.map { .string($0.path) } ?? JSONValue(.null))]
                 if let i = a.info {
-                    m += [("format", .string(i.format.rawValue)), ("sampleRate", .integer(i.sampleRate)),
+                    m += [("format", .string(i.format.rawValue)), ("encoding", .string(i.encoding.rawValue)), ("sampleRate", .integer(i.sampleRate)),
                           ("channels", .integer(i.channels)), ("bitsPerSample", .integer(i.bitsPerSample)),
                           ("seconds", .number(i.duration))]
                 }

@@ -19,6 +19,18 @@ struct ReaderFileTests {
         #expect(report.errors.first?.message == "is a directory, not an AHAP file")
     }
 
+    /// A FIFO given as the AHAP file is refused at once by its kind, never opened to wait for a
+    /// writer (it used to be reported as "permission denied?").
+    @Test func aFIFOIsRefusedByItsKind() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("p.ahap")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let report = AHAPReader().diagnose(contentsOf: fifo)
+        #expect(report.errors.map(\.code) == [.fileUnreadable])
+        #expect(report.errors.first?.message == "is a FIFO (named pipe), not an AHAP file")
+    }
+
     @Test func oversizedFileIsRejectedBeforeReading() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -141,7 +141,7 @@ struct InProcessTests {
         #expect(r.out.contains("events      2 (HapticContinuous 1, AudioCustom 1)\n"))
         #expect(r.out.contains("  HapticIntensityControl: 5 points from 0.200 s to 1.000 s, values 0.0...1.0\n"))
         #expect(r.out.contains("audio       1 (1 resolved)\n"))
-        #expect(r.out.contains("StreamingAssets/CoreHaptics/Ricochet/Implode.wav (WAV, 48000 Hz, mono, 24-bit, 0.998 s)"))
+        #expect(r.out.contains("StreamingAssets/CoreHaptics/Ricochet/Implode.wav (WAV, 24-bit PCM, 48000 Hz, mono, 0.998 s)"))
         #expect(r.out.contains("  Project: HapticRicochet\n"))
 
         let unresolved = hapsync("info", implode)
