@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CHapSyncSystem.h"
+#include <alloca.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/prctl.h>
 
 int hapsync_set_timer_slack(unsigned long nanoseconds) {
@@ -25,4 +27,10 @@ int hapsync_pin_to_cpu(int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return sched_setaffinity(0, sizeof set, &set);
+}
+
+void hapsync_prefault_stack(unsigned long bytes) {
+    volatile unsigned char *buffer = alloca(bytes);
+    // One write a page is enough to fault it in; volatile keeps the writes.
+    for (unsigned long i = 0; i < bytes; i += 4096) buffer[i] = 0;
 }

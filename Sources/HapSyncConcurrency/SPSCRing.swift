@@ -43,6 +43,9 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         self.capacity = capacity
         self.mask = capacity - 1
         self.storage = .allocate(capacity: capacity)
+        // Written once now, so its pages are faulted in (and, under mlockall, locked) here rather
+        // than on a real-time thread's first push.
+        UnsafeMutableRawPointer(storage).initializeMemory(as: UInt8.self, repeating: 0, count: capacity * MemoryLayout<Element>.stride)
         self.indices = .allocate(byteCount: 384, alignment: 128)
         for offset in [0, 128, 256] {
             (indices + offset).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic<Int>(0))

@@ -22,6 +22,7 @@ extension HapticEngine {
     /// The scheduler thread: asks for real-time rights (recording what it got), says it is ready,
     /// then runs the real-time loop.
     func schedulerLoop(ready: Syscalls.Semaphore) {
+        Syscalls.prefaultStack()
         var granted = status.withLock { $0 }
         switch Syscalls.setFIFO(priority: configuration.realtimePriority) {
         case .success: granted.fifoPriority = configuration.realtimePriority
@@ -100,6 +101,7 @@ extension HapticEngine {
     /// it asks for, waiting on a semaphore in between. Does not allocate, lock or block beyond
     /// what the backend's `apply` and `service` do (see `OutputStage`).
     func outputLoop() {
+        Syscalls.prefaultStack()
         _ = Syscalls.setFIFO(priority: max(1, configuration.realtimePriority - 1))
         while outputRunning.load(ordering: .sequentiallyConsistent) {
             output.drain()

@@ -55,6 +55,10 @@ enum Syscalls {
 
     // MARK: - Thread set-up (a thread starting)
 
+    /// Faults in (and, under mlockall, locks) the top 256 KiB of the calling thread's stack, at
+    /// thread start, so the real-time loop's stack never takes a first-touch fault later.
+    static func prefaultStack() { hapsync_prefault_stack(256 << 10) }
+
     /// Names the calling thread (at most 15 bytes; shown by top, ps -L and debuggers).
     static func setThreadName(_ name: String) {
         _ = hapsync_set_thread_name(String(decoding: name.utf8.prefix(15), as: UTF8.self))
@@ -79,8 +83,10 @@ enum Syscalls {
     /// (statistics and trace buffers filling up, ring slots, stack) is faulted in then, once, and
     /// stays locked after: in a 3-loop play of Assets/engine.ahap, 25 such minor faults on the
     /// scheduler thread and 53 on the output thread (none before), 1.7 µs each on average on the
-    /// test VM (the longest of 16,384 took 70 µs). Buffers that are written when they are
-    /// allocated never fault.
+    /// test VM (the longest of 16,384 took 70 µs), measured before the rings were written at
+    /// creation and the real-time threads' stacks faulted in at their start (`prefaultStack`);
+    /// what still faults on those threads are the statistics and trace buffers as they fill, a
+    /// page (512 commands' figures) at a time.
     static func lockAllMemory() -> Result<Void, SystemErrno> {
         if mlockall(Int32(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)) == 0 { return .success(()) }
         guard errno == EINVAL else { return .failure(SystemErrno(errno)) }

@@ -23,6 +23,11 @@ int hapsync_set_thread_name(const char *name);
 /// with errno set.
 int hapsync_pin_to_cpu(int cpu);
 
+/// Writes `bytes` of the calling thread's stack below the current frame (an alloca'd buffer), so
+/// that with mlockall(MCL_ONFAULT) those pages are faulted in and locked now, at thread start,
+/// not later on a real-time path. Swift has no way to place a buffer on the stack for sure.
+void hapsync_prefault_stack(unsigned long bytes);
+
 /// Size of sem_t, so Swift can allocate one (it is an opaque union there).
 unsigned long hapsync_sem_size(void);
 
