@@ -1,6 +1,7 @@
-import Foundation
+import HapSyncRuntime
 
-/// Output to a file that must not already exist (unless forced), or to standard output.
+/// Output to a file the user named (by `OutputFile`'s rules: a regular file is replaced only with
+/// `--force`, a device or FIFO is written into, a directory refused), or to standard output.
 struct OutputTarget {
     let path: String?
     let force: Bool
@@ -11,13 +12,12 @@ struct OutputTarget {
             console.out(text)
             return nil
         }
-        if FileManager.default.fileExists(atPath: path), !force {
-            return "\(path) already exists; not overwriting it (pass --force to replace it)"
-        }
         do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try OutputFile.write(text, to: path, replacing: force)
+        } catch .exists {
+            return "\(OutputFile.Failure.exists(path: path)) (pass --force to replace it)"
         } catch {
-            return "cannot write \(path): \(error.localizedDescription)"
+            return error.description
         }
         return nil
     }

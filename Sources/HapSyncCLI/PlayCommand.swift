@@ -36,8 +36,15 @@ enum PlayCommand {
     /// summary. Ctrl-C and SIGTERM are caught from before loading, so none is lost during start-up.
     static func play(_ options: PlaybackOptions, console: HapSyncCLI.Console,
                      load: () throws(CLIError) -> PlayablePattern) throws(CLIError) {
-        if let tracePath = options.tracePath, FileManager.default.fileExists(atPath: tracePath), !options.replacesTrace {
-            throw .failure("\(tracePath) already exists; not overwriting it", hint: "pass --force to replace it, or choose another trace path")
+        if let tracePath = options.tracePath {
+            // Before loading and decoding: a trace that cannot be written fails at once.
+            do {
+                try OutputFile.check(tracePath, replacing: options.replacesTrace)
+            } catch .exists {
+                throw .failure("\(OutputFile.Failure.exists(path: tracePath))", hint: "pass --force to replace it, or choose another trace path")
+            } catch {
+                throw .failure(error.description)
+            }
         }
         let signals = SignalWatch()
         defer { signals.cancel() }
@@ -58,7 +65,7 @@ enum PlayCommand {
         } else if !timeline.voices.isEmpty {
             console.err("note: \(plural(timeline.voices.count, "audio event")) not played (--audio none); haptics run on the monotonic clock\n")
         }
-        let trace = options.tracePath.map { TraceBackend(path: $0, capacity: max(1024, (timeline.commands.count + 1) * options.loops + 16)) }
+        let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
         let backend = try hapticBackend(options, trace: trace, console: console)
 
         let disconnected = Locked(false)
@@ -83,7 +90,7 @@ enum PlayCommand {
         let session = PlaySession(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : playable.audioFiles,
                                   loops: options.loops, console: console, signals: signals, playbackRate: options.playbackRate, from: options.startOffset)
         let outcome = signals.received ? .interrupted : session.run(startIn: options.startDelay)
-        engine.stop()
+        let closeError = engine.stop()
         if case .failure(let message) = outcome { throw .failure(message) }
         console.out(PlaySummary(name: playable.name, loops: options.loops, engine: engine, timeline: timeline, trace: trace,
                                 interrupted: outcome == .interrupted, audio: audioDevice, startFrames: session.startFrames,
@@ -94,6 +101,8 @@ enum PlayCommand {
         if disconnected.withLock({ $0 }) {
             console.err("warning: the rumble device disconnected during playback; \(trace == nil ? "playback stopped" : "the trace went on without it")\n")
         }
+        // A trace that could not be written fully fails the run, whatever else happened.
+        if let closeError { throw .failure("\(closeError)") }
         if outcome == .interrupted { throw CLIError(.interrupted) }
     }
 

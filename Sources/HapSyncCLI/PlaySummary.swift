@@ -61,7 +61,7 @@ struct PlaySummary {
             }
         }
         if let trace {
-            line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.records.count) records)")
+            line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.recordsWritten) records)")
         }
         return out
     }

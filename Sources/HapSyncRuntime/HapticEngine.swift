@@ -239,7 +239,12 @@ public final class HapticEngine: @unchecked Sendable {
     /// Stops every player at once, silences the backend and ends the threads. Players stay valid
     /// and can be started again after another `start()`. Safe to call from a handler: when called
     /// on the notifier thread, the shutdown finishes on a helper thread.
-    public func stop() {
+    ///
+    /// Returns the error closing the haptic backend reported (a trace whose disk filled up), nil
+    /// when it closed cleanly, when the engine was not running, or when the shutdown finishes on
+    /// a helper thread.
+    @discardableResult
+    public func stop() -> Error? {
         // On the notifier thread (a handler called stop): the threads cannot join themselves, so the
         // rest happens on a helper. Known by identity: a thread's name is inherited by the threads
         // it creates on Linux, so the helper would look like the notifier by name.
@@ -249,13 +254,13 @@ public final class HapticEngine: @unchecked Sendable {
                 stop()
                 control.withLock { $0.stopInProgress = false }
             }.start()
-            return
+            return nil
         }
         let wasStarted = control.withLock { state -> Bool in
             defer { state.running = false; state.started = false }
             return state.started
         }
-        guard wasStarted else { return }
+        guard wasStarted else { return nil }
         send(ControlMessage(kind: .stopAll, slot: -1, player: 0, time: configuration.clock.now()))
         control.withLock { $0.active = []; $0.pendingStarts = [:] }
         if configuration.threading == .realtime {
@@ -280,13 +285,15 @@ public final class HapticEngine: @unchecked Sendable {
             pump()
         }
         try? configuration.backend.stopAll()
-        try? configuration.backend.close()
+        var closeError: Error?
+        do { try configuration.backend.close() } catch { closeError = error }
         configuration.audio?.close()
         let retired = control.withLock { state -> [Unmanaged<PlayerAudio>] in
             defer { state.retiredAudio = [] }
             return state.retiredAudio
         }
         for a in retired { a.release() }
+        return closeError
     }
 
     /// Forgets which threads used the rings (debug builds check each ring has one producer and one

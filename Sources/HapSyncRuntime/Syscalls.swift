@@ -136,4 +136,7 @@ public enum HelperThreadCalls {
 
     /// Asks for SCHED_FIFO at `priority` for the calling thread.
     public static func requestFIFO(priority: Int32) -> Result<Void, SystemErrno> { Syscalls.setFIFO(priority: priority) }
+
+    /// Names the calling thread (at most 15 bytes; shown by top, ps -L and debuggers).
+    public static func setName(_ name: String) { Syscalls.setThreadName(name) }
 }

@@ -1,16 +1,34 @@
 import AHAP
+import Dispatch
 import Foundation
+import HapSyncConcurrency
 import HapSyncRuntime
+import Synchronization
 
 /// A haptic backend that records what the engine really did, for measurement: one record per
 /// command with the time it was scheduled for, the time the scheduler released it and the time it
 /// was applied here (all CLOCK_MONOTONIC ns), the player, kind, intensity and sharpness.
 ///
-/// Records are kept in memory during playback and written when the backend closes, so no file I/O
-/// happens on the output thread. Formats: JSON Lines (`.jsonl`, one record per line) or Chrome
-/// trace-event JSON (`.json`, opens in Perfetto and chrome://tracing: a counter track per player
-/// for level intensity and sharpness, instant events for transients, and a slice from scheduled to
-/// applied time for every command).
+/// Formats: JSON Lines (`.jsonl`, one record per line) or Chrome trace-event JSON (`.json`, opens
+/// in Perfetto and chrome://tracing: a counter track per player for level intensity and sharpness,
+/// instant events for transients, and a slice from scheduled to applied time for every command).
+///
+/// Memory is bounded, however long the run: the output thread pushes each record into a ring of
+/// `capacity` records (allocated and written once, at creation) and a writer thread of the trace's
+/// own drains it every 20 ms and streams the records to disk. No file I/O happens on the output
+/// thread. If the disk falls so far behind that the ring fills, the records that did not fit are
+/// counted and `close()` fails saying how many were lost; nothing is lost silently.
+///
+/// Every write and the close are checked. When one fails (a full disk) the trace stops there,
+/// a JSON Lines file is cut back to its last whole record (so it stays valid JSON Lines), and
+/// `close()` throws `TraceError.writeFailed` with the system's reason and the records kept.
+///
+/// The file is opened by `OutputFile`'s rules (a regular file is replaced only when `replacing`; a
+/// character device or FIFO is written into; a directory is refused). Opened again after a close
+/// (the engine restarted: its audio server came back, the idle timer stopped it, `stop()` then
+/// `start()`), the trace goes on after what it holds: never truncated. A Chrome trace is reopened
+/// by cutting its closing `]}` and continuing the event list (on a device or FIFO, where nothing can
+/// be cut, a second document follows the first).
 public final class TraceBackend: HapticBackend, @unchecked Sendable {
     /// The file format.
     public enum Format: String, Sendable {
@@ -24,84 +42,230 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
     }
 
     /// One applied command.
-    public struct Record: Sendable, Equatable {
+    public struct Record: Sendable, Equatable, BitwiseCopyable {
         /// The command as the scheduler released it.
         public var command: OutputCommand
         /// When this backend applied it (engine ns).
         public var applied: UInt64
     }
 
+    /// Records the ring holds by default: 16,384 (1 MiB), 16 s of a 1 kHz command stream between
+    /// two 20 ms drains.
+    public static let defaultCapacity = 1 << 14
+
     /// Where the trace is written.
     public let path: String
     /// The format written.
     public let format: Format
-    private var storage: UnsafeMutablePointer<Record>
-    private var capacity: Int
-    private var count = 0
-    private var handle: FileHandle?
+    /// Whether an existing regular file at `path` may be replaced (the CLI's `--force`).
+    public let replacing: Bool
+    /// The output thread's hand-off to the writer thread.
+    private let ring: SPSCRing<Record>
+    /// The writer's figures, read by the control side.
+    private let progress = Locked(Progress())
+    /// The writer running now (between `open` and `close`).
+    private var writer: Writer?
 
-    /// Makes a trace backend writing to `path` (format from its extension unless given), with room
-    /// for `capacity` records before it has to allocate more.
-    public init(path: String, format: Format? = nil, capacity: Int = 1 << 16) {
-        self.path = path
-        self.format = format ?? Format.forPath(path)
-        self.capacity = max(capacity, 16)
-        storage = .allocate(capacity: self.capacity)
+    /// What the writer has done (all opens together).
+    private struct Progress {
+        var written = 0
+        var failure: TraceError?
+        var opened = false
+        /// Chrome: the file's length without its closing `]}`.
+        var chromeBodyEnd: Int64 = 0
     }
 
-    deinit { storage.deallocate() }
+    /// Makes a trace backend writing to `path` (format from its extension unless given). `capacity`
+    /// (rounded up to a power of two) bounds the records waiting to be written. The file is
+    /// created when the engine opens the backend; an existing regular file is replaced only when
+    /// `replacing` is true.
+    public init(path: String, format: Format? = nil, replacing: Bool = false, capacity: Int = TraceBackend.defaultCapacity) {
+        self.path = path
+        self.format = format ?? Format.forPath(path)
+        self.replacing = replacing
+        var slots = 16
+        while slots < capacity { slots <<= 1 }
+        ring = SPSCRing(capacity: slots)
+    }
 
     /// "trace".
     public var name: String { "trace" }
     /// The trace file.
     public var device: String { path }
 
-    /// Creates (or truncates) the file now, so an unwritable path fails before playback.
+    /// Records written to the file so far (all opens together).
+    public var recordsWritten: Int { progress.withLock { $0.written } }
+    /// Records lost because the ring was full (the disk did not keep up).
+    public var recordsDropped: Int { ring.overflowCount }
+    /// Why the trace failed, if it did.
+    public var failure: TraceError? { progress.withLock { $0.failure } }
+
+    /// Creates the file (or, after a close, reopens it to go on after what it holds) and starts
+    /// the writer thread, so an unwritable path fails before playback.
     public func open() throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw TraceError.cannotCreate(path)
+        guard writer == nil else { return }
+        let (again, bodyEnd) = progress.withLock { ($0.opened, $0.chromeBodyEnd) }
+        let file: OutputFile
+        do {
+            file = try OutputFile.create(path, replacing: replacing, mode: again ? .append : .stream)
+        } catch {
+            throw TraceError.cannotCreate(error)
         }
-        handle = FileHandle(forWritingAtPath: path)
-        if handle == nil { throw TraceError.cannotCreate(path) }
+        do {
+            if format == .chrome {
+                if again, file.isRegularFile, bodyEnd > 0, file.bytesWritten >= bodyEnd {
+                    try file.truncate(to: bodyEnd)
+                } else {
+                    try file.write(Self.chromeHeader)
+                }
+            }
+        } catch {
+            file.discard()
+            throw TraceError.writeFailed(error, kept: recordsWritten)
+        }
+        progress.withLock {
+            $0.opened = true
+            $0.chromeBodyEnd = file.bytesWritten
+        }
+        ring.resetOwnership()
+        let w = Writer(trace: self, file: file)
+        writer = w
+        w.start()
     }
 
     // MARK: - Real-time (output thread)
 
-    /// Records the command. Does not lock or block; allocates only when more records arrive than
-    /// the capacity reserved at creation (it then doubles).
+    /// Hands the record to the writer thread through the ring. Does not allocate, lock or block: a
+    /// full ring counts the record as dropped.
     public func apply(_ command: OutputCommand, appliedAt: UInt64) {
-        if count == capacity {
-            let bigger = UnsafeMutablePointer<Record>.allocate(capacity: capacity * 2)
-            bigger.moveInitialize(from: storage, count: count)
-            storage.deallocate()
-            storage = bigger
-            capacity *= 2
-        }
-        (storage + count).initialize(to: Record(command: command, applied: appliedAt))
-        count += 1
+        _ = ring.push(Record(command: command, applied: appliedAt))
     }
 
     /// Nothing to silence: a trace has no motors.
     public func stopAll() {}
 
-    /// Writes the file and closes it.
+    // MARK: - Control side
+
+    /// Writes what is still in the ring, finishes the file (a Chrome trace's closing `]}`) and
+    /// closes it. Throws `TraceError` if a write or the close failed or records were dropped.
     public func close() throws {
-        guard let handle else { return }
-        self.handle = nil
-        defer { try? handle.close() }
-        try handle.write(contentsOf: Data(render().utf8))
-    }
-
-    /// The records so far (allocates; for summaries and tests, after playback).
-    public var records: [Record] { Array(UnsafeBufferPointer(start: storage, count: count)) }
-
-    /// The trace text in this backend's format.
-    public func render() -> String {
-        switch format {
-        case .jsonLines: return records.map(Self.jsonLine).joined()
-        case .chrome: return Self.chromeTrace(records)
+        guard let w = writer else { return }
+        writer = nil
+        w.finish()
+        let (failure, written) = progress.withLock { ($0.failure, $0.written) }
+        if let failure { throw failure }
+        let dropped = ring.overflowCount
+        if dropped > 0 {
+            let lost = TraceError.recordsDropped(path: path, dropped: dropped, kept: written)
+            progress.withLock { $0.failure = lost }
+            throw lost
         }
     }
+
+    /// The writer thread: drains the ring every 20 ms, formats the records and writes them.
+    private final class Writer: @unchecked Sendable {
+        unowned let trace: TraceBackend
+        let file: OutputFile
+        let stopping = Atomic<Bool>(false)
+        let wake = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        var failed = false
+
+        init(trace: TraceBackend, file: OutputFile) {
+            self.trace = trace
+            self.file = file
+        }
+
+        func start() {
+            let thread = Thread { [self] in
+                HelperThreadCalls.setName("hapsync-trace")
+                run()
+                done.signal()
+            }
+            thread.start()
+        }
+
+        /// Asks the thread to write what is left and end, and waits for it.
+        func finish() {
+            stopping.store(true, ordering: .releasing)
+            wake.signal()
+            done.wait()
+        }
+
+        func run() {
+            var batch = ""
+            while true {
+                let last = stopping.load(ordering: .acquiring)
+                batch.removeAll(keepingCapacity: true)
+                var count = 0
+                while let r = trace.ring.pop() {
+                    if failed { continue }
+                    appendRecord(r, to: &batch)
+                    count += 1
+                    if batch.utf8.count >= 1 << 16 { flush(&batch, count); batch.removeAll(keepingCapacity: true); count = 0 }
+                }
+                if count > 0 { flush(&batch, count) }
+                if last { break }
+                _ = wake.wait(timeout: .now() + .milliseconds(20))
+            }
+            finishFile()
+        }
+
+        func appendRecord(_ r: Record, to batch: inout String) {
+            switch trace.format {
+            case .jsonLines:
+                batch += TraceBackend.jsonLine(r)
+            case .chrome:
+                // The header's metadata events come first, so every event follows a comma.
+                for event in TraceBackend.chromeEvents(r) { batch += ",\n" + event }
+            }
+        }
+
+        /// Writes a batch of `count` whole records; on failure keeps the whole records that reached
+        /// the file and stops writing.
+        func flush(_ batch: inout String, _ count: Int) {
+            let start = file.bytesWritten
+            do {
+                try file.write(batch)
+                trace.progress.withLock {
+                    $0.written += count
+                    $0.chromeBodyEnd = file.bytesWritten
+                }
+            } catch {
+                failed = true
+                // Whole lines that reached the file stay; a cut line is removed.
+                let reached = Int(file.bytesWritten - start)
+                let utf8 = Array(batch.utf8.prefix(reached))
+                var kept = 0, keptBytes = 0
+                if trace.format == .jsonLines {
+                    for (i, byte) in utf8.enumerated() where byte == UInt8(ascii: "\n") {
+                        kept += 1
+                        keptBytes = i + 1
+                    }
+                }
+                try? file.truncate(to: start + Int64(keptBytes))
+                trace.progress.withLock {
+                    $0.written += kept
+                    $0.failure = .writeFailed(error, kept: $0.written)
+                }
+            }
+        }
+
+        /// Closes the file: a Chrome trace's closing `]}` first; the close itself is checked.
+        func finishFile() {
+            do {
+                if trace.format == .chrome, !failed { try file.write(TraceBackend.chromeFooter) }
+                try file.commit()
+            } catch {
+                trace.progress.withLock { p in
+                    if p.failure == nil { p.failure = .writeFailed(error, kept: p.written) }
+                }
+                file.discard()
+            }
+        }
+    }
+
+    // MARK: - Formatting
 
     static func kindName(_ k: OutputCommand.Kind) -> String {
         switch k {
@@ -113,6 +277,7 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
 
     static func number(_ x: Double) -> String { AHAPWriter.formatRounded(x) }
 
+    /// One JSON Lines record, with its newline.
     static func jsonLine(_ r: Record) -> String {
         let c = r.command
         return "{\"scheduled_ns\":\(c.scheduled),\"released_ns\":\(c.released),\"applied_ns\":\(r.applied),"
@@ -120,36 +285,44 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
             + "\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))}\n"
     }
 
-    static func chromeTrace(_ records: [Record]) -> String {
+    static let chromeHeader = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+        + #"{"name":"process_name","ph":"M","pid":1,"args":{"name":"hapsync"}}"# + ",\n"
+        + #"{"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"haptic output"}}"#
+    static let chromeFooter = "\n]}\n"
+
+    /// A record's Chrome trace events: its slice and its counter or instant.
+    static func chromeEvents(_ r: Record) -> [String] {
         func us(_ ns: UInt64) -> String { number(Double(ns) / 1000) }
-        var events: [String] = [
-            #"{"name":"process_name","ph":"M","pid":1,"args":{"name":"hapsync"}}"#,
-            #"{"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"haptic output"}}"#,
-        ]
-        for r in records {
-            let c = r.command
-            let args = "{\"player\":\(c.player),\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness))),\"dispatch_ns\":\(Int64(bitPattern: c.released &- c.scheduled)),\"apply_ns\":\(Int64(bitPattern: r.applied &- c.released))}"
-            events.append("{\"name\":\"\(kindName(c.kind))\",\"cat\":\"haptic\",\"ph\":\"X\",\"pid\":1,\"tid\":\(c.player),\"ts\":\(us(c.scheduled)),\"dur\":\(us(r.applied &- c.scheduled)),\"args\":\(args)}")
-            switch c.kind {
-            case .level:
-                events.append("{\"name\":\"haptic level\",\"ph\":\"C\",\"pid\":1,\"ts\":\(us(r.applied)),\"args\":{\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))}}")
-            case .transient:
-                events.append("{\"name\":\"transient\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":\(c.player),\"ts\":\(us(r.applied)),\"args\":\(args)}")
-            case .stopAll:
-                events.append("{\"name\":\"stop all\",\"ph\":\"i\",\"s\":\"p\",\"pid\":1,\"ts\":\(us(r.applied))}")
-            }
+        let c = r.command
+        let args = "{\"player\":\(c.player),\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness))),\"dispatch_ns\":\(Int64(bitPattern: c.released &- c.scheduled)),\"apply_ns\":\(Int64(bitPattern: r.applied &- c.released))}"
+        var events = ["{\"name\":\"\(kindName(c.kind))\",\"cat\":\"haptic\",\"ph\":\"X\",\"pid\":1,\"tid\":\(c.player),\"ts\":\(us(c.scheduled)),\"dur\":\(us(r.applied &- c.scheduled)),\"args\":\(args)}"]
+        switch c.kind {
+        case .level:
+            events.append("{\"name\":\"haptic level\",\"ph\":\"C\",\"pid\":1,\"ts\":\(us(r.applied)),\"args\":{\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))}}")
+        case .transient:
+            events.append("{\"name\":\"transient\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":\(c.player),\"ts\":\(us(r.applied)),\"args\":\(args)}")
+        case .stopAll:
+            events.append("{\"name\":\"stop all\",\"ph\":\"i\",\"s\":\"p\",\"pid\":1,\"ts\":\(us(r.applied))}")
         }
-        return "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n" + events.joined(separator: ",\n") + "\n]}\n"
+        return events
     }
 
-    /// Why a trace could not be written.
-    public enum TraceError: Error, Sendable, CustomStringConvertible {
-        /// The file could not be created.
-        case cannotCreate(String)
+    /// Why a trace could not be written; each names the file.
+    public enum TraceError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The file could not be created (or reopened).
+        case cannotCreate(OutputFile.Failure)
+        /// A write or the close failed; `kept` records are in the file, whole.
+        case writeFailed(OutputFile.Failure, kept: Int)
+        /// The ring was full: the disk did not keep up with the commands.
+        case recordsDropped(path: String, dropped: Int, kept: Int)
+
         /// A sentence for the user.
         public var description: String {
             switch self {
-            case .cannotCreate(let p): return "cannot create trace file \(p) (missing folder or no permission?)"
+            case .cannotCreate(let f): return "trace: \(f)"
+            case .writeFailed(let f, let kept): return "trace: \(f); the trace holds the first \(kept) records, whole"
+            case .recordsDropped(let p, let dropped, let kept):
+                return "trace \(p): \(dropped) records lost (the disk did not keep up with the commands); \(kept) records written"
             }
         }
     }

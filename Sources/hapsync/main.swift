@@ -1,3 +1,8 @@
 import HapSyncCLI
 import Foundation
+
+// A write past the file size limit (EFBIG) or into a pipe nobody reads any more (EPIPE) is a write
+// error HapSync reports, naming the file, instead of a signal that ends the process silently.
+signal(SIGXFSZ, SIG_IGN)
+signal(SIGPIPE, SIG_IGN)
 exit(HapSyncCLI.main(Array(CommandLine.arguments.dropFirst())))

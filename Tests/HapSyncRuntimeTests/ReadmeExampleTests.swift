@@ -8,7 +8,7 @@ import Testing
 /// exactly these lines, so the documentation cannot drift from code that builds.
 func readmeEngineExample() throws {
     // README-BEGIN
-    let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: "taps.jsonl")))
+    let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: "taps.jsonl", replacing: true)))
     engine.stoppedHandler = { reason in print("engine stopped: \(reason)") }
     try engine.start()
     print(engine.capabilities.hapticBackend, engine.realtimeStatus)

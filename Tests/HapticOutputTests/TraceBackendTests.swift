@@ -1,0 +1,84 @@
+import Foundation
+import HapSyncCore
+import HapSyncRuntime
+import HapticOutput
+import Testing
+
+/// The trace streams to disk through a bounded ring, checks every write, and is never truncated
+/// when the engine opens it again.
+@Suite("Trace backend: bounded, checked, continued")
+struct TraceBackendTests {
+    let dir: URL
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-trace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+
+    private func command(_ i: Int, _ kind: OutputCommand.Kind = .transient) -> OutputCommand {
+        OutputCommand(scheduled: UInt64(1_000 + i), released: UInt64(1_010 + i), player: 1, kind: kind, intensity: 0.5, sharpness: 0.25,
+                      patternTime: Double(i) / 1000)
+    }
+
+    /// An engine restart (its audio server came back, the idle timer, stop then start) closes and
+    /// reopens the backend: the trace used to be truncated then, losing everything before.
+    @Test(arguments: ["t.jsonl", "t.json"])
+    func reopeningGoesOnAfterWhatIsThere(_ name: String) throws {
+        let path = dir.appendingPathComponent(name).path
+        let trace = TraceBackend(path: path)
+        try trace.open()
+        trace.apply(command(0), appliedAt: 2_000)
+        trace.apply(command(1, .level), appliedAt: 2_001)
+        try trace.close()
+        try trace.open()
+        trace.apply(command(2), appliedAt: 3_000)
+        try trace.close()
+        #expect(trace.recordsWritten == 3)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        if name.hasSuffix(".jsonl") {
+            let lines = text.split(separator: "\n")
+            #expect(lines.count == 3)
+            #expect(lines.last?.contains("\"applied_ns\":3000") == true)
+        } else {
+            let doc = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "one valid JSON document")
+            let events = try #require(doc["traceEvents"] as? [[String: Any]])
+            #expect(events.filter { $0["ph"] as? String == "X" }.count == 3)
+        }
+    }
+
+    /// Memory is the ring's, whatever the run's length: records that do not fit are counted and
+    /// the close fails saying so; what was written adds up.
+    @Test func aFullRingIsReportedNotHidden() throws {
+        let path = dir.appendingPathComponent("small.jsonl").path
+        let trace = TraceBackend(path: path, capacity: 16)
+        try trace.open()
+        for i in 0..<5_000 { trace.apply(command(i), appliedAt: UInt64(2_000 + i)) }
+        do {
+            try trace.close()
+            Issue.record("5,000 records through a 16-record ring at once cannot all be written")
+        } catch let TraceBackend.TraceError.recordsDropped(p, dropped, kept) {
+            #expect(p == path && dropped > 0 && dropped + kept == 5_000)
+            #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == kept)
+        }
+    }
+
+    /// A write error (a full disk) is an error with the system's reason; it used to be lost.
+    @Test func aFullDiskIsAnError() throws {
+        let trace = TraceBackend(path: "/dev/full", replacing: true)
+        try trace.open()
+        trace.apply(command(0), appliedAt: 2_000)
+        #expect(throws: TraceBackend.TraceError.writeFailed(.writeFailed(path: "/dev/full", reason: "No space left on device"), kept: 0)) {
+            try trace.close()
+        }
+    }
+
+    @Test func anExistingTraceIsKeptUnlessReplacingAndADirectoryRefused() throws {
+        let path = dir.appendingPathComponent("mine.jsonl").path
+        try "mine\n".write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(throws: TraceBackend.TraceError.cannotCreate(.exists(path: path))) { try TraceBackend(path: path).open() }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "mine\n")
+        #expect(throws: TraceBackend.TraceError.cannotCreate(.refusedKind(path: dir.path, kind: "a directory"))) {
+            try TraceBackend(path: dir.path, replacing: true).open()
+        }
+    }
+}
