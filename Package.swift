@@ -65,6 +65,6 @@ let package = Package(
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench"]),
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport"]),
     ]
 )

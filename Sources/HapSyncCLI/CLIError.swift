@@ -14,8 +14,19 @@ public struct CLIError: Error, Sendable {
         case failure = 1
         /// The command line was wrong (EX_USAGE).
         case usage = 64
-        /// Ctrl-C or SIGTERM stopped it (128 + SIGINT).
+        /// SIGHUP ended it: the terminal went away (128 + 1).
+        case hangup = 129
+        /// Ctrl-C (SIGINT) stopped it (128 + 2).
         case interrupted = 130
+        /// Ctrl-\ (SIGQUIT) stopped it (128 + 3).
+        case quit = 131
+        /// SIGTERM stopped it (128 + 15).
+        case terminated = 143
+
+        /// The status a run that `signal` ended exits with: 128 + its number, as a shell reports it.
+        public static func ended(by signal: Int32) -> Status {
+            Status(rawValue: 128 + signal) ?? .interrupted
+        }
     }
 
     /// The exit status.

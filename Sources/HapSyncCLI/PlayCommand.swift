@@ -1,7 +1,6 @@
 import AHAP
 import AudioOutput
 import Foundation
-import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import HapticOutput
@@ -19,8 +18,11 @@ enum PlayCommand {
 
             At the end it prints a summary: commands played, dispatch error (released −
             scheduled) and apply latency (applied − released) percentiles, ring overflows,
-            and whether real-time priority was granted. Ctrl-C stops at once, silences the
-            backend and still writes the trace (exit status 130).
+            and whether real-time priority was granted. Ctrl-C (SIGINT), SIGTERM, SIGHUP and
+            SIGQUIT stop it at once, silence the backend and still write the trace (exit
+            status 128 + the signal's number: 130 for Ctrl-C). If the audio server goes away,
+            haptics go on; when it comes back the engine restarts on it and playback carries on
+            from where the pattern had got to.
             """,
         groups: PlaybackOptions.groups(), positionals: .one("FILE"), run: run)
 
@@ -68,17 +70,16 @@ enum PlayCommand {
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
         let backend = try hapticBackend(options, trace: trace, console: console)
 
-        let disconnected = Locked(false)
-        let audioLost = Locked<String?>(nil)
         let engine: HapticEngine
+        let session: PlaySession
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, audio: audioDevice,
                                                            hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy))
-            // Handlers before start: the audio server can go away while the stream is starting.
-            engine.stoppedHandler = { reason in
-                if reason == .deviceDisconnected { disconnected.withLock { $0 = true } }
-                if case .audioServerLost(let why) = reason { audioLost.withLock { $0 = why } }
-            }
+            // The session installs the engine's handlers before it starts: the audio server can go
+            // away while the stream is starting.
+            session = PlaySession(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : playable.audioFiles,
+                                  loops: options.loops, console: console, signals: signals,
+                                  playbackRate: options.playbackRate, from: options.startOffset)
             try engine.start()
         } catch HapticEngine.EngineError.backendUnavailable(let why) {
             throw .failure(why)
@@ -87,23 +88,28 @@ enum PlayCommand {
         } catch {
             throw .failure("\(error)")
         }
-        let session = PlaySession(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : playable.audioFiles,
-                                  loops: options.loops, console: console, signals: signals, playbackRate: options.playbackRate, from: options.startOffset)
-        let outcome = signals.received ? .interrupted : session.run(startIn: options.startDelay)
+        let outcome = session.run(startIn: options.startDelay)
         let closeError = engine.stop()
-        if case .failure(let message) = outcome { throw .failure(message) }
-        console.out(PlaySummary(name: playable.name, loops: options.loops, engine: engine, timeline: timeline, trace: trace,
-                                interrupted: outcome == .interrupted, audio: audioDevice, startFrames: session.startFrames,
-                                playbackRate: options.playbackRate, from: options.startOffset).text)
-        if let why = audioLost.withLock({ $0 }) {
-            console.err("warning: the PulseAudio server went away during playback (\(why)); haptics went on\n")
+        var signal: Int32?
+        switch outcome {
+        case .failure(let message): throw .failure(message)
+        case .interrupted(let sig): signal = sig
+        case .completed: break
         }
-        if disconnected.withLock({ $0 }) {
-            console.err("warning: the rumble device disconnected during playback; \(trace == nil ? "playback stopped" : "the trace went on without it")\n")
+        console.out(PlaySummary(name: playable.name, loops: options.loops, engine: engine, timeline: timeline, trace: trace,
+                                interruptedBy: signal, audio: audioDevice, startFrames: session.startFrames,
+                                playbackRate: options.playbackRate, from: options.startOffset).text)
+        if let (why, resets) = session.audioServerLost {
+            console.err(resets > 0
+                ? "note: the audio server went away during playback (\(why)) and came back; playback carried on (\(plural(resets, "engine reset")))\n"
+                : "warning: the audio server went away during playback (\(why)); haptics went on without audio\n")
+        }
+        if session.deviceDisconnected {
+            console.err("warning: the rumble device disconnected during playback; the trace went on without it\n")
         }
         // A trace that could not be written fully fails the run, whatever else happened.
         if let closeError { throw .failure("\(closeError)") }
-        if outcome == .interrupted { throw CLIError(.interrupted) }
+        if let signal { throw CLIError(.ended(by: signal)) }
     }
 
     /// The backend `--haptics` asks for: a rumble pad, a trace, both, or none.

@@ -6,12 +6,19 @@ import HapSyncRuntime
 
 /// One `play` run: loops back to back, played by up to four players taking turns (player k
 /// plays loops k, k+4, ...; each completion starts that player's next loop at its exact time,
-/// known in advance), a progress line on a terminal, and Ctrl-C / SIGTERM handling.
+/// known in advance), a progress line on a terminal, and the signals that end a run.
+///
+/// The engine's own events are not interruptions: when the audio server goes away haptics go on,
+/// and when it comes back (desktops restart PulseAudio and pipewire-pulse on their own) the engine
+/// restarts, which stops every player; the session then carries on from where the pattern had got
+/// to, with new players on the new stream. A backend that fails, or a rumble pad unplugged with
+/// nothing else to play to, ends the run as a failure saying so.
 final class PlaySession: @unchecked Sendable {
     /// How a playback session ended.
     enum Outcome: Equatable {
         case completed
-        case interrupted
+        /// A signal ended it (its number).
+        case interrupted(signal: Int32)
         case failure(String)
     }
 
@@ -20,19 +27,55 @@ final class PlaySession: @unchecked Sendable {
     let audioFiles: [String: URL]
     let loops: Int
     let console: HapSyncCLI.Console
-    private let done = DispatchSemaphore(value: 0)
-    private let state = Locked((loopOf: [UInt32: Int](), completed: 0, interrupted: false))
-    private var players: [HapticPatternPlayer] = []
-
-    /// Where each player's runs started on the audio output (player id → loop starts), for the summary.
-    private let frames = Locked<[UInt32: [Int64]]>([:])
-    var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
-
     let signals: SignalWatch
     /// Pattern seconds per second, and where the first loop starts (pattern s).
     let playbackRate: Double
     let from: Double
+    /// Engine seconds of one loop.
+    private var period: Double { timeline.end / playbackRate }
 
+    private let done = DispatchSemaphore(value: 0)
+
+    /// What the threads that report to the session (notifier, audio watcher, signals) share.
+    private struct State {
+        /// Bumped at each restart after a reset: completions of older players are ignored.
+        var generation = 0
+        /// Engine time at which loop 0's pattern time 0 is (or would have been) played.
+        var t0 = 0.0
+        /// The current generation's players: id → the loop it plays.
+        var loopOf: [UInt32: Int] = [:]
+        /// Loops played to their end.
+        var completed = 0
+        var signal: Int32?
+        var failure: String?
+        /// The audio server went away and has not come back yet.
+        var audioGone = false
+        /// Why the audio server went away, if it did; how often the engine reset and the session carried on.
+        var audioLost: String?
+        var resets = 0
+        /// The rumble device went away.
+        var disconnected = false
+        var ended = false
+    }
+    private let state = Locked(State())
+    private let playerList = Locked<[HapticPatternPlayer]>([])
+
+    /// Where each player's runs started on the audio output (player id → loop starts), for the
+    /// summary: the current stream's players only (frames of a stream before a reset are not
+    /// comparable with the new stream's clock).
+    private let frames = Locked<[UInt32: [Int64]]>([:])
+    var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
+
+    /// Why the audio server went away during the run (nil if it did not), and how often the
+    /// engine reset onto a server that came back.
+    var audioServerLost: (reason: String, resets: Int)? {
+        state.withLock { s in s.audioLost.map { ($0, s.resets) } }
+    }
+    /// Whether the rumble device went away during the run.
+    var deviceDisconnected: Bool { state.withLock { $0.disconnected } }
+
+    /// Makes the session and installs the engine's stopped and reset handlers (before the engine
+    /// starts: the audio server can go away while the stream is starting).
     init(engine: HapticEngine, timeline: PatternTimeline, audioFiles: [String: URL], loops: Int, console: HapSyncCLI.Console,
          signals: SignalWatch, playbackRate: Double = 1, from: Double = 0) {
         self.signals = signals
@@ -43,76 +86,157 @@ final class PlaySession: @unchecked Sendable {
         self.audioFiles = audioFiles
         self.loops = loops
         self.console = console
+        engine.stoppedHandler = { [weak self] reason in self?.engineStopped(reason) }
+        engine.resetHandler = { [weak self] in self?.engineReset() }
     }
 
+    /// Plays every loop, starting `delay` s from now; returns when all have played, a signal came
+    /// or the engine failed.
     func run(startIn delay: Double) -> Outcome {
+        signals.onSignal = { [self] in
+            state.withLock { $0.signal = $0.signal ?? signals.caughtSignal }
+            done.signal()
+        }
+        if let sig = signals.caughtSignal { return .interrupted(signal: sig) }
         // Loops after the first are whole passes; the first skips `from` of the pattern.
-        let period = timeline.end / playbackRate
-        let turns = min(loops, 4)
         let t0 = engine.currentTime + delay - from / playbackRate
+        state.withLock { $0.t0 = t0 }
+        if let failure = begin(generation: 0, firstLoop: 0, offset: from, t0: t0) { return .failure(failure) }
+
+        let terminal = isatty(STDERR_FILENO) == 1
+        while done.wait(timeout: .now() + 0.1) == .timedOut {
+            let now = engine.currentTime
+            let s = state.withLock { $0 }
+            if s.signal != nil || s.failure != nil || s.ended { break }
+            // The end: loop `loops` starts (pattern time 0 of a pass that is not played).
+            let end = s.t0 + Double(loops) * period
+            let total = end - (t0 + from / playbackRate)
+            if terminal {
+                let elapsed = max(0, min(total, total - (end - now)))
+                console.err("\r\u{1B}[Kplaying \(seconds(elapsed)) / \(seconds(total)), loop \(min(loops, s.completed + 1))/\(loops)"
+                            + (s.audioGone ? " (audio server gone, haptics go on)" : ""))
+            }
+            // A watchdog for a broken run; an engine waiting for its audio server is not one.
+            if now > end + 10, !s.audioGone {
+                return .failure("playback did not finish \(seconds(now - end)) after its end; the engine may have stopped")
+            }
+        }
+        if terminal { console.err("\r\u{1B}[K") }
+        let s = state.withLock { s -> State in s.ended = true; return s }
+        if let sig = s.signal {
+            engine.stop()
+            return .interrupted(signal: sig)
+        }
+        if let failure = s.failure { return .failure(failure) }
+        return .completed
+    }
+
+    /// Makes the players of one generation and starts them: loop `firstLoop` at pattern offset
+    /// `offset`, the following loops at their times from `t0`. Returns an error's text.
+    private func begin(generation: Int, firstLoop: Int, offset: Double, t0: Double) -> String? {
+        let turns = min(loops - firstLoop, 4)
+        var made: [HapticPatternPlayer] = []
         do {
             for k in 0..<turns {
                 let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
                 player.playbackRate = playbackRate
-                state.withLock { $0.loopOf[player.id] = k }
+                state.withLock { $0.loopOf[player.id] = firstLoop + k }
                 player.completionHandler = { [unowned self, unowned player] completion in
-                    self.completed(player, completion, t0: t0, period: period, turns: turns)
+                    self.completed(player, completion, generation: generation, turns: turns)
                 }
-                players.append(player)
+                made.append(player)
             }
-            for (k, player) in players.enumerated() {
-                if k == 0, from > 0 {
+            // Held before any starts: a completion must find its player alive.
+            playerList.withLock { $0 = made }
+            for (k, player) in made.enumerated() {
+                let loop = firstLoop + k
+                if k == 0, offset > 0 {
                     // A start at an offset: seek a paused-at-0 player, then resume at the start time.
-                    try player.seek(toOffset: from)
-                    try player.resume(atTime: t0 + from / playbackRate)
+                    try player.seek(toOffset: offset)
+                    try player.resume(atTime: t0 + Double(loop) * period + offset / playbackRate)
                 } else {
-                    try player.start(atTime: t0 + Double(k) * period)
+                    try player.start(atTime: t0 + Double(loop) * period)
                 }
             }
         } catch {
-            return .failure("\(error)")
+            return "\(error)"
         }
-
-        signals.onSignal = { [self] in
-            state.withLock { $0.interrupted = true }
-            done.signal()
-        }
-        if signals.received { state.withLock { $0.interrupted = true } }
-
-        let total = Double(loops) * period - from / playbackRate
-        let giveUp = t0 + total + 10
-        let terminal = isatty(STDERR_FILENO) == 1
-        while done.wait(timeout: .now() + 0.1) == .timedOut {
-            let now = engine.currentTime
-            if terminal {
-                let s = state.withLock { $0 }
-                let elapsed = max(0, min(total, now - t0 - from / playbackRate))
-                console.err("\r\u{1B}[Kplaying \(seconds(elapsed)) / \(seconds(total)), loop \(min(loops, s.completed + 1))/\(loops)")
-            }
-            if now > giveUp { return .failure("playback did not finish \(seconds(now - t0 - total)) after its end; the engine may have stopped") }
-        }
-        if terminal { console.err("\r\u{1B}[K") }
-        if state.withLock({ $0.interrupted }) {
-            engine.stop()
-            return .interrupted
-        }
-        return .completed
+        return nil
     }
 
-    /// A player finished a loop: start its next one, or signal the end. Notifier thread.
-    private func completed(_ player: HapticPatternPlayer, _ completion: HapticPatternPlayer.Completion, t0: Double, period: Double, turns: Int) {
-        if let frame = player.audioStartFrame { frames.withLock { $0[player.id, default: []].append(frame) } }
-        let (next, finished) = state.withLock { s -> (Int?, Bool) in
+    /// A player finished or was stopped: start its next loop, or signal the end. Notifier thread.
+    private func completed(_ player: HapticPatternPlayer, _ completion: HapticPatternPlayer.Completion, generation: Int, turns: Int) {
+        let (next, finished, t0) = state.withLock { s -> (Int?, Bool, Double) in
+            // An older generation's player (stopped by a reset) or a run already over.
+            guard s.generation == generation, !s.ended else { return (nil, false, s.t0) }
+            // Stopped, not by us: the engine is resetting (it carries on in engineReset) or has
+            // failed (engineStopped reports it).
+            guard completion == .finished, s.signal == nil else { return (nil, false, s.t0) }
             s.completed += 1
-            if completion == .stopped { s.interrupted = true }
             var next: Int?
-            if !s.interrupted, let current = s.loopOf[player.id], current + turns < loops {
+            if let current = s.loopOf[player.id], current + turns < loops {
                 next = current + turns
                 s.loopOf[player.id] = next
             }
-            return (next, s.completed >= loops || s.interrupted)
+            return (next, s.completed >= loops, s.t0)
         }
+        guard completion == .finished else { return }
+        if let frame = player.audioStartFrame { frames.withLock { $0[player.id, default: []].append(frame) } }
         if let next { _ = try? player.start(atTime: t0 + Double(next) * period) }
         if finished { done.signal() }
+    }
+
+    /// The engine's stopped handler (notifier thread, or the thread that lost the audio server).
+    private func engineStopped(_ reason: HapticEngine.StoppedReason) {
+        switch reason {
+        case .audioServerLost(let why):
+            state.withLock { $0.audioGone = true; $0.audioLost = why }
+            console.err("\nwarning: the audio server went away (\(why)); haptics go on, and playback carries on when it is back\n")
+        case .deviceDisconnected:
+            let stopped = !engine.isRunning
+            state.withLock { s in
+                s.disconnected = true
+                if stopped { s.failure = s.failure ?? "the rumble device disconnected during playback; playback stopped" }
+            }
+            if stopped { done.signal() }
+        case .systemError(let why):
+            state.withLock { $0.failure = $0.failure ?? "the haptic backend failed during playback: \(why)" }
+            done.signal()
+        case .engineDestroyed, .idleTimeout, .finished:
+            break
+        }
+    }
+
+    /// The engine restarted onto an audio server that came back (the audio watcher's thread): every
+    /// player was stopped, so carry on from where the pattern is now, with new players.
+    private func engineReset() {
+        let resume = 0.1   // s from now: the new stream's clock settles meanwhile
+        let plan = state.withLock { s -> (generation: Int, loop: Int, offset: Double, t0: Double)? in
+            s.audioGone = false
+            guard !s.ended, s.signal == nil, s.failure == nil else { return nil }
+            s.resets += 1
+            s.generation += 1
+            s.loopOf = [:]
+            // Where playback would be `resume` s from now; the session's timing shifts by nothing
+            // but the restart's own gap (a loop that had ended carries on at the next one).
+            let at = engine.currentTime + resume
+            let position = max(0, at - s.t0)
+            var loop = max(s.completed, min(loops - 1, Int((position / period).rounded(.down))))
+            var offset = (position - Double(loop) * period) * playbackRate
+            if loop == 0, offset < from { offset = from }
+            if offset >= timeline.end { loop += 1; offset = 0 }
+            guard loop < loops else { s.ended = true; return nil }
+            // Loops before it have played (a completion a reset held back is not waited for).
+            s.completed = loop
+            s.t0 = at - Double(loop) * period - offset / playbackRate
+            return (s.generation, loop, max(0, offset), s.t0)
+        }
+        frames.withLock { $0 = [:] }
+        guard let plan else { done.signal(); return }
+        console.err("note: the audio server is back; the engine restarted and playback carries on from loop \(plan.loop + 1) at \(seconds(plan.offset))\n")
+        if let failure = begin(generation: plan.generation, firstLoop: plan.loop, offset: plan.offset, t0: plan.t0) {
+            state.withLock { $0.failure = $0.failure ?? "could not carry on after the engine's reset: \(failure)" }
+            done.signal()
+        }
     }
 }

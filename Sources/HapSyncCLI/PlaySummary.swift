@@ -12,7 +12,8 @@ struct PlaySummary {
     let engine: HapticEngine
     let timeline: PatternTimeline
     let trace: TraceBackend?
-    let interrupted: Bool
+    /// The signal that ended the run early, if one did.
+    let interruptedBy: Int32?
     let audio: PulseAudioOutput?
     /// Where each player's runs started on the audio output (player id → loop starts).
     let startFrames: [UInt32: [Int64]]
@@ -26,8 +27,8 @@ struct PlaySummary {
         var out = ""
         func line(_ label: String, _ value: String) { out += label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n" }
         line("played", "\(name)" + (loops > 1 ? " ×\(loops)" : "") + " on \(engine.configuration.backend.name)"
-             + (interrupted ? " (interrupted: stopped at once, backend silenced)" : ""))
-        line("commands", "\(stats.applied) applied of \(timeline.commands.count * loops) scheduled (+ the final stop), \(stats.outputOverflows) ring overflows")
+             + (interruptedBy.map { " (interrupted by \(SignalWatch.name(of: $0)): stopped at once, backend silenced)" } ?? ""))
+        line("commands", Self.commandsLine(stats, scheduled: scheduledCommands))
         line("dispatch", "p50 \(Self.micro(Self.percentile(dispatch, 50))), p99 \(Self.micro(Self.percentile(dispatch, 99))), max \(Self.micro(dispatch.last ?? 0)) (released − scheduled)")
         line("apply", "p50 \(Self.micro(Self.percentile(apply, 50))), p99 \(Self.micro(Self.percentile(apply, 99))), max \(Self.micro(apply.last ?? 0)) (applied − released)")
         line("real-time", engine.realtimeStatus.description)
@@ -64,6 +65,25 @@ struct PlaySummary {
             line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.recordsWritten) records)")
         }
         return out
+    }
+
+    /// The commands the run schedules when it plays to its end: the first loop's from `from` (and
+    /// the level in force there), then whole loops.
+    var scheduledCommands: Int {
+        let skipped = timeline.commands.prefix { $0.time < from }
+        // A start inside a continuous event first applies the level in force there.
+        let inForce = from > 0 && (skipped.last { $0.kind == .level }?.intensity ?? 0) > 0 ? 1 : 0
+        return timeline.commands.count - skipped.count + inForce + timeline.commands.count * (loops - 1)
+    }
+
+    /// "147 applied of 149 scheduled, 2 silent transients skipped, 0 ring overflows (+ 1 final
+    /// stop)": what the backend got, and where every scheduled command that it did not get went.
+    static func commandsLine(_ stats: EngineStatistics, scheduled: Int) -> String {
+        var parts = ["\(stats.applied - stats.stopsApplied) applied of \(scheduled) scheduled"]
+        if stats.skippedTransients > 0 { parts.append("\(plural(stats.skippedTransients, "silent transient")) skipped") }
+        if stats.suppressedTransients > 0 { parts.append("\(plural(stats.suppressedTransients, "transient")) dropped (haptics off)") }
+        parts.append("\(stats.outputOverflows) ring overflows")
+        return parts.joined(separator: ", ") + " (+ \(plural(stats.stopsApplied, "final stop")))"
     }
 
     /// The p-th percentile of sorted values (nearest rank).

@@ -55,7 +55,7 @@ struct PlaybackOptions {
                       default: 50, help: "start MS milliseconds from now")
     }()
     static let loop = Option<Int>("loop", "N", .integer(nil, 1...1_000_000), default: 1, help: "play N times back to back")
-    static let playbackRate = Option<Double>("playback-rate", "X", .decimal(nil, .from(0.01, to: 100)), default: 1,
+    static let playbackRate = Option<Double>("playback-rate", "X", .decimal(nil, .from(HapticPatternPlayer.playbackRates.lowerBound, to: HapticPatternPlayer.playbackRates.upperBound)), default: 1,
                                              help: "play X times faster: times and durations scale, audio pitch does not")
     static let from = Option<Double>("from", "S", .decimal("seconds", .atLeast(0)), default: 0,
                                      help: "start S seconds into the pattern; audio starts part-way")

@@ -88,7 +88,7 @@ extension HapticEngine {
         let now = configuration.clock.now()
         let idle = control.withLock { state -> Bool in
             guard state.running, !state.anyPlaying, now >= state.lastActivity,
-                  now - state.lastActivity >= UInt64(timeout * 1e9) else { return false }
+                  now - state.lastActivity >= UInt64(nanosecondsOf: timeout) else { return false }
             state.idleStopped = true
             return true
         }

@@ -98,4 +98,9 @@ public struct EngineStatistics: Sendable {
     public var audioUnderruns: Int
     /// Transients dropped because haptics were off (policy or mute).
     public var suppressedTransients: Int
+    /// Transients not sent because they were silent where they fell: intensity 0 after dynamic
+    /// parameters and curves, or their player muted.
+    public var skippedTransients: Int = 0
+    /// Stop-all commands among `applied` (the engine's stops and restarts, not the pattern's).
+    public var stopsApplied: Int = 0
 }

@@ -207,6 +207,9 @@ public final class HapticEngine: @unchecked Sendable {
         }
         if let audio = configuration.audio {
             audio.onServerLost = { [weak self] why in self?.audioLost(why) }
+            // Before the stream opens: its thread consumes the messages from its first callback,
+            // which comes before open() returns (the previous stream's thread is gone).
+            audio.messages.resetOwnership()
             do {
                 try audio.open()
             } catch {
@@ -214,7 +217,6 @@ public final class HapticEngine: @unchecked Sendable {
                 control.withLock { $0.running = false; $0.started = false }
                 throw .audioUnavailable("\(error)")
             }
-            audio.messages.resetOwnership()
         }
         guard configuration.threading == .realtime else { return }
         var lock = RealtimeStatus()
@@ -330,6 +332,8 @@ public final class HapticEngine: @unchecked Sendable {
         return EngineStatistics(applied: output.appliedCount, dispatchErrors: t.dispatch, applyLatencies: t.apply,
                                 outputOverflows: outputRing.overflowCount, controlOverflows: controlRing.overflowCount,
                                 commands: t.commands, audioUnderruns: configuration.audio?.underruns ?? 0,
-                                suppressedTransients: output.suppressedCount)
+                                suppressedTransients: output.suppressedCount,
+                                skippedTransients: scheduler.skippedTransients.load(ordering: .relaxed),
+                                stopsApplied: output.stopsApplied)
     }
 }

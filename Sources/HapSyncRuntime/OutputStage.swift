@@ -31,6 +31,10 @@ final class OutputStage: @unchecked Sendable {
     let hapticsOn = Atomic<Bool>(true)
     let intensityScaleBits = Atomic<UInt32>(Float(1).bitPattern)
     private let suppressed = Atomic<Int>(0)
+    private let stops = Atomic<Int>(0)
+
+    /// Stop-all commands applied (the engine's stops and restarts, not the pattern's).
+    var stopsApplied: Int { stops.load(ordering: .relaxed) }
 
     /// Taps dropped because haptics were off.
     var suppressedCount: Int { suppressed.load(ordering: .relaxed) }
@@ -97,8 +101,9 @@ final class OutputStage: @unchecked Sendable {
                 // Releasing: the two entries are written before a reader can see the new count.
                 recorded.store(i + 1, ordering: .releasing)
             }
-            // Relaxed: a statistic.
+            // Relaxed: statistics.
             applied.add(1, ordering: .relaxed)
+            if command.kind == .stopAll { stops.add(1, ordering: .relaxed) }
         }
         return n
     }

@@ -63,9 +63,12 @@ extension Scheduler {
             slots[s].next += 1
             switch c.kind {
             case .transient:
-                guard !live.isMuted(slot: s) else { break }
-                let intensity = Float(live.applied(.hapticIntensity, slot: s, at: event.time, to: c.intensity))
-                guard intensity > 0 else { break }
+                let intensity = live.isMuted(slot: s) ? 0 : Float(live.applied(.hapticIntensity, slot: s, at: event.time, to: c.intensity))
+                guard intensity > 0 else {
+                    // Relaxed: a statistic, read after the run.
+                    skippedTransients.add(1, ordering: .relaxed)
+                    break
+                }
                 let sharpness = Float(live.applied(.hapticSharpness, slot: s, at: event.time, to: c.sharpness))
                 pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
                                                    intensity: intensity, sharpness: sharpness, patternTime: c.time)) || pushed

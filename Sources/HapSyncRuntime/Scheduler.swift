@@ -1,5 +1,6 @@
 import HapSyncConcurrency
 import HapSyncCore
+import Synchronization
 
 /// The scheduling logic of the engine, independent of threads and of the clock's source.
 ///
@@ -65,6 +66,9 @@ final class Scheduler: @unchecked Sendable {
     enum Due: UInt8 { case command, stop, end, wrap, seekLevel, live }
 
     let capacity: Int
+    /// Transients not sent because they were silent where they fell (intensity 0 after live
+    /// parameters, or the player muted); written by the scheduler thread only.
+    let skippedTransients = Atomic<Int>(0)
     let control: SPSCRing<ControlMessage>
     let output: SPSCRing<OutputCommand>
     let notifications: SPSCRing<EngineNotification>

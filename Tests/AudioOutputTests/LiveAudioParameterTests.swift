@@ -4,6 +4,7 @@ import Foundation
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncTestSupport
 import Testing
 
 /// Live audio parameters through the real PulseAudio output: AudioVolumeControl, AudioPanControl,

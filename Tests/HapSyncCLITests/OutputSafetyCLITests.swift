@@ -28,10 +28,22 @@ struct OutputSafetyCLITests {
         // A reader on the FIFO, as a pipeline would have: it collects everything written.
         let reader = open(fifo, O_RDONLY | O_NONBLOCK)
         defer { close(reader) }
-        let plot = try BinaryTests.run(["plot", "--out", fifo, "--force", engineAHAP])
-        #expect(plot.status == 0, "\(plot.err)")
+        // Read while it writes: the plot is larger than a pipe holds.
+        let plot = Process()
+        plot.executableURL = try BinaryTests.binary()
+        plot.arguments = ["plot", "--out", fifo, "--force", engineAHAP]
+        plot.standardError = FileHandle.nullDevice
+        try plot.run()
         var text = [UInt8](), buffer = [UInt8](repeating: 0, count: 65_536)
-        while case let n = read(reader, &buffer, buffer.count), n > 0 { text += buffer[..<n] }
+        while true {
+            let n = read(reader, &buffer, buffer.count)
+            if n > 0 { text += buffer[..<n]; continue }
+            // 0 before the writer opened it or after it closed it; EAGAIN while it writes.
+            if !plot.isRunning, n == 0 || errno != EAGAIN { break }
+            usleep(2_000)
+        }
+        plot.waitUntilExit()
+        #expect(plot.terminationStatus == 0)
         #expect(String(decoding: text, as: UTF8.self).hasPrefix("<svg"), "the reader got the plot")
         #expect(fileKind(fifo) == S_IFIFO, "the FIFO is still a FIFO")
 
