@@ -85,8 +85,9 @@ enum Syscalls {
     /// scheduler thread and 53 on the output thread (none before), 1.7 µs each on average on the
     /// test VM (the longest of 16,384 took 70 µs), measured before the rings were written at
     /// creation and the real-time threads' stacks faulted in at their start (`prefaultStack`);
-    /// what still faults on those threads are the statistics and trace buffers as they fill, a
-    /// page (512 commands' figures) at a time.
+    /// what still faults on those threads are the statistics buffers as they fill, a page (512
+    /// commands' figures) at a time. (A trace costs none: its ring is written when made, and the
+    /// file is formatted and written on the trace's own thread.)
     static func lockAllMemory() -> Result<Void, SystemErrno> {
         if mlockall(Int32(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)) == 0 { return .success(()) }
         guard errno == EINVAL else { return .failure(SystemErrno(errno)) }

@@ -63,7 +63,7 @@ struct PlayTests {
         let taps = packageRoot.appendingPathComponent("Assets/taps.ahap").path
         let r = try BinaryTests.run(["play", "--loop", "3", "--at=+10", "--haptics", "trace:\(trace.path)", taps])
         #expect(r.status == 0)
-        #expect(r.out.contains("commands    10 applied of 9 scheduled"))
+        #expect(r.out.contains("commands    9 applied of 9 scheduled, 0 ring overflows (+ 1 final stop)"), "\(r.out)")
         #expect(r.out.contains("audio       pulse at "), "taps.ahap has audio: it plays through PulseAudio")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: trace)) as? [String: Any])
         let events = try #require(doc["traceEvents"] as? [[String: Any]])
@@ -100,7 +100,7 @@ struct PlayTests {
         let summary = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(p.terminationStatus == 130)
-        #expect(summary.contains("(interrupted: stopped at once, backend silenced)"))
+        #expect(summary.contains("(interrupted by SIGINT: stopped at once, backend silenced)"))
         let lines = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
         #expect(lines.last?.contains("\"kind\":\"stop-all\"") == true)
     }
@@ -121,7 +121,7 @@ struct PlayTests {
         let summary = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
-        #expect(summary.contains("commands    4 applied of 3 scheduled"))
+        #expect(summary.contains("commands    3 applied of 3 scheduled, 0 ring overflows (+ 1 final stop)"), "\(summary)")
         #expect(summary.contains("real-time   SCHED_FIFO refused (Operation not permitted (errno 1)): normal priority"))
     }
 

@@ -24,7 +24,7 @@ func readmeEngineExample() throws {
 
     try engine.playPattern(from: URL(fileURLWithPath: "Assets/heartbeat.ahap"))   // one-shot
     Thread.sleep(forTimeInterval: 1.5)
-    engine.stop()                                           // silences everything, writes the trace
+    engine.stop()                                           // silences everything, finishes the trace (returns its write error, if any)
     // README-END
 }
 
