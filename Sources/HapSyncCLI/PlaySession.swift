@@ -101,7 +101,14 @@ final class PlaySession: @unchecked Sendable {
         // Loops after the first are whole passes; the first skips `from` of the pattern.
         let t0 = engine.currentTime + delay - from / playbackRate
         state.withLock { $0.t0 = t0 }
-        if let failure = begin(generation: 0, firstLoop: 0, offset: from, t0: t0) { return .failure(failure) }
+        do {
+            let turns = min(loops, 4)
+            let players = try makePlayers(turns, generation: 0, turns: turns)
+            state.withLock { s in for (k, player) in players.enumerated() { s.loopOf[player.id] = k } }
+            try start(players, firstLoop: 0, offset: from, t0: t0)
+        } catch {
+            return .failure("\(error)")
+        }
 
         let terminal = isatty(STDERR_FILENO) == 1
         while done.wait(timeout: .now() + 0.1) == .timedOut {
@@ -122,65 +129,62 @@ final class PlaySession: @unchecked Sendable {
             }
         }
         if terminal { console.err("\r\u{1B}[K") }
+        // The caller stops the engine (at once: a signal's stop silences the backend there) and
+        // hears from that stop whether the trace was written.
         let s = state.withLock { s -> State in s.ended = true; return s }
-        if let sig = s.signal {
-            engine.stop()
-            return .interrupted(signal: sig)
-        }
+        if let sig = s.signal { return .interrupted(signal: sig) }
         if let failure = s.failure { return .failure(failure) }
         return .completed
     }
 
-    /// Makes the players of one generation and starts them: loop `firstLoop` at pattern offset
-    /// `offset`, the following loops at their times from `t0`. Returns an error's text.
-    private func begin(generation: Int, firstLoop: Int, offset: Double, t0: Double) -> String? {
-        let turns = min(loops - firstLoop, 4)
+    /// Makes `count` players for `generation` that hand their loops on `turns` apart, and holds
+    /// them (before any starts: a completion must find its player alive).
+    private func makePlayers(_ count: Int, generation: Int, turns: Int) throws -> [HapticPatternPlayer] {
         var made: [HapticPatternPlayer] = []
-        do {
-            for k in 0..<turns {
-                let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
-                player.playbackRate = playbackRate
-                state.withLock { $0.loopOf[player.id] = firstLoop + k }
-                player.completionHandler = { [unowned self, unowned player] completion in
-                    self.completed(player, completion, generation: generation, turns: turns)
-                }
-                made.append(player)
+        for _ in 0..<count {
+            let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
+            player.playbackRate = playbackRate
+            player.completionHandler = { [unowned self, unowned player] completion in
+                self.completed(player, completion, generation: generation, turns: turns)
             }
-            // Held before any starts: a completion must find its player alive.
-            playerList.withLock { $0 = made }
-            for (k, player) in made.enumerated() {
-                let loop = firstLoop + k
-                if k == 0, offset > 0 {
-                    // A start at an offset: seek a paused-at-0 player, then resume at the start time.
-                    try player.seek(toOffset: offset)
-                    try player.resume(atTime: t0 + Double(loop) * period + offset / playbackRate)
-                } else {
-                    try player.start(atTime: t0 + Double(loop) * period)
-                }
-            }
-        } catch {
-            return "\(error)"
+            made.append(player)
         }
-        return nil
+        playerList.withLock { $0 = made }
+        return made
+    }
+
+    /// Starts player k on loop `firstLoop + k` (those beyond the last loop stay idle): the first at
+    /// pattern offset `offset`, the rest at their times from `t0`.
+    private func start(_ players: [HapticPatternPlayer], firstLoop: Int, offset: Double, t0: Double) throws {
+        for (k, player) in players.enumerated() where firstLoop + k < loops {
+            let loop = firstLoop + k
+            if k == 0, offset > 0 {
+                // A start at an offset: seek a paused-at-0 player, then resume at the start time.
+                try player.seek(toOffset: offset)
+                try player.resume(atTime: t0 + Double(loop) * period + offset / playbackRate)
+            } else {
+                try player.start(atTime: t0 + Double(loop) * period)
+            }
+        }
     }
 
     /// A player finished or was stopped: start its next loop, or signal the end. Notifier thread.
     private func completed(_ player: HapticPatternPlayer, _ completion: HapticPatternPlayer.Completion, generation: Int, turns: Int) {
-        let (next, finished, t0) = state.withLock { s -> (Int?, Bool, Double) in
+        let (counted, next, finished, t0) = state.withLock { s -> (Bool, Int?, Bool, Double) in
             // An older generation's player (stopped by a reset) or a run already over.
-            guard s.generation == generation, !s.ended else { return (nil, false, s.t0) }
+            guard s.generation == generation, !s.ended else { return (false, nil, false, s.t0) }
             // Stopped, not by us: the engine is resetting (it carries on in engineReset) or has
             // failed (engineStopped reports it).
-            guard completion == .finished, s.signal == nil else { return (nil, false, s.t0) }
+            guard completion == .finished, s.signal == nil else { return (false, nil, false, s.t0) }
             s.completed += 1
             var next: Int?
             if let current = s.loopOf[player.id], current + turns < loops {
                 next = current + turns
                 s.loopOf[player.id] = next
             }
-            return (next, s.completed >= loops, s.t0)
+            return (true, next, s.completed >= loops, s.t0)
         }
-        guard completion == .finished else { return }
+        guard counted else { return }
         if let frame = player.audioStartFrame { frames.withLock { $0[player.id, default: []].append(frame) } }
         if let next { _ = try? player.start(atTime: t0 + Double(next) * period) }
         if finished { done.signal() }
@@ -200,25 +204,42 @@ final class PlaySession: @unchecked Sendable {
             }
             if stopped { done.signal() }
         case .systemError(let why):
-            state.withLock { $0.failure = $0.failure ?? "the haptic backend failed during playback: \(why)" }
-            done.signal()
+            fail("the engine stopped during playback: \(why)")
         case .engineDestroyed, .idleTimeout, .finished:
             break
         }
     }
 
     /// The engine restarted onto an audio server that came back (the audio watcher's thread): every
-    /// player was stopped, so carry on from where the pattern is now, with new players.
+    /// player was stopped, so carry on from where the pattern is now, with new players. A reset
+    /// without the server having gone away (the haptic backend reopened) leaves the players playing.
     private func engineReset() {
-        let resume = 0.1   // s from now: the new stream's clock settles meanwhile
-        let plan = state.withLock { s -> (generation: Int, loop: Int, offset: Double, t0: Double)? in
+        let generation = state.withLock { s -> Int? in
+            guard s.audioGone else { return nil }
             s.audioGone = false
             guard !s.ended, s.signal == nil, s.failure == nil else { return nil }
             s.resets += 1
             s.generation += 1
             s.loopOf = [:]
-            // Where playback would be `resume` s from now; the session's timing shifts by nothing
-            // but the restart's own gap (a loop that had ended carries on at the next one).
+            return s.generation
+        }
+        guard let generation else { done.signal(); return }
+        // A completion held back by the restart may have started an old player again: stop them all
+        // (their completions belong to an older generation and are ignored).
+        for player in playerList.withLock({ $0 }) { _ = try? player.stop(atTime: HapticEngine.timeImmediate) }
+        frames.withLock { $0 = [:] }
+        let turns = min(loops, 4)
+        let made: [HapticPatternPlayer]
+        do {
+            made = try makePlayers(turns, generation: generation, turns: turns)
+        } catch {
+            fail("could not carry on after the engine's reset: \(error)")
+            return
+        }
+        // Where playback is `resume` s from now, worked out once the players are ready.
+        let resume = 0.1   // s: the new stream's clock settles meanwhile
+        let plan = state.withLock { s -> (loop: Int, offset: Double, t0: Double)? in
+            guard s.generation == generation, !s.ended else { return nil }
             let at = engine.currentTime + resume
             let position = max(0, at - s.t0)
             var loop = max(s.completed, min(loops - 1, Int((position / period).rounded(.down))))
@@ -228,15 +249,22 @@ final class PlaySession: @unchecked Sendable {
             guard loop < loops else { s.ended = true; return nil }
             // Loops before it have played (a completion a reset held back is not waited for).
             s.completed = loop
-            s.t0 = at - Double(loop) * period - offset / playbackRate
-            return (s.generation, loop, max(0, offset), s.t0)
+            s.t0 = at - Double(loop) * period - max(0, offset) / playbackRate
+            for (k, player) in made.enumerated() { s.loopOf[player.id] = loop + k }
+            return (loop, max(0, offset), s.t0)
         }
-        frames.withLock { $0 = [:] }
         guard let plan else { done.signal(); return }
         console.err("note: the audio server is back; the engine restarted and playback carries on from loop \(plan.loop + 1) at \(seconds(plan.offset))\n")
-        if let failure = begin(generation: plan.generation, firstLoop: plan.loop, offset: plan.offset, t0: plan.t0) {
-            state.withLock { $0.failure = $0.failure ?? "could not carry on after the engine's reset: \(failure)" }
-            done.signal()
+        do {
+            try start(made, firstLoop: plan.loop, offset: plan.offset, t0: plan.t0)
+        } catch {
+            fail("could not carry on after the engine's reset: \(error)")
         }
+    }
+
+    /// Ends the run as a failure (the first reason given wins).
+    private func fail(_ message: String) {
+        state.withLock { $0.failure = $0.failure ?? message }
+        done.signal()
     }
 }

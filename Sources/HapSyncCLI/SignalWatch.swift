@@ -7,26 +7,43 @@ import HapSyncConcurrency
 /// starts, so any of them at any moment ends playback cleanly (backend silenced, trace written)
 /// instead of being lost, killing the process mid-write or dumping a backtrace. The run then exits
 /// with 128 + the signal's number, as a shell reports a process the signal ended.
+///
+/// A signal the process was started ignoring (SIGHUP under `nohup`, SIGINT in a shell's background
+/// job) stays ignored. A second signal while the run is ending (a stop that waits on a stalled
+/// reader, say) gets the signal's default action at once.
 final class SignalWatch: @unchecked Sendable {
     /// The signals caught, in the order they are named in messages.
     static let caught: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     private let sources: [DispatchSourceSignal]
+    /// The signals caught (those not ignored at start).
+    private let watched: [Int32]
     private let first = Locked<Int32?>(nil)
     private let handler = Locked<(@Sendable () -> Void)?>(nil)
 
     init() {
-        var made: [DispatchSourceSignal] = []
+        var made: [DispatchSourceSignal] = [], watching: [Int32] = []
         for sig in Self.caught {
-            Foundation.signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            made.append(source)
+            let previous = Foundation.signal(sig, SIG_IGN)
+            if Self.isIgnore(previous) { continue }
+            watching.append(sig)
+            made.append(DispatchSource.makeSignalSource(signal: sig, queue: .global()))
         }
         sources = made
-        for (sig, source) in zip(Self.caught, sources) {
+        watched = watching
+        for (sig, source) in zip(watched, sources) {
             source.setEventHandler { [weak self] in
                 guard let self else { return }
-                first.withLock { if $0 == nil { $0 = sig } }
+                let again = first.withLock { f -> Bool in
+                    defer { if f == nil { f = sig } }
+                    return f != nil
+                }
+                if again {
+                    // The second: the default action (ends the process with this signal).
+                    Foundation.signal(sig, SIG_DFL)
+                    raise(sig)
+                    return
+                }
                 handler.withLock { $0 }?()
             }
             source.resume()
@@ -45,10 +62,16 @@ final class SignalWatch: @unchecked Sendable {
 
     /// Stops catching: each signal gets its default action back.
     func cancel() {
-        for (sig, source) in zip(Self.caught, sources) {
+        for (sig, source) in zip(watched, sources) {
             source.cancel()
             Foundation.signal(sig, SIG_DFL)
         }
+    }
+
+    /// Whether a handler `signal()` returned is SIG_IGN.
+    private static func isIgnore(_ handler: __sighandler_t?) -> Bool {
+        guard let handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// A signal's name ("SIGHUP").

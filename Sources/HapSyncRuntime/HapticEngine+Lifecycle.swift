@@ -66,7 +66,9 @@ extension HapticEngine {
 
     /// After the audio server went away: checks once a second whether it is back; when it is,
     /// stops the engine (players end as stopped), starts it again on the server and calls the
-    /// reset handler. Gives up when the engine is stopped by the caller.
+    /// reset handler. Gives up when the engine is stopped by the caller (also while it restarts:
+    /// an engine its caller stopped stays stopped); a restart that fails is reported to the
+    /// stopped handler as `.systemError`.
     func watchForAudioServer() {
         guard let audio = configuration.audio else { return }
         let go = control.withLock { state -> Bool in
@@ -79,15 +81,25 @@ extension HapticEngine {
             while true {
                 Thread.sleep(forTimeInterval: 1)
                 guard let self else { return }
+                let stops = self.control.withLock { $0.stopCalls }
                 guard self.isRunning else { self.control.withLock { $0.watchingAudio = false }; return }
                 guard audio.canConnect() else { continue }
-                self.stop()
+                self.shutDown()
+                // The caller stopped the engine meanwhile: it stays stopped.
+                let stoppedByCaller = { self.control.withLock { $0.stopCalls } != stops }
+                guard !stoppedByCaller() else { self.control.withLock { $0.watchingAudio = false }; return }
                 do {
                     try self.start()
                 } catch {
-                    continue
+                    self.control.withLock { $0.watchingAudio = false }
+                    self.handlers.withLock { $0.stopped }?(.systemError("the audio server came back but the engine could not restart on it: \(error)"))
+                    return
                 }
                 self.control.withLock { $0.watchingAudio = false }
+                if stoppedByCaller() {
+                    self.shutDown()
+                    return
+                }
                 self.handlers.withLock { $0.reset }?()
                 return
             }

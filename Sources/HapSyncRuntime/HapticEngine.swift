@@ -85,6 +85,9 @@ public final class HapticEngine: @unchecked Sendable {
         var stopInProgress = false
         /// The audio-server watcher is running.
         var watchingAudio = false
+        /// How often `stop()` was called: the audio watcher, which stops and restarts the engine
+        /// on its own, does not restart one its caller stopped meanwhile.
+        var stopCalls = 0
     }
 
     struct WeakPlayer { weak var player: HapticPatternPlayer? }
@@ -247,13 +250,20 @@ public final class HapticEngine: @unchecked Sendable {
     /// a helper thread.
     @discardableResult
     public func stop() -> Error? {
+        control.withLock { $0.stopCalls += 1 }
+        return shutDown()
+    }
+
+    /// `stop()` without counting it as the caller's (the audio watcher's restart).
+    @discardableResult
+    func shutDown() -> Error? {
         // On the notifier thread (a handler called stop): the threads cannot join themselves, so the
         // rest happens on a helper. Known by identity: a thread's name is inherited by the threads
         // it creates on Linux, so the helper would look like the notifier by name.
         if notifierThread.load(ordering: .acquiring) == currentThreadID() {
             control.withLock { $0.running = false; $0.stopInProgress = true }
             Thread { [self] in
-                stop()
+                shutDown()
                 control.withLock { $0.stopInProgress = false }
             }.start()
             return nil

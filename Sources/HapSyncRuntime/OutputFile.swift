@@ -65,6 +65,9 @@ public final class OutputFile {
     /// The temporary file being written (`.whole` on a regular file) and where it goes.
     private let temporary: String?
     private let destination: String
+    /// For a text written whole: whether it replaces a regular file (else it is new, and a file
+    /// that appeared at the destination meanwhile is not replaced).
+    private var replaces = false
 
     private init(path: String, fd: Int32, isRegularFile: Bool, temporary: String?, destination: String) {
         self.path = path
@@ -79,8 +82,16 @@ public final class OutputFile {
     /// What the path names now.
     private enum Target {
         case none
-        case regular(resolved: String, mode: mode_t)
-        case stream(kind: mode_t)
+        case regular(resolved: String, mode: mode_t, id: Identity)
+        case stream(kind: mode_t, id: Identity)
+    }
+
+    /// Which file a path named when it was checked (device and inode), so an open can tell it
+    /// still names that file and not one put in its place since.
+    private struct Identity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        init(_ st: stat) { device = UInt64(st.st_dev); inode = UInt64(st.st_ino) }
     }
 
     /// Applies the rules above without creating anything: throws what `create` would refuse.
@@ -106,9 +117,9 @@ public final class OutputFile {
             // Rename onto what a link names, not over the link.
             guard let real = realpath(path, nil) else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
             defer { free(real) }
-            return .regular(resolved: String(cString: real), mode: st.st_mode & 0o7777)
+            return .regular(resolved: String(cString: real), mode: st.st_mode & 0o7777, id: Identity(st))
         case S_IFCHR, S_IFIFO:
-            return .stream(kind: st.st_mode & S_IFMT)
+            return .stream(kind: st.st_mode & S_IFMT, id: Identity(st))
         case S_IFDIR: throw .refusedKind(path: path, kind: "a directory")
         case S_IFBLK: throw .refusedKind(path: path, kind: "a block device")
         case S_IFSOCK: throw .refusedKind(path: path, kind: "a socket")
@@ -121,25 +132,31 @@ public final class OutputFile {
     public static func create(_ path: String, replacing: Bool, mode: Mode) throws(Failure) -> OutputFile {
         let flags = O_WRONLY | O_CLOEXEC | O_NOCTTY
         switch try target(path, replacing: replacing, mode: mode) {
-        case .stream(let kind):
+        case .stream(let kind, let id):
             // Non-blocking open: a FIFO without a reader fails (ENXIO) instead of waiting forever.
             let fd = open(path, flags | O_NONBLOCK)
             guard fd >= 0 else {
                 if errno == ENXIO, kind == S_IFIFO { throw .noReader(path: path) }
                 throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
             }
-            // Writes block as usual from here (a reader that is slow is waited for).
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            try verify(fd, path: path, kind: kind, id: id)
             return OutputFile(path: path, fd: fd, isRegularFile: false, temporary: nil, destination: path)
-        case .regular(let resolved, let permissions):
-            if mode == .whole { return try temporaryBeside(path: path, destination: resolved, permissions: permissions) }
-            let fd = open(resolved, flags | (mode == .append ? O_APPEND : O_TRUNC))
+        case .regular(let resolved, let permissions, let id):
+            if mode == .whole { return try temporaryBeside(path: path, destination: resolved, permissions: permissions, replacing: true) }
+            // Opened without truncating and checked first: what is truncated is the file that was
+            // checked, never one put in its place since (and never a FIFO, which would block).
+            let fd = open(resolved, flags | O_NONBLOCK | (mode == .append ? O_APPEND : 0))
             guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+            try verify(fd, path: path, kind: S_IFREG, id: id)
             let file = OutputFile(path: path, fd: fd, isRegularFile: true, temporary: nil, destination: resolved)
-            if mode == .append { file.bytesWritten = Int64(lseek(fd, 0, SEEK_END)) }
+            if mode == .append {
+                file.bytesWritten = Int64(lseek(fd, 0, SEEK_END))
+            } else {
+                try file.truncate(to: 0)
+            }
             return file
         case .none:
-            if mode == .whole { return try temporaryBeside(path: path, destination: path, permissions: nil) }
+            if mode == .whole { return try temporaryBeside(path: path, destination: path, permissions: nil, replacing: false) }
             // O_EXCL: a file (or link) that appeared since the check is not replaced unasked.
             let fd = open(path, flags | O_CREAT | O_EXCL, 0o666)
             guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
@@ -147,9 +164,29 @@ public final class OutputFile {
         }
     }
 
+    /// Checks that a descriptor just opened is the file `path` named when it was checked (same kind,
+    /// device and inode), then makes its writes block as usual (a slow reader is waited for).
+    /// Closes it and throws if not.
+    private static func verify(_ fd: Int32, path: String, kind: mode_t, id: Identity) throws(Failure) {
+        var st = stat()
+        var problem: String?
+        if fstat(fd, &st) != 0 {
+            problem = String(cString: strerror(errno))
+        } else if st.st_mode & S_IFMT != kind || Identity(st) != id {
+            problem = "it was replaced by another file while being opened; nothing was written"
+        } else {
+            let flags = fcntl(fd, F_GETFL)
+            if flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 { problem = String(cString: strerror(errno)) }
+        }
+        if let problem {
+            close(fd)
+            throw .cannotCreate(path: path, reason: problem)
+        }
+    }
+
     /// A new temporary file in the destination's folder (so the rename stays on one file system),
     /// with the permissions of the file it replaces, or 0666 less the umask.
-    private static func temporaryBeside(path: String, destination: String, permissions: mode_t?) throws(Failure) -> OutputFile {
+    private static func temporaryBeside(path: String, destination: String, permissions: mode_t?, replacing: Bool) throws(Failure) -> OutputFile {
         let slash = destination.lastIndex(of: "/")
         let folder = slash.map { String(destination[...$0]) } ?? ""
         let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
@@ -158,8 +195,15 @@ public final class OutputFile {
             let fd = open(candidate, O_WRONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0o666)
             if fd < 0, errno == EEXIST { continue }
             guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
-            if let permissions { _ = fchmod(fd, permissions) }
-            return OutputFile(path: path, fd: fd, isRegularFile: true, temporary: candidate, destination: destination)
+            if let permissions, fchmod(fd, permissions) != 0 {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                unlink(candidate)
+                throw .cannotCreate(path: path, reason: "cannot give the new file the permissions of the old: \(reason)")
+            }
+            let file = OutputFile(path: path, fd: fd, isRegularFile: true, temporary: candidate, destination: destination)
+            file.replaces = replacing
+            return file
         }
         throw .cannotCreate(path: path, reason: "no free temporary name in \(folder.isEmpty ? "." : folder)")
     }
@@ -213,6 +257,20 @@ public final class OutputFile {
             let reason = String(cString: strerror(errno))
             if let temporary { unlink(temporary) }
             throw .writeFailed(path: path, reason: reason)
+        }
+        if let temporary {
+            // Checked again just before the rename: never rename over anything but a regular
+            // file, nor over a file that appeared since a new one was asked for.
+            var st = stat()
+            let present = lstat(destination, &st) == 0
+            let refusal: Failure? = !present ? nil
+                : !replaces ? .exists(path: path)
+                : st.st_mode & S_IFMT != S_IFREG ? .refusedKind(path: path, kind: "no longer a regular file")
+                : nil
+            if let refusal {
+                unlink(temporary)
+                throw refusal
+            }
         }
         if let temporary, rename(temporary, destination) != 0 {
             let reason = String(cString: strerror(errno))

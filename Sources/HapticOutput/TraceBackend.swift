@@ -101,10 +101,14 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
     public var failure: TraceError? { progress.withLock { $0.failure } }
 
     /// Creates the file (or, after a close, reopens it to go on after what it holds) and starts
-    /// the writer thread, so an unwritable path fails before playback.
+    /// the writer thread, so an unwritable path fails before playback. Throws the earlier failure
+    /// if a write already failed.
     public func open() throws {
         guard writer == nil else { return }
-        let (again, bodyEnd) = progress.withLock { ($0.opened, $0.chromeBodyEnd) }
+        let (again, bodyEnd, failed) = progress.withLock { ($0.opened, $0.chromeBodyEnd, $0.failure) }
+        // A trace that failed stays failed: writing on after a gap would make the error's count
+        // of what the file holds untrue.
+        if let failed { throw failed }
         let file: OutputFile
         do {
             file = try OutputFile.create(path, replacing: replacing, mode: again ? .append : .stream)

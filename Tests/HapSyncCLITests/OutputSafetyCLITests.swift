@@ -62,7 +62,8 @@ struct OutputSafetyCLITests {
         let full = try BinaryTests.run(["play", "--audio", "none", "--haptics", "trace:/dev/full", engineAHAP])
         #expect(full.status == 1 && full.err.contains("cannot write /dev/full: No space left on device"), "\(full.err)")
 
-        // A file size limit of 4 KiB stands in for a full disk (EFBIG instead of ENOSPC).
+        // A file size limit of 4 blocks (2 KiB: dash counts 512-byte blocks) stands in for a full
+        // disk (EFBIG instead of ENOSPC).
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-efbig-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: trace) }
         let shell = try BinaryTests.run(["-c", "ulimit -f 4; exec \"$0\" play --audio none --loop 5 --haptics trace:\(trace.path) \(engineAHAP)",

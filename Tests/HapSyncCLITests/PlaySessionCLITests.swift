@@ -58,12 +58,12 @@ struct PlaySessionCLITests {
         let process = Process()
         let out: URL, err: URL
 
-        init(_ args: [String], in dir: URL, environment: [String: String] = [:]) throws {
+        init(_ args: [String], in dir: URL, environment: [String: String] = [:], executable: URL? = nil) throws {
             out = dir.appendingPathComponent("out.txt")
             err = dir.appendingPathComponent("err.txt")
             FileManager.default.createFile(atPath: out.path, contents: nil)
             FileManager.default.createFile(atPath: err.path, contents: nil)
-            process.executableURL = try BinaryTests.binary()
+            process.executableURL = try executable ?? BinaryTests.binary()
             process.arguments = args
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = try FileHandle(forWritingTo: out)
@@ -81,7 +81,13 @@ struct PlaySessionCLITests {
             return true
         }
 
-        func finish() -> (status: Int32, reason: Process.TerminationReason, out: String, err: String) {
+        /// Waits for the end (at most `limit` s: a run that hangs is killed, by its PID, and fails).
+        func finish(atMost limit: Double = 120) -> (status: Int32, reason: Process.TerminationReason, out: String, err: String) {
+            let ended = wait(atMost: limit) { !process.isRunning }
+            if !ended {
+                Issue.record("the run did not end within \(limit) s; killed")
+                kill(process.processIdentifier, SIGKILL)
+            }
             process.waitUntilExit()
             let o = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
             let e = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
@@ -107,6 +113,7 @@ struct PlaySessionCLITests {
         // Playing: the continuous level at 0 s is in the trace (the writer drains every 20 ms).
         let playing = run.wait(atMost: 60) { !Self.records(trace).isEmpty }
         #expect(playing, "the run reached its first command")
+        guard run.process.isRunning else { return }
         kill(run.process.processIdentifier, signal)
         let r = run.finish()
         #expect(r.reason == .exit && r.status == 128 + signal, "\(r.reason) \(r.status): \(r.err)")
@@ -119,6 +126,41 @@ struct PlaySessionCLITests {
         }
     }
 
+    /// A trace that failed used to be forgotten when a signal ended the run (exit 130, no error):
+    /// a trace that could not be written fails the run whatever else happened.
+    @Test func aFailedTraceIsReportedWhenASignalEndsTheRun() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A 30 s ramp: a level command every millisecond, so the trace outgrows its size limit at once.
+        let file = dir.appendingPathComponent("ramp.ahap")
+        try """
+            {"Version":1,"Pattern":[
+            {"Event":{"Time":0.0,"EventType":"HapticContinuous","EventDuration":30,"EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1.0}]}},
+            {"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0.0,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":0.0},{"Time":30,"ParameterValue":1.0}]}}
+            ]}
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let trace = dir.appendingPathComponent("t.jsonl")
+        // A file size limit of 4 blocks (dash's are 512 bytes) stands in for a full disk.
+        let run = try Background(["-c", "ulimit -f 4; exec \"$0\" play --audio none --haptics trace:\(trace.path) \(file.path)",
+                                  try BinaryTests.binary().path], in: dir, executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(run.wait(atMost: 60) { !Self.records(trace).isEmpty }, "the trace is being written")
+        // Then until it stops growing for 100 ms: at a record a millisecond it grows at every 20 ms
+        // drain until a write fails. (If the writer was only held up, what it holds back is more
+        // than the limit allows, and the final drain fails instead.)
+        var size = -1, stableSince = Date()
+        _ = run.wait(atMost: 60) {
+            let now = (try? FileManager.default.attributesOfItem(atPath: trace.path)[.size] as? Int) ?? 0
+            if now != size { size = now; stableSince = Date() }
+            return Date().timeIntervalSince(stableSince) > 0.1
+        }
+        guard run.process.isRunning else { return }
+        kill(run.process.processIdentifier, SIGINT)
+        let r = run.finish()
+        #expect(r.reason == .exit && r.status == 1, "\(r.status): \(r.err)")
+        #expect(r.err.contains("File too large"), "\(r.err)")
+        #expect(r.out.contains("(interrupted by SIGINT: stopped at once, backend silenced)"), "\(r.out)")
+    }
+
     /// The sound server restarting mid-play (desktops restart PulseAudio and pipewire-pulse on
     /// their own): `play` printed "interrupted", exited 130 and could leave an empty trace. Now
     /// haptics go on while it is away, playback carries on when it is back, and the run ends at its
@@ -129,9 +171,10 @@ struct PlaySessionCLITests {
         let server = try PrivatePulseServer()
         try server.start()
         let trace = dir.appendingPathComponent("t.jsonl")
-        // 8 loops of a 2 s pattern with a click sound and a transient every 0.25 s.
+        // 15 loops of a 2 s pattern with a click sound and a transient every 0.25 s: time enough
+        // for the server to go, come back and be found (the engine looks once a second).
         let clicks = packageRoot.appendingPathComponent("Assets/clicks.ahap").path
-        let run = try Background(["play", "--loop", "8", "--haptics", "trace:\(trace.path)", clicks], in: dir,
+        let run = try Background(["play", "--loop", "15", "--haptics", "trace:\(trace.path)", clicks], in: dir,
                                  environment: ["PULSE_SERVER": "unix:\(server.socket)"])
         #expect(run.wait(atMost: 60) { Self.records(trace).count >= 3 }, "playing on the private server")
         server.kill()
