@@ -6,7 +6,7 @@ let package = Package(
     name: "HapSync",
     products: [
         // The library other Swift packages depend on: every layer from the AHAP model to the backends.
-        .library(name: "HapSync", targets: ["HapSyncConcurrency", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        .library(name: "HapSync", targets: ["HapSync"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
@@ -15,6 +15,8 @@ let package = Package(
         // Concurrency primitives below everything: SPSCRing, SeqLock, Locked, ThreadRole. Each
         // states its contract; nothing here knows about haptics.
         .target(name: "HapSyncConcurrency"),
+        // The umbrella: `import HapSync` re-exports the modules below.
+        .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         // Pure core: AHAP model, reader, writer, resource resolution. Foundation only.
         .target(name: "AHAP"),
         // Pure core: what a pattern means over time (timeline, command stream, voices, mixer,
@@ -64,6 +66,7 @@ let package = Package(
         .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
+        .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport"]),
     ]

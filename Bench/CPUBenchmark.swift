@@ -34,7 +34,7 @@ func cpuBenchmark(seconds: Double) throws -> [Row] {
     var rows: [Row] = []
     rows.append(row("baseline: no engine (the benchmark process waiting)", cpuWindows(seconds: seconds)))
 
-    let haptic = try HapticEngine(configuration: .init(backend: NullHapticBackend()))
+    let haptic = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true))
     try haptic.start()
     Thread.sleep(forTimeInterval: 0.2)
     rows.append(row("engine started, idle, haptics only", cpuWindows(seconds: seconds)))
@@ -43,7 +43,7 @@ func cpuBenchmark(seconds: Double) throws -> [Row] {
     let audio = PulseAudioOutput()
     let engine: HapticEngine
     do {
-        engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), audio: audio))
+        engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: audio))
         try engine.start()
     } catch {
         print("cpu: no PulseAudio server (\(error)); the audio rows are left out")

@@ -69,7 +69,7 @@ final class LastAppliedBackend: HapticBackend, @unchecked Sendable {
 /// the floor of the same mechanism (a semaphore post waking another thread), same run.
 func triggerBenchmark(count: Int) throws -> [Distribution] {
     let backend = LastAppliedBackend()
-    let engine = try HapticEngine(configuration: .init(backend: backend))
+    let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true))
     try engine.start()
     defer { engine.stop() }
     let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).build())
@@ -151,7 +151,7 @@ func dispatchBenchmark(seconds: Double, rounds: Int) throws -> [Distribution] {
     let patterns = try densePatterns(seconds: each).map { ($0.0, try PatternTimeline(pattern: $0.1)) }
     var status = ""
     func engineRun(_ timeline: PatternTimeline) throws -> [Double] {
-        let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), statisticsCapacity: timeline.commands.count + 16))
+        let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, statisticsCapacity: timeline.commands.count + 16))
         try engine.start()
         let player = try engine.makePlayer(timeline: timeline)
         let done = DispatchSemaphore(value: 0)

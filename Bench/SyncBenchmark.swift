@@ -26,7 +26,7 @@ final class AudioRig {
     /// An engine playing to `sink` (nil: the default sink).
     init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil) throws {
         audio = PulseAudioOutput(configuration: .init(sink: sink))
-        engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), audio: audio, audioSync: sync))
+        engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: audio, audioSync: sync))
         try engine.start()
         history = ClockHistory(audio.clock)
     }

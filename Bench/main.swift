@@ -178,7 +178,7 @@ var uts = utsname()
 uname(&uts)
 let kernel = withUnsafeBytes(of: uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
 // Whether this process gets SCHED_FIFO and locked memory: ask the way the engine does.
-let probe = try? HapticEngine(configuration: .init(backend: NullHapticBackend()))
+let probe = try? HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true))
 try? probe?.start()
 let granted = probe.map { "\($0.realtimeStatus)" } ?? "unknown"
 probe?.stop()

@@ -85,9 +85,20 @@ public struct AHAPPatternBuilder: Sendable {
     public func build() throws(AHAPReadError) -> AHAPPattern {
         let report = AHAPReader().diagnose(json: AHAPWriter.json(from: pattern))
         guard report.diagnostics.isEmpty, let checked = report.pattern else {
-            throw AHAPReadError(diagnostics: report.diagnostics.map { var d = $0; d.severity = .error; return d })
+            throw AHAPReadError(diagnostics: report.diagnostics.map(Self.asError))
         }
         return checked
+    }
+
+    /// A reader's leniency as the builder's error: the same code, path and reason, without what
+    /// the reader would have done about it (nothing was clamped: nothing was built).
+    private static func asError(_ diagnostic: AHAPDiagnostic) -> AHAPDiagnostic {
+        var d = diagnostic
+        d.severity = .error
+        if d.code == .clamped, let cut = d.message.range(of: "; clamped to ") {
+            d.message = String(d.message[..<cut.lowerBound])
+        }
+        return d
     }
 
     private static func params(_ list: [(AHAPEventParameterID, Double?)]) -> [AHAPEventParameter] {

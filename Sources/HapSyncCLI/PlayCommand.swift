@@ -73,7 +73,7 @@ enum PlayCommand {
         let engine: HapticEngine
         let session: PlaySession
         do {
-            engine = try HapticEngine(configuration: .init(backend: backend, audio: audioDevice,
+            engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audioDevice,
                                                            hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy))
             // The session installs the engine's handlers before it starts: the audio server can go
             // away while the stream is starting.

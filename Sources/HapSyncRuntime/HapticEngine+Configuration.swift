@@ -23,7 +23,9 @@ extension HapticEngine {
         public var spinMargin: UInt64
         /// SCHED_FIFO priority asked for the scheduler thread (default 80; the output thread asks one less).
         public var realtimePriority: Int32
-        /// Whether to mlockall the process at start so no page fault stalls the real-time threads (default true).
+        /// Whether to mlockall the process at start so no page fault stalls the real-time threads.
+        /// Default false: a library does not lock a host process's memory unasked (`hapsync` and
+        /// `hapsync-bench`, which own their process, ask for it).
         public var lockMemory: Bool
         /// Timer slack asked for the scheduler thread, ns (default 1000).
         public var timerSlack: UInt
@@ -52,7 +54,7 @@ extension HapticEngine {
 
         /// Makes a configuration; every argument has the default described on its property.
         public init(backend: HapticBackend, clock: EngineClock = MonotonicClock(), threading: Threading = .realtime,
-                    spinMargin: UInt64 = 150_000, realtimePriority: Int32 = 80, lockMemory: Bool = true, timerSlack: UInt = 1000,
+                    spinMargin: UInt64 = 150_000, realtimePriority: Int32 = 80, lockMemory: Bool = false, timerSlack: UInt = 1000,
                     maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20,
                     audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, audioSync: AudioSync = .followAudioClock,
                     idleTimeout: TimeInterval? = nil, playsHapticsOnly: Bool = false, playsAudioOnly: Bool = false,

@@ -43,6 +43,8 @@ struct BuilderTests {
             #expect(error.errors.count == 1)
             #expect(error.errors.first?.code == .clamped)
             #expect(error.errors.first?.path.description == "Pattern[1].Event.EventParameters[0].ParameterValue")
+            // An error, not a leniency: nothing was clamped.
+            #expect(error.errors.first?.message == "HapticIntensity value 1.2 is outside 0.0...1.0", "\(error.errors)")
             #expect(error.errors.first?.line == nil, "patterns built in code have no line numbers")
         }
         do {
