@@ -194,7 +194,7 @@ public final class PipeSinkReader: @unchecked Sendable {
     /// Stops reading, unloads the sink and removes the FIFO.
     public func stop() {
         if running.exchange(false, ordering: .acquiringAndReleasing) { exited.wait() }
-        if let connection, let module { connection.withLock { connection.unloadModule(module) } }
+        if let connection, let module { _ = connection.withLock { connection.unloadModule(module) } }
         module = nil
         connection?.close()
         connection = nil

@@ -88,6 +88,8 @@ public final class HapticEngine: @unchecked Sendable {
         /// How often `stop()` was called: the audio watcher, which stops and restarts the engine
         /// on its own, does not restart one its caller stopped meanwhile.
         var stopCalls = 0
+        /// What closing the haptic backend reported at the latest stop (nil: it closed cleanly).
+        var lastStopError: Error?
     }
 
     struct WeakPlayer { weak var player: HapticPatternPlayer? }
@@ -305,6 +307,7 @@ public final class HapticEngine: @unchecked Sendable {
             return state.retiredAudio
         }
         for a in retired { a.release() }
+        control.withLock { $0.lastStopError = closeError }
         return closeError
     }
 
