@@ -83,15 +83,31 @@ public struct AHAPPatternBuilder: Sendable {
     /// Checks the pattern with the file reader's rules and returns it; any finding, warning or
     /// error, is thrown with its JSON path (`Pattern[2].Event.EventParameters[0]`).
     public func build() throws(AHAPReadError) -> AHAPPattern {
-        let report = AHAPReader().diagnose(json: AHAPWriter.json(from: pattern))
-        guard report.diagnostics.isEmpty, let checked = report.pattern else {
-            throw AHAPReadError(diagnostics: report.diagnostics.map(Self.asError))
-        }
-        return checked
+        try pattern.validated()
     }
 
-    /// A reader's leniency as the builder's error: the same code, path and reason, without what
-    /// the reader would have done about it (nothing was clamped: nothing was built).
+    private static func params(_ list: [(AHAPEventParameterID, Double?)]) -> [AHAPEventParameter] {
+        list.compactMap { id, v in v.map { AHAPEventParameter(id, $0) } }
+    }
+}
+
+extension AHAPPattern {
+    /// What the file reader's rules find in a pattern made in code (by the builder or entry by
+    /// entry), each as an error: code should say exactly what it means, so what a file may get
+    /// away with (a value clamped, a default taken) is an error here. Empty when it is valid.
+    public func findings() -> [AHAPDiagnostic] {
+        AHAPReader().diagnose(json: AHAPWriter.json(from: self)).diagnostics.map(Self.asError)
+    }
+
+    /// The pattern, checked by `findings()`; throws every finding with its JSON path.
+    public func validated() throws(AHAPReadError) -> AHAPPattern {
+        let found = findings()
+        guard found.isEmpty else { throw AHAPReadError(diagnostics: found) }
+        return self
+    }
+
+    /// A reader's leniency as an error: the same code, path and reason, without what the reader
+    /// would have done about it (nothing was clamped: nothing was read).
     private static func asError(_ diagnostic: AHAPDiagnostic) -> AHAPDiagnostic {
         var d = diagnostic
         d.severity = .error
@@ -99,9 +115,5 @@ public struct AHAPPatternBuilder: Sendable {
             d.message = String(d.message[..<cut.lowerBound])
         }
         return d
-    }
-
-    private static func params(_ list: [(AHAPEventParameterID, Double?)]) -> [AHAPEventParameter] {
-        list.compactMap { id, v in v.map { AHAPEventParameter(id, $0) } }
     }
 }

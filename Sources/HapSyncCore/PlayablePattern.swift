@@ -66,14 +66,18 @@ public struct PlayablePattern: Sendable {
                       maxFindings: reader.limits.maxFindings, resolved: resolved, locate: report.located)
         }
 
-        /// Checks a pattern built in code (it has no file): its audio is looked up in `resources`.
+        /// Checks a pattern built in code (it has no file) by the reader's rules (`findings()`: any
+        /// finding is an error), and looks its audio up in `resources`.
         public init(pattern: AHAPPattern, name: String, resources: [URL] = []) {
-            self.init(name: name, pattern: pattern, diagnostics: [], omitted: .none, maxFindings: AHAPLimits.default.maxFindings,
+            let found = pattern.findings()
+            self.init(name: name, pattern: found.isEmpty ? pattern : nil, diagnostics: found, omitted: .none,
+                      maxFindings: AHAPLimits.default.maxFindings,
                       resolved: AHAPResourceResolver(roots: resources).check(pattern, file: name), locate: { $0 })
         }
 
         /// Checks a pattern whose audio the caller has already resolved (`audioFiles`: waveform
-        /// path → file): their headers are read; a path missing from the map is not found.
+        /// path → file) by the reader's rules (`findings()`): their headers are read; a path
+        /// missing from the map is not found.
         public init(pattern: AHAPPattern, name: String, audioFiles: [String: URL]) {
             var missing: [AHAPDiagnostic] = []
             for (i, entry) in pattern.entries.enumerated() {
@@ -81,8 +85,9 @@ public struct PlayablePattern: Sendable {
                 missing.append(AHAPDiagnostic(.resourceNotFound, path: AHAPPath("Pattern[\(i)].Event.EventWaveformPath"),
                                               message: "audio file \"\(p)\" was not given", file: name))
             }
-            self.init(name: name, pattern: pattern, diagnostics: [], omitted: .none, maxFindings: AHAPLimits.default.maxFindings,
-                      resolved: (audioFiles, missing), locate: { $0 })
+            let found = pattern.findings()
+            self.init(name: name, pattern: found.isEmpty ? pattern : nil, diagnostics: found, omitted: .none,
+                      maxFindings: AHAPLimits.default.maxFindings, resolved: (audioFiles, missing), locate: { $0 })
         }
 
         private init(name: String, pattern: AHAPPattern?, diagnostics: [AHAPDiagnostic], omitted: AHAPOmittedFindings, maxFindings: Int,
