@@ -7,6 +7,8 @@ let package = Package(
     products: [
         // The library other Swift packages depend on: every layer from the AHAP model to the backends.
         .library(name: "HapSync", targets: ["HapSync"]),
+        // Core Haptics' names and signatures over the engine, so iOS code compiles unchanged (issue 14: the pattern side so far).
+        .library(name: "CoreHaptics", targets: ["CoreHaptics"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
@@ -16,6 +18,8 @@ let package = Package(
         // states its contract; nothing here knows about haptics.
         .target(name: "HapSyncConcurrency"),
         // The umbrella: `import HapSync` re-exports the modules below.
+        // Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
+        .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore"]),
         .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         // Pure core: AHAP model, reader, writer, resource resolution. Foundation only.
         .target(name: "AHAP"),
@@ -67,6 +71,7 @@ let package = Package(
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),
+        .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport"]),
     ]
