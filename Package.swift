@@ -7,7 +7,7 @@ let package = Package(
     products: [
         // The library other Swift packages depend on: every layer from the AHAP model to the backends.
         .library(name: "HapSync", targets: ["HapSync"]),
-        // Core Haptics' names and signatures over the engine, so iOS code compiles unchanged (issue 14: the pattern side so far).
+        // Core Haptics' names and signatures over the engine, so iOS code compiles unchanged.
         .library(name: "CoreHaptics", targets: ["CoreHaptics"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
@@ -19,7 +19,7 @@ let package = Package(
         .target(name: "HapSyncConcurrency"),
         // The umbrella: `import HapSync` re-exports the modules below.
         // Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
-        .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore"]),
+        .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         // Pure core: AHAP model, reader, writer, resource resolution. Foundation only.
         .target(name: "AHAP"),

@@ -1,16 +1,13 @@
 import Foundation
 import HapSyncCore
 import HapSyncRuntime
+import HapticOutput
 
 /// The options `play` and `feedback` share, declared once: where haptics and audio go, timing,
 /// looping, and the accessibility policy (from the HAPSYNC_* environment, then the flags, which win).
 struct PlaybackOptions {
     /// Where `--haptics` sends commands.
-    enum HapticsTarget: Sendable {
-        case none
-        case trace(String)
-        case evdev(String)
-    }
+    typealias HapticsTarget = HapticOutputSpec
 
     /// `--audio`.
     enum AudioChoice: String, CaseIterable, Sendable {
@@ -20,13 +17,8 @@ struct PlaybackOptions {
     // MARK: - Declarations
 
     static let haptics = Option<[HapticsTarget]>(repeatable: "haptics", "TARGET", ValueParser(
-        expectation: "evdev:PATH, evdev:auto, trace:PATH or none",
-        convert: { text in
-            if text == "none" { return HapticsTarget.none }
-            if text.hasPrefix("trace:"), text.count > 6 { return .trace(String(text.dropFirst(6))) }
-            if text.hasPrefix("evdev:"), text.count > 6 { return .evdev(String(text.dropFirst(6))) }
-            return nil
-        }, show: { "\($0)" }), help: """
+        expectation: HapticOutputSpec.expectation,
+        convert: { HapticOutputSpec(parsing: $0) }, show: { "\($0)" }), help: """
             where haptic commands go (repeatable: evdev and a trace together):
               evdev:PATH  rumble a gamepad (/dev/input/eventN; see 'hapsync devices')
               evdev:auto  the first rumble-capable device this user can open

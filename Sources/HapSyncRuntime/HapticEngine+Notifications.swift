@@ -84,7 +84,7 @@ extension HapticEngine {
 
     /// Stops the engine when no player has played for `idleTimeout` (notifier thread or `pump`).
     func checkIdle() {
-        guard let timeout = configuration.idleTimeout else { return }
+        guard let timeout = control.withLock({ $0.idleTimeout }) else { return }
         let now = configuration.clock.now()
         let idle = control.withLock { state -> Bool in
             guard state.running, !state.anyPlaying, now >= state.lastActivity,

@@ -90,6 +90,8 @@ public final class HapticEngine: @unchecked Sendable {
         var stopCalls = 0
         /// What closing the haptic backend reported at the latest stop (nil: it closed cleanly).
         var lastStopError: Error?
+        /// The idle timeout in force (starts as `Configuration.idleTimeout`; `idleTimeout` sets it).
+        var idleTimeout: TimeInterval?
     }
 
     struct WeakPlayer { weak var player: HapticPatternPlayer? }
@@ -144,6 +146,7 @@ public final class HapticEngine: @unchecked Sendable {
         live = LiveParameters(slots: configuration.maxPlayers)
         configuration.audio?.liveParameters = live
         var initial = ControlState(freeSlots: Array((0..<configuration.maxPlayers).reversed()))
+        initial.idleTimeout = configuration.idleTimeout
         initial.policy = policy
         control = Locked(initial)
         outputRing = SPSCRing(capacity: configuration.outputCapacity)
@@ -183,6 +186,18 @@ public final class HapticEngine: @unchecked Sendable {
                      hapticBackend: configuration.backend.name, hapticDevice: configuration.backend.device,
                      motors: configuration.backend.motors, audioDevice: configuration.audio?.name,
                      playsHapticsOnly: configuration.playsHapticsOnly, playsAudioOnly: configuration.playsAudioOnly)
+    }
+
+    /// Seconds without a playing player after which the engine stops itself (the stopped handler
+    /// hears `.idleTimeout`; the next player start restarts it); nil never. Starts as
+    /// `Configuration.idleTimeout`; settable at any time (Core Haptics' `isAutoShutdownEnabled`).
+    /// A value that is not a positive number of seconds is taken as nil.
+    public var idleTimeout: TimeInterval? {
+        get { control.withLock { $0.idleTimeout } }
+        set {
+            let t = newValue.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+            control.withLock { $0.idleTimeout = t }
+        }
     }
 
     /// What the system granted for real-time scheduling (known after `start()`).

@@ -46,16 +46,19 @@ public struct HapticPolicy: Sendable, Equatable {
         return self
     }
 
-    /// This policy with any of `HAPSYNC_HAPTICS` (on/off, 1/0, true/false),
+    /// This policy with any of `HAPSYNC_HAPTICS` (on/off, 1/0, true/false; an output such as
+    /// `trace:PATH` is not a policy value and leaves it alone),
     /// `HAPSYNC_INTENSITY_SCALE` (0...1) and `HAPSYNC_RATE_LIMIT_MS` (0...60000) from `environment`
     /// applied; a bad value is an error naming the variable and the value.
     public func applying(environment: [String: String] = ProcessInfo.processInfo.environment) throws(Invalid) -> HapticPolicy {
         var p = self
-        if let v = environment["HAPSYNC_HAPTICS"] {
+        // HAPSYNC_HAPTICS also names an output (evdev:PATH, trace:PATH, none) for engines that pick
+        // theirs from the environment (`import CoreHaptics`); that is not a policy value.
+        if let v = environment["HAPSYNC_HAPTICS"], HapticOutputSpec(parsing: v) == nil {
             switch v.lowercased() {
             case "on", "1", "true", "yes": p.hapticsEnabled = true
             case "off", "0", "false", "no": p.hapticsEnabled = false
-            default: throw Invalid(source: "HAPSYNC_HAPTICS", value: v, expected: "on or off")
+            default: throw Invalid(source: "HAPSYNC_HAPTICS", value: v, expected: "on, off or an output (\(HapticOutputSpec.expectation))")
             }
         }
         if let v = environment["HAPSYNC_INTENSITY_SCALE"] {

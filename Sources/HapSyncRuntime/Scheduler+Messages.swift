@@ -36,7 +36,10 @@ extension Scheduler {
             if slots[s].active, slots[s].player == m.player {
                 if m.time <= slots[s].stopAt {
                     slots[s].stopIsPause = m.kind == .pause
-                    if m.kind == .stop { slots[s].resumeAt = .max }
+                    if m.kind == .stop { slots[s].resumeAt = .max; slots[s].stopAfterPause = .max }
+                } else if m.kind == .stop, slots[s].stopIsPause {
+                    // A stop after a pending pause is not lost: it ends what the resume plays.
+                    slots[s].stopAfterPause = min(slots[s].stopAfterPause, m.time)
                 }
                 slots[s].stopAt = min(slots[s].stopAt, m.time)
                 sendAudioStop(s, at: slots[s].stopAt)
@@ -101,12 +104,13 @@ extension Scheduler {
     /// pause that was pending (and a resume waiting for it), with its audio stop for the voices the
     /// change started. Does not allocate, lock or block.
     private func keepingPendingStop(_ s: Int, _ change: () -> Void) {
-        let (stopAt, isPause, resumeAt) = (slots[s].stopAt, slots[s].stopIsPause, slots[s].resumeAt)
+        let (stopAt, isPause, resumeAt, later) = (slots[s].stopAt, slots[s].stopIsPause, slots[s].resumeAt, slots[s].stopAfterPause)
         change()
         guard stopAt != .max, slots[s].active else { return }
         slots[s].stopAt = stopAt
         slots[s].stopIsPause = isPause
         slots[s].resumeAt = resumeAt
+        slots[s].stopAfterPause = later
         sendAudioStop(s, at: stopAt)
     }
 
@@ -128,6 +132,7 @@ extension Scheduler {
         state.stopAt = .max
         state.stopIsPause = false
         state.resumeAt = .max
+        state.stopAfterPause = .max
         state.intensity = 0
         state.sharpness = 0
         state.pausedOffset = 0

@@ -16,10 +16,19 @@ extension Scheduler {
                 finish(s, at: state.stopAt, now: now, kind: .paused, pushed: &pushed)
                 slots[s].pausedOffset = reached
                 post(.paused(offset: reached), slot: s, player: state.player)
+                // A stop asked for a time after this pause: before the resume (or with none), it
+                // stops the paused player (the resume then plays from the top); after it, it ends
+                // the run the resume starts.
+                let stopWhilePaused = state.stopAfterPause != .max && state.stopAfterPause <= state.resumeAt
+                if stopWhilePaused { slots[s].pausedOffset = 0 }
                 if state.resumeAt != .max {
                     // A resume was asked for a time after this pause.
-                    begin(s, player: state.player, at: state.resumeAt, offset: reached, now: now, pushed: &pushed)
+                    begin(s, player: state.player, at: state.resumeAt, offset: stopWhilePaused ? 0 : reached, now: now, pushed: &pushed)
                     post(.began(playing: slots[s].active), slot: s, player: state.player)
+                    if !stopWhilePaused, state.stopAfterPause != .max, slots[s].active {
+                        slots[s].stopAt = state.stopAfterPause
+                        sendAudioStop(s, at: state.stopAfterPause)
+                    }
                 }
             } else {
                 finish(s, at: state.stopAt, now: now, kind: .stopped, pushed: &pushed)

@@ -44,6 +44,9 @@ final class Scheduler: @unchecked Sendable {
         /// A resume asked for a time after the pending pause: at the pause, playing is scheduled
         /// again from there at this time (`.max`: none).
         var resumeAt: UInt64 = .max
+        /// A stop asked for a time after the pending pause: it ends the run that the resume starts
+        /// (`.max`: none).
+        var stopAfterPause: UInt64 = .max
         var next = 0
         var intensity: Float = 0
         var sharpness: Float = 0

@@ -67,6 +67,41 @@ struct PauseSeekResumeTests {
 
     /// A resume asked for a time before a pending pause finds the player playing: it changes
     /// nothing, and the pause still comes at its time.
+    /// pause, resume and stop scheduled back to back (pause at 1.1, resume at 1.2, stop at 1.3): the
+    /// stop used to be lost behind the pending pause, so a looping player never ended. It now ends
+    /// the run the resume starts, at its time.
+    @Test func aStopAfterAPendingPauseAndResumeIsKept() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        player.loopEnabled = true
+        let ended = Locked<[HapticPatternPlayer.Completion]>([])
+        player.completionHandler = { c in ended.withLock { $0.append(c) } }
+        try player.start(atTime: 1.0)
+        try player.pause(atTime: 1.1)
+        try player.resume(atTime: 1.2)
+        try player.stop(atTime: 1.3)
+        rig.run(until: 5)
+        #expect(ended.withLock { $0 } == [.stopped], "stopped at 1.3, once")
+        #expect(outputs(rig).allSatisfy { $0.at <= ns(1.3) }, "nothing after the stop: \(outputs(rig).map(\.at))")
+        #expect(outputs(rig).contains { $0.at > ns(1.2) }, "it played again after the resume")
+
+        // A stop between the pause and the resume stops the paused player; the resume then plays
+        // from the top.
+        let again = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        let from = Locked<[HapticPatternPlayer.Completion]>([])
+        again.completionHandler = { c in from.withLock { $0.append(c) } }
+        try again.start(atTime: 6.0)
+        try again.pause(atTime: 6.1)
+        try again.resume(atTime: 6.3)
+        try again.stop(atTime: 6.2)
+        let before = outputs(rig).count
+        rig.run(until: 9)
+        let after = Array(outputs(rig).dropFirst(before))
+        let resumed = after.filter { $0.at >= ns(6.3) }
+        #expect(resumed.first?.patternTime == again.timeline.commands.first?.time, "from the top, not from 0.1: \(resumed.prefix(3))")
+        #expect(from.withLock { $0 } == [.finished])
+    }
+
     @Test func aResumeBeforeAPendingPauseChangesNothing() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())

@@ -1,0 +1,344 @@
+import AHAP
+import AudioOutput
+import Foundation
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncRuntime
+import HapticOutput
+
+/// Core Haptics' engine on Linux: `CHHapticEngine` over HapSync's real-time engine.
+///
+/// There is no device list here, so `init()` picks its outputs from the environment:
+/// - `HAPSYNC_HAPTICS`: `evdev:auto` (the first rumble pad this user can open), `evdev:PATH`,
+///   `trace:PATH` or `none`. Unset: the first rumble pad if there is one, else none (then
+///   `supportsHaptics` is false). `on`/`off` keep their accessibility meaning (haptics on or off).
+/// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink.
+/// - `HAPSYNC_INTENSITY_SCALE`, `HAPSYNC_RATE_LIMIT_MS`: the accessibility policy, as for `hapsync`.
+///
+/// Handlers run on the engine's notifier thread, as Core Haptics runs them on its own queue.
+public final class CHHapticEngine: @unchecked Sendable {
+    /// Why the engine stopped: Core Haptics' reasons with Apple's raw values.
+    public enum StoppedReason: Int, Sendable {
+        /// The audio session was interrupted (here: the audio server went away).
+        case audioSessionInterrupt = 1
+        /// The application was suspended.
+        case applicationSuspended = 2
+        /// Auto-shutdown stopped an idle engine.
+        case idleTimeout = 3
+        /// A `notifyWhenPlayersFinished` handler returned `.stopEngine`.
+        case notifyWhenFinished = 4
+        /// The engine was destroyed.
+        case engineDestroyed = 5
+        /// The game controller (here: the rumble device) disconnected.
+        case gameControllerDisconnect = 6
+        /// An error occurred.
+        case systemError = -1
+    }
+
+    /// What a finished handler wants next, with Apple's raw values.
+    public enum FinishedAction: Int, Sendable {
+        /// Stop the engine.
+        case stopEngine = 1
+        /// Keep it running.
+        case leaveEngineRunning = 2
+    }
+
+    /// Called after the engine stopped on its own (not after `stop`).
+    public typealias StoppedHandler = (CHHapticEngine.StoppedReason) -> Void
+    /// Called after the engine reset (the audio server came back, or the backend reopened).
+    public typealias ResetHandler = () -> Void
+    /// Called when a start or stop has finished, with its error.
+    public typealias CompletionHandler = (Error?) -> Void
+    /// Called when every player has finished.
+    public typealias FinishedHandler = (Error?) -> CHHapticEngine.FinishedAction
+
+    /// HapSync's engine underneath.
+    public let hapSyncEngine: HapticEngine
+    private let audioOutput: PulseAudioOutput?
+    private let state = Locked(State())
+
+    private struct State {
+        var stopped: Box<StoppedHandler> = Box { _ in }
+        var reset: Box<ResetHandler> = Box {}
+        var resources: [CHHapticAudioResourceID: URL] = [:]
+        var nextResource: CHHapticAudioResourceID = 1
+        var playsHapticsOnly = false
+        var playsAudioOnly = false
+    }
+
+    /// Makes an engine whose outputs come from the environment (see the type's note).
+    public convenience init() throws {
+        try self.init(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Makes an engine whose outputs come from `environment` (the variables in the type's note).
+    public init(environment: [String: String]) throws {
+        let haptics: HapticBackend
+        let spec = environment["HAPSYNC_HAPTICS"].flatMap { HapticOutputSpec(parsing: $0) }
+        switch spec {
+        case .some(.none):
+            haptics = NullHapticBackend()
+        case .some(.trace(let path)):
+            haptics = TraceBackend(path: path, replacing: true)
+        case .some(.evdev(let path)):
+            guard let found = path == "auto" ? InputDeviceProbe.firstRumbleDevice()?.path : path else {
+                throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=evdev:auto: \(EvdevError.noRumbleDevice)")
+            }
+            haptics = EvdevBackend(configuration: .init(path: found))
+        case nil:
+            haptics = InputDeviceProbe.firstRumbleDevice().map { EvdevBackend(configuration: .init(path: $0.path)) } ?? NullHapticBackend()
+        }
+        switch environment["HAPSYNC_AUDIO"] ?? "pulse" {
+        case "pulse": audioOutput = PulseAudioOutput(configuration: .init(sink: environment["HAPSYNC_SINK"]))
+        case "none": audioOutput = nil
+        case let other: throw CHHapticError(.invalidEngineParameter, "HAPSYNC_AUDIO: '\(other)' is not pulse or none")
+        }
+        let policy: HapticPolicy
+        do {
+            policy = try HapticPolicy().applying(environment: environment)
+        } catch {
+            throw CHHapticError(.invalidEngineParameter, "\(error)")
+        }
+        do {
+            hapSyncEngine = try HapticEngine(configuration: .init(backend: haptics, audio: audioOutput, policy: policy))
+        } catch {
+            throw CHHapticError(.invalidEngineParameter, "\(error)")
+        }
+        hapSyncEngine.stoppedHandler = { [weak self] reason in self?.engineStopped(reason) }
+        hapSyncEngine.resetHandler = { [weak self] in self?.state.withLock { $0.reset }.value() }
+    }
+
+    deinit {
+        if hapSyncEngine.isRunning {
+            hapSyncEngine.stop()
+            state.withLock { $0.stopped }.value(.engineDestroyed)
+        }
+    }
+
+    /// What the hardware can do (Core Haptics' class method; here, what the environment's outputs
+    /// can do).
+    public class func capabilitiesForHardware() -> CHHapticDeviceCapability {
+        let engine = try? CHHapticEngine()
+        return HardwareCapability(supportsHaptics: engine.map { $0.hapSyncEngine.capabilities.supportsHaptics } ?? false,
+                                  supportsAudio: engine?.audioOutput?.canConnect() ?? false)
+    }
+
+    // MARK: - Handlers and settings
+
+    /// Called after the engine stopped on its own.
+    public var stoppedHandler: StoppedHandler {
+        get { state.withLock { $0.stopped }.value }
+        set { state.withLock { $0.stopped = Box(newValue) } }
+    }
+
+    /// Called after the engine reset; players must be made again, as in Core Haptics.
+    public var resetHandler: ResetHandler {
+        get { state.withLock { $0.reset }.value }
+        set { state.withLock { $0.reset = Box(newValue) } }
+    }
+
+    /// Plays only haptics (audio events are silent).
+    public var playsHapticsOnly: Bool {
+        get { state.withLock { $0.playsHapticsOnly } }
+        set {
+            state.withLock { $0.playsHapticsOnly = newValue }
+            hapSyncEngine.isMutedForAudio = newValue || isMutedForAudioSetting
+        }
+    }
+
+    /// Plays only audio (haptic events are silent).
+    public var playsAudioOnly: Bool {
+        get { state.withLock { $0.playsAudioOnly } }
+        set {
+            state.withLock { $0.playsAudioOnly = newValue }
+            hapSyncEngine.isMutedForHaptics = newValue || isMutedForHapticsSetting
+        }
+    }
+
+    private let mutes = Locked((audio: false, haptics: false))
+    private var isMutedForAudioSetting: Bool { mutes.withLock { $0.audio } }
+    private var isMutedForHapticsSetting: Bool { mutes.withLock { $0.haptics } }
+
+    /// Silences every player's audio.
+    public var isMutedForAudio: Bool {
+        get { isMutedForAudioSetting }
+        set {
+            mutes.withLock { $0.audio = newValue }
+            hapSyncEngine.isMutedForAudio = newValue || playsHapticsOnly
+        }
+    }
+
+    /// Silences every player's haptics.
+    public var isMutedForHaptics: Bool {
+        get { isMutedForHapticsSetting }
+        set {
+            mutes.withLock { $0.haptics = newValue }
+            hapSyncEngine.isMutedForHaptics = newValue || playsAudioOnly
+        }
+    }
+
+    /// Seconds without a playing player after which auto-shutdown stops the engine (Core Haptics
+    /// does not document its own).
+    public static let autoShutdownTimeout: TimeInterval = 2
+
+    /// Stops the engine when no player has played for `autoShutdownTimeout` (the stopped handler
+    /// hears `.idleTimeout`; the next player start restarts it). Settable at any time.
+    public var isAutoShutdownEnabled: Bool {
+        get { hapSyncEngine.idleTimeout != nil }
+        set { hapSyncEngine.idleTimeout = newValue ? Self.autoShutdownTimeout : nil }
+    }
+
+    /// The engine's clock, seconds (CLOCK_MONOTONIC): the time base of `start(atTime:)` and friends.
+    public var currentTime: TimeInterval { hapSyncEngine.currentTime }
+
+    // MARK: - Start and stop
+
+    /// Starts the engine: opens the haptic output and the audio stream.
+    public func start() throws {
+        do {
+            try hapSyncEngine.start()
+        } catch {
+            throw CHHapticError(.serverInitFailed, "\(error)")
+        }
+    }
+
+    /// Starts the engine, then calls `completionHandler` (on a dispatch queue) with the error, if any.
+    public func start(completionHandler: CompletionHandler? = nil) {
+        let done = Box(completionHandler)
+        DispatchQueue.global().async {
+            do {
+                try self.start()
+                done.value?(nil)
+            } catch {
+                done.value?(error)
+            }
+        }
+    }
+
+    /// Starts the engine without blocking the calling task.
+    public func start() async throws {
+        do {
+            try await hapSyncEngine.start()
+        } catch {
+            throw CHHapticError(.serverInitFailed, "\(error)")
+        }
+    }
+
+    /// Stops the engine, then calls `completionHandler` (on a dispatch queue) once everything has
+    /// stopped and a trace is written, with the trace's write error if any.
+    public func stop(completionHandler: CompletionHandler? = nil) {
+        let done = Box(completionHandler)
+        DispatchQueue.global().async {
+            let error = self.hapSyncEngine.stop()
+            done.value?(error.map { CHHapticError(.unknownError, "\($0)") })
+        }
+    }
+
+    /// Stops the engine and returns once everything has stopped and a trace is written; throws the
+    /// trace's write error, if any.
+    public func stop() async throws {
+        if let error = await hapSyncEngine.stop() { throw CHHapticError(.unknownError, "\(error)") }
+    }
+
+    /// Calls `finishedHandler` once every player has finished; its answer stops the engine or not.
+    public func notifyWhenPlayersFinished(finishedHandler: @escaping FinishedHandler) {
+        let handler = Box(finishedHandler)
+        hapSyncEngine.notifyWhenPlayersFinished { error in
+            handler.value(error) == .stopEngine ? .stopEngine : .leaveEngineRunning
+        }
+    }
+
+    // MARK: - Audio resources
+
+    /// Registers an audio file for `CHHapticEvent(audioResourceID:...)`; returns its ID. Throws
+    /// `.fileNotFound` for a path that is not a readable regular file.
+    public func registerAudioResource(_ resourceURL: URL, options: [AnyHashable: Any] = [:]) throws -> CHHapticAudioResourceID {
+        var st = stat()
+        guard resourceURL.isFileURL, stat(resourceURL.path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, access(resourceURL.path, R_OK) == 0 else {
+            throw CHHapticError(.fileNotFound, "\(resourceURL.path) is not a readable regular file")
+        }
+        return state.withLock { s in
+            let id = s.nextResource
+            s.nextResource += 1
+            s.resources[id] = resourceURL
+            return id
+        }
+    }
+
+    /// Forgets a registered audio resource (players already made keep it).
+    public func unregisterAudioResource(_ resourceID: CHHapticAudioResourceID) throws {
+        let removed = state.withLock { $0.resources.removeValue(forKey: resourceID) }
+        guard removed != nil else { throw CHHapticError(.invalidAudioResource, "no audio resource \(resourceID) is registered") }
+    }
+
+    // MARK: - Players
+
+    /// A player for `pattern`.
+    public func makePlayer(with pattern: CHHapticPattern) throws -> CHHapticPatternPlayer {
+        try makeAdvancedPlayer(with: pattern)
+    }
+
+    /// An advanced player for `pattern` (pause, resume, seek, loop, rate).
+    public func makeAdvancedPlayer(with pattern: CHHapticPattern) throws -> CHHapticAdvancedPatternPlayer {
+        CHHapticPlayer(try player(for: pattern.ahapPattern))
+    }
+
+    /// Plays an AHAP file now, once (its audio found beside it).
+    public func playPattern(from fileURL: URL) throws {
+        do {
+            try hapSyncEngine.playPattern(from: fileURL)
+        } catch {
+            let missing = !FileManager.default.fileExists(atPath: fileURL.path)
+            throw CHHapticError(missing ? .fileNotFound : .invalidPatternData, "\(error)")
+        }
+    }
+
+    /// Plays AHAP data now, once.
+    public func playPattern(from data: Data) throws {
+        let report = AHAPReader().diagnose(data: data, file: "AHAP data")
+        guard let pattern = report.pattern, !report.diagnostics.contains(where: { $0.severity == .error }) else {
+            throw CHHapticError(.invalidPatternData, report.diagnostics.filter { $0.severity == .error }.prefix(10)
+                .map { "\($0.path): \($0.message)" }.joined(separator: "; "))
+        }
+        let p = try player(for: pattern)
+        _ = try p.start(atTime: HapticEngine.timeImmediate)
+        oneShots.withLock { $0.append(p) }
+        p.completionHandler = { [weak self, weak p] _ in self?.oneShots.withLock { $0.removeAll { $0 === p } } }
+    }
+
+    private let oneShots = Locked<[HapticPatternPlayer]>([])
+
+    private func player(for pattern: AHAPPattern) throws -> HapticPatternPlayer {
+        let resources = state.withLock { $0.resources }
+        var files: [String: URL] = [:]
+        for (id, url) in resources { files[CHHapticPattern.waveformPath(forResource: id)] = url }
+        for event in pattern.events {
+            guard let path = event.waveformPath, path.hasPrefix("CHHapticAudioResource-"), files[path] == nil else { continue }
+            throw CHHapticError(.invalidAudioResource, "\(path): no audio resource with that ID is registered")
+        }
+        do {
+            return try hapSyncEngine.makePlayer(with: pattern, audioFiles: files)
+        } catch {
+            throw CHHapticError(.invalidPatternData, "\(error)")
+        }
+    }
+
+    private func engineStopped(_ reason: HapticEngine.StoppedReason) {
+        let mapped: StoppedReason
+        switch reason {
+        case .engineDestroyed: mapped = .engineDestroyed
+        case .deviceDisconnected: mapped = .gameControllerDisconnect
+        case .systemError: mapped = .systemError
+        case .audioServerLost: mapped = .audioSessionInterrupt
+        case .idleTimeout: mapped = .idleTimeout
+        case .finished: mapped = .notifyWhenFinished
+        }
+        state.withLock { $0.stopped }.value(mapped)
+    }
+}
+
+/// A value that crosses threads under a lock or a dispatch hop (a handler of the caller's).
+struct Box<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
