@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),
-        .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics"]),
+        .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport"]),
     ]

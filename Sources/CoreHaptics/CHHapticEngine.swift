@@ -12,7 +12,8 @@ import HapticOutput
 /// - `HAPSYNC_HAPTICS`: `evdev:auto` (the first rumble pad this user can open), `evdev:PATH`,
 ///   `trace:PATH` or `none`. Unset: the first rumble pad if there is one, else none (then
 ///   `supportsHaptics` is false). `on`/`off` keep their accessibility meaning (haptics on or off).
-/// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink.
+/// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink;
+///   `PULSE_SERVER`: the server, as for every PulseAudio client.
 /// - `HAPSYNC_INTENSITY_SCALE`, `HAPSYNC_RATE_LIMIT_MS`: the accessibility policy, as for `hapsync`.
 ///
 /// Handlers run on the engine's notifier thread, as Core Haptics runs them on its own queue.
@@ -89,7 +90,9 @@ public final class CHHapticEngine: @unchecked Sendable {
             haptics = InputDeviceProbe.firstRumbleDevice().map { EvdevBackend(configuration: .init(path: $0.path)) } ?? NullHapticBackend()
         }
         switch environment["HAPSYNC_AUDIO"] ?? "pulse" {
-        case "pulse": audioOutput = PulseAudioOutput(configuration: .init(sink: environment["HAPSYNC_SINK"]))
+        case "pulse":
+            // PULSE_SERVER as every PulseAudio client reads it, from the environment given.
+            audioOutput = PulseAudioOutput(configuration: .init(sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"]))
         case "none": audioOutput = nil
         case let other: throw CHHapticError(.invalidEngineParameter, "HAPSYNC_AUDIO: '\(other)' is not pulse or none")
         }
