@@ -65,6 +65,8 @@ public final class CHHapticEngine: @unchecked Sendable {
         var nextResource: CHHapticAudioResourceID = 1
         var playsHapticsOnly = false
         var playsAudioOnly = false
+        var mutedForAudio = false
+        var mutedForHaptics = false
     }
 
     /// Makes an engine whose outputs come from the environment (see the type's note).
@@ -81,11 +83,12 @@ public final class CHHapticEngine: @unchecked Sendable {
             haptics = NullHapticBackend()
         case .some(.trace(let path)):
             haptics = TraceBackend(path: path, replacing: true)
-        case .some(.evdev(let path)):
-            guard let found = path == "auto" ? InputDeviceProbe.firstRumbleDevice()?.path : path else {
-                throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=evdev:auto: \(EvdevError.noRumbleDevice)")
+        case .some(.evdev(let named)):
+            do {
+                haptics = EvdevBackend(configuration: .init(path: try InputDeviceProbe.device(named: named).path))
+            } catch {
+                throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=evdev:\(named): \(error)")
             }
-            haptics = EvdevBackend(configuration: .init(path: found))
         case nil:
             haptics = InputDeviceProbe.firstRumbleDevice().map { EvdevBackend(configuration: .init(path: $0.path)) } ?? NullHapticBackend()
         }
@@ -143,41 +146,36 @@ public final class CHHapticEngine: @unchecked Sendable {
     /// Plays only haptics (audio events are silent).
     public var playsHapticsOnly: Bool {
         get { state.withLock { $0.playsHapticsOnly } }
-        set {
-            state.withLock { $0.playsHapticsOnly = newValue }
-            hapSyncEngine.isMutedForAudio = newValue || isMutedForAudioSetting
-        }
+        set { applyMutes { $0.playsHapticsOnly = newValue } }
     }
 
     /// Plays only audio (haptic events are silent).
     public var playsAudioOnly: Bool {
         get { state.withLock { $0.playsAudioOnly } }
-        set {
-            state.withLock { $0.playsAudioOnly = newValue }
-            hapSyncEngine.isMutedForHaptics = newValue || isMutedForHapticsSetting
-        }
+        set { applyMutes { $0.playsAudioOnly = newValue } }
     }
-
-    private let mutes = Locked((audio: false, haptics: false))
-    private var isMutedForAudioSetting: Bool { mutes.withLock { $0.audio } }
-    private var isMutedForHapticsSetting: Bool { mutes.withLock { $0.haptics } }
 
     /// Silences every player's audio.
     public var isMutedForAudio: Bool {
-        get { isMutedForAudioSetting }
-        set {
-            mutes.withLock { $0.audio = newValue }
-            hapSyncEngine.isMutedForAudio = newValue || playsHapticsOnly
-        }
+        get { state.withLock { $0.mutedForAudio } }
+        set { applyMutes { $0.mutedForAudio = newValue } }
     }
 
     /// Silences every player's haptics.
     public var isMutedForHaptics: Bool {
-        get { isMutedForHapticsSetting }
-        set {
-            mutes.withLock { $0.haptics = newValue }
-            hapSyncEngine.isMutedForHaptics = newValue || playsAudioOnly
+        get { state.withLock { $0.mutedForHaptics } }
+        set { applyMutes { $0.mutedForHaptics = newValue } }
+    }
+
+    /// Changes the settings, then gives HapSync's engine the mutes they add up to (audio off for a
+    /// mute or haptics only, haptics off for a mute or audio only).
+    private func applyMutes(_ change: (inout State) -> Void) {
+        let (audio, haptics) = state.withLock { s -> (Bool, Bool) in
+            change(&s)
+            return (s.mutedForAudio || s.playsHapticsOnly, s.mutedForHaptics || s.playsAudioOnly)
         }
+        hapSyncEngine.isMutedForAudio = audio
+        hapSyncEngine.isMutedForHaptics = haptics
     }
 
     /// Seconds without a playing player after which auto-shutdown stops the engine (Core Haptics
@@ -298,32 +296,35 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// Plays AHAP data now, once.
     public func playPattern(from data: Data) throws {
-        let report = AHAPReader().diagnose(data: data, file: "AHAP data")
-        guard let pattern = report.pattern, !report.diagnostics.contains(where: { $0.severity == .error }) else {
-            throw CHHapticError(.invalidPatternData, report.diagnostics.filter { $0.severity == .error }.prefix(10)
-                .map { "\($0.path): \($0.message)" }.joined(separator: "; "))
+        let pattern = try CHHapticPattern(data: data).ahapPattern
+        let files = try audioFiles(for: pattern)
+        do {
+            try hapSyncEngine.playPattern(pattern, audioFiles: files)
+        } catch {
+            throw CHHapticError(.invalidPatternData, "\(error)")
         }
-        let p = try player(for: pattern)
-        _ = try p.start(atTime: HapticEngine.timeImmediate)
-        oneShots.withLock { $0.append(p) }
-        p.completionHandler = { [weak self, weak p] _ in self?.oneShots.withLock { $0.removeAll { $0 === p } } }
     }
 
-    private let oneShots = Locked<[HapticPatternPlayer]>([])
-
     private func player(for pattern: AHAPPattern) throws -> HapticPatternPlayer {
-        let resources = state.withLock { $0.resources }
-        var files: [String: URL] = [:]
-        for (id, url) in resources { files[CHHapticPattern.waveformPath(forResource: id)] = url }
-        for event in pattern.events {
-            guard let path = event.waveformPath, path.hasPrefix("CHHapticAudioResource-"), files[path] == nil else { continue }
-            throw CHHapticError(.invalidAudioResource, "\(path): no audio resource with that ID is registered")
-        }
+        let files = try audioFiles(for: pattern)
         do {
             return try hapSyncEngine.makePlayer(with: pattern, audioFiles: files)
         } catch {
             throw CHHapticError(.invalidPatternData, "\(error)")
         }
+    }
+
+    /// The registered files by the waveform path their events carry; throws `.invalidAudioResource`
+    /// for an event naming an ID that is not registered.
+    private func audioFiles(for pattern: AHAPPattern) throws -> [String: URL] {
+        let resources = state.withLock { $0.resources }
+        var files: [String: URL] = [:]
+        for (id, url) in resources { files[CHHapticPattern.waveformPath(forResource: id)] = url }
+        for event in pattern.events {
+            guard let path = event.waveformPath, path.hasPrefix(CHHapticPattern.resourcePathPrefix), files[path] == nil else { continue }
+            throw CHHapticError(.invalidAudioResource, "\(path): no audio resource with that ID is registered")
+        }
+        return files
     }
 
     private func engineStopped(_ reason: HapticEngine.StoppedReason) {

@@ -92,13 +92,14 @@ public final class CHHapticPattern {
     /// A pattern from an AHAP file. Throws `CHHapticError`: `.fileNotFound`, or
     /// `.invalidPatternData` with every error and its line.
     public init(contentsOf url: URL) throws {
-        let report = AHAPReader().diagnose(contentsOf: url)
-        let errors = report.diagnostics.filter { $0.severity == .error }
-        guard errors.isEmpty, let pattern = report.pattern else {
-            let missing = errors.contains { $0.code == .fileUnreadable } && !FileManager.default.fileExists(atPath: url.path)
-            throw CHHapticError(missing ? .fileNotFound : .invalidPatternData, Self.describe(errors, in: url.path))
-        }
-        ahapPattern = pattern
+        let missing = !FileManager.default.fileExists(atPath: url.path)
+        ahapPattern = try Self.checked(AHAPReader().diagnose(contentsOf: url), what: url.path, code: missing ? .fileNotFound : .invalidPatternData)
+    }
+
+    /// A pattern from AHAP text (`CHHapticEngine.playPattern(from: Data)`). Throws `CHHapticError`
+    /// (`.invalidPatternData`) with every error and its line.
+    init(data: Data) throws {
+        ahapPattern = try Self.checked(AHAPReader().diagnose(data: data, file: "AHAP data"), what: "AHAP data", code: .invalidPatternData)
     }
 
     /// The pattern as a dictionary (top-level keys `CHHapticPattern.Key`; nested dictionaries keyed
@@ -114,7 +115,10 @@ public final class CHHapticPattern {
 
     /// The file name a registered audio resource's events carry as their `EventWaveformPath`
     /// (the engine maps it back to the resource's file).
-    public static func waveformPath(forResource id: CHHapticAudioResourceID) -> String { "CHHapticAudioResource-\(id)" }
+    public static func waveformPath(forResource id: CHHapticAudioResourceID) -> String { resourcePathPrefix + "\(id)" }
+
+    /// What every registered resource's waveform path starts with.
+    static let resourcePathPrefix = "CHHapticAudioResource-"
 
     // MARK: - Building and reading
 
@@ -142,7 +146,11 @@ public final class CHHapticPattern {
     /// Reads by the file rules: errors throw (each with its path); warnings (a value clamped, as
     /// Core Haptics clamps it) do not.
     private static func read(_ json: JSONValue, what: String, code: CHHapticError.Code) throws -> AHAPPattern {
-        let report = AHAPReader().diagnose(json: json)
+        try checked(AHAPReader().diagnose(json: json), what: what, code: code)
+    }
+
+    /// The pattern a reader's report holds, or `code` with every error it found.
+    private static func checked(_ report: AHAPReader.Report, what: String, code: CHHapticError.Code) throws -> AHAPPattern {
         let errors = report.diagnostics.filter { $0.severity == .error }
         guard errors.isEmpty, let pattern = report.pattern else { throw CHHapticError(code, describe(errors, in: what)) }
         return pattern

@@ -115,11 +115,14 @@ enum PlayCommand {
     /// The backend `--haptics` asks for: a rumble pad, a trace, both, or none.
     private static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
         var backends: [HapticBackend] = []
-        if var path = options.evdevPath {
-            if path == "auto" {
-                guard let found = InputDeviceProbe.firstRumbleDevice() else { throw .failure("\(EvdevError.noRumbleDevice)") }
-                path = found.path
-                console.err("note: evdev:auto chose \(found.path) (\(found.name))\n")
+        if let named = options.evdevPath {
+            let path: String
+            do {
+                let device = try InputDeviceProbe.device(named: named)
+                path = device.path
+                if let chosen = device.chosen { console.err("note: evdev:auto chose \(chosen.path) (\(chosen.name))\n") }
+            } catch {
+                throw .failure("\(error)")
             }
             backends.append(EvdevBackend(configuration: .init(path: path, minimumUpdateInterval: options.rumbleIntervalNanoseconds,
                                                               burstLength: options.rumbleBurstNanoseconds)))

@@ -48,6 +48,12 @@ extension HapticEngine {
         try playOnce(try makePlayer(timeline: playable.timeline, audioFiles: playable.audioFiles))
     }
 
+    /// Compiles a pattern and plays it once, now (checked as `makePlayer(with:)` checks it; audio
+    /// events' files from `audioFiles`).
+    public func playPattern(_ pattern: AHAPPattern, audioFiles: [String: URL] = [:]) throws {
+        try playOnce(try makePlayer(with: pattern, audioFiles: audioFiles))
+    }
+
     /// Makes a player with pause, resume, seek, looping and playback rate (Core Haptics'
     /// `makeAdvancedPlayer(with:)`; every HapSync player has them).
     public func makeAdvancedPlayer(with pattern: AHAPPattern, options: RenderOptions = RenderOptions(),

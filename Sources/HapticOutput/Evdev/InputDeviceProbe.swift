@@ -63,6 +63,15 @@ public enum InputDeviceProbe {
     public static func firstRumbleDevice(system: EvdevSystem = LinuxEvdevSystem()) -> InputDeviceInfo? {
         list(system: system).first { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }
     }
+
+    /// The device an `evdev:` output names: `path` itself, or for `auto` the first rumble device
+    /// (`chosen` then says which). Throws `.noRumbleDevice` when `auto` finds none.
+    public static func device(named path: String, system: EvdevSystem = LinuxEvdevSystem()) throws(EvdevError)
+        -> (path: String, chosen: InputDeviceInfo?) {
+        guard path == "auto" else { return (path, nil) }
+        guard let found = firstRumbleDevice(system: system) else { throw .noRumbleDevice }
+        return (found.path, found)
+    }
 }
 
 /// What goes wrong with evdev devices, in words a user can act on.
