@@ -135,17 +135,20 @@ public struct AHAPEventParameter: Sendable, Equatable {
     }
 }
 
-/// One `Parameter` entry: a dynamic parameter that takes its value at `time`.
+/// One `Parameter` entry: a dynamic parameter that takes its value at `time`. The same type is
+/// sent to a playing player (`HapticPatternPlayer.sendParameters`), like Core Haptics'
+/// `CHHapticDynamicParameter`.
 public struct AHAPDynamicParameter: Sendable, Equatable {
     /// Which dynamic parameter.
     public var id: AHAPDynamicParameterID
     /// Its value, within `id.range`.
     public var value: Double
-    /// When it takes effect, seconds from the pattern's start.
+    /// When it takes effect, seconds: from the pattern's start in a pattern, from the send time
+    /// when sent to a player (Core Haptics' `relativeTime`).
     public var time: Double
 
     /// Makes a dynamic parameter.
-    public init(_ id: AHAPDynamicParameterID, _ value: Double, time: Double) {
+    public init(_ id: AHAPDynamicParameterID, _ value: Double, time: Double = 0) {
         self.id = id
         self.value = value
         self.time = time
@@ -153,16 +156,19 @@ public struct AHAPDynamicParameter: Sendable, Equatable {
 }
 
 /// One `ParameterCurve` entry: a dynamic parameter interpolated linearly between control points.
+/// The same type is scheduled on a playing player (`HapticPatternPlayer.scheduleParameterCurve`),
+/// like Core Haptics' `CHHapticParameterCurve`.
 public struct AHAPParameterCurve: Sendable, Equatable {
     /// Which dynamic parameter.
     public var id: AHAPDynamicParameterID
-    /// The curve's start, seconds from the pattern's start; control point times add to it.
+    /// The curve's start, seconds: from the pattern's start in a pattern, from the scheduled time
+    /// on a player (Core Haptics' `relativeTime`); control point times add to it.
     public var time: Double
     /// Control points, times non-decreasing and relative to `time`.
     public var controlPoints: [AHAPControlPoint]
 
     /// Makes a curve.
-    public init(_ id: AHAPDynamicParameterID, time: Double, controlPoints: [AHAPControlPoint]) {
+    public init(_ id: AHAPDynamicParameterID, time: Double = 0, controlPoints: [AHAPControlPoint]) {
         self.id = id
         self.time = time
         self.controlPoints = controlPoints

@@ -43,9 +43,7 @@ struct HardwareCapability: CHHapticDeviceCapability {
     }
 
     func attributes(forDynamicParameter inParameter: CHHapticDynamicParameter.ID) throws -> CHHapticParameterAttributes {
-        guard let id = AHAPDynamicParameterID(rawValue: inParameter.rawValue) else {
-            throw CHHapticError(.invalidParameterType, "\(inParameter.rawValue) is not a dynamic parameter")
-        }
+        let id = try inParameter.ahap()
         return ParameterAttributes(minValue: Float(id.range.lowerBound), maxValue: Float(id.range.upperBound), defaultValue: Float(id.defaultValue))
     }
 }

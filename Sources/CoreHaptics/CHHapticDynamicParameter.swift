@@ -83,3 +83,30 @@ public final class CHHapticParameterCurve {
         self.relativeTime = relativeTime
     }
 }
+
+// MARK: - To the pattern's types (one conversion, used for live sends)
+
+extension CHHapticDynamicParameter.ID {
+    /// The AHAP parameter ID; an ID that is not one throws `.invalidParameterType`.
+    func ahap() throws -> AHAPDynamicParameterID {
+        guard let id = AHAPDynamicParameterID(rawValue: rawValue) else {
+            throw CHHapticError(.invalidParameterType, "\(rawValue) is not a dynamic parameter")
+        }
+        return id
+    }
+}
+
+extension CHHapticDynamicParameter {
+    /// This parameter as the pattern's type (`relativeTime` is its `time`).
+    func ahap() throws -> AHAPDynamicParameter {
+        AHAPDynamicParameter(try parameterID.ahap(), Double(value), time: relativeTime)
+    }
+}
+
+extension CHHapticParameterCurve {
+    /// This curve as the pattern's type (`relativeTime` is its `time`).
+    func ahap() throws -> AHAPParameterCurve {
+        AHAPParameterCurve(try parameterID.ahap(), time: relativeTime,
+                           controlPoints: controlPoints.map { AHAPControlPoint(time: $0.relativeTime, value: Double($0.value)) })
+    }
+}

@@ -61,7 +61,7 @@ public final class CHHapticEngine: @unchecked Sendable {
     private struct State {
         var stopped: Box<StoppedHandler> = Box { _ in }
         var reset: Box<ResetHandler> = Box {}
-        var resources: [CHHapticAudioResourceID: URL] = [:]
+        var resources: [CHHapticAudioResourceID: AudioResource] = [:]
         var nextResource: CHHapticAudioResourceID = 1
         var playsHapticsOnly = false
         var playsAudioOnly = false
@@ -252,8 +252,25 @@ public final class CHHapticEngine: @unchecked Sendable {
     // MARK: - Audio resources
 
     /// Registers an audio file for `CHHapticEvent(audioResourceID:...)`; returns its ID. Throws
-    /// `.fileNotFound` for a path that is not a readable regular file.
+    /// `.fileNotFound` for a path that is not a readable regular file. `options`:
+    /// `CHHapticAudioResourceKeyLoopEnabled` (Bool, default false: the file repeats for the
+    /// event's duration) and `CHHapticAudioResourceKeyUseVolumeEnvelope` (Bool, default true:
+    /// 5 ms fades in and out); they apply to every event playing the resource, as if the event had
+    /// `EventWaveformLoopEnabled` true / `EventWaveformUseVolumeEnvelope` false. Another key, or a
+    /// value that is not a Bool, throws `.invalidParameterType` naming it.
     public func registerAudioResource(_ resourceURL: URL, options: [AnyHashable: Any] = [:]) throws -> CHHapticAudioResourceID {
+        var resource = AudioResource(url: resourceURL)
+        for (key, value) in options {
+            guard let flag = value as? Bool else {
+                throw CHHapticError(.invalidParameterType, "registerAudioResource options[\(key)]: \(value) is not a Bool")
+            }
+            switch key {
+            case AnyHashable(CHHapticAudioResourceKeyLoopEnabled): resource.loopEnabled = flag
+            case AnyHashable(CHHapticAudioResourceKeyUseVolumeEnvelope): resource.useVolumeEnvelope = flag
+            default:
+                throw CHHapticError(.invalidParameterType, "registerAudioResource options: \(key) is not a CHHapticAudioResourceKey (known: CHHapticAudioResourceKeyLoopEnabled, CHHapticAudioResourceKeyUseVolumeEnvelope)")
+            }
+        }
         var st = stat()
         guard resourceURL.isFileURL, stat(resourceURL.path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, access(resourceURL.path, R_OK) == 0 else {
             throw CHHapticError(.fileNotFound, "\(resourceURL.path) is not a readable regular file")
@@ -261,9 +278,16 @@ public final class CHHapticEngine: @unchecked Sendable {
         return state.withLock { s in
             let id = s.nextResource
             s.nextResource += 1
-            s.resources[id] = resourceURL
+            s.resources[id] = resource
             return id
         }
+    }
+
+    /// A registered audio file and its options.
+    struct AudioResource {
+        var url: URL
+        var loopEnabled = false
+        var useVolumeEnvelope = true
     }
 
     /// Forgets a registered audio resource (players already made keep it).
@@ -296,8 +320,7 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// Plays AHAP data now, once.
     public func playPattern(from data: Data) throws {
-        let pattern = try CHHapticPattern(data: data).ahapPattern
-        let files = try audioFiles(for: pattern)
+        let (pattern, files) = try withAudioResources(CHHapticPattern(data: data).ahapPattern)
         do {
             try hapSyncEngine.playPattern(pattern, audioFiles: files)
         } catch {
@@ -306,7 +329,7 @@ public final class CHHapticEngine: @unchecked Sendable {
     }
 
     private func player(for pattern: AHAPPattern) throws -> HapticPatternPlayer {
-        let files = try audioFiles(for: pattern)
+        let (pattern, files) = try withAudioResources(pattern)
         do {
             return try hapSyncEngine.makePlayer(with: pattern, audioFiles: files)
         } catch {
@@ -314,17 +337,25 @@ public final class CHHapticEngine: @unchecked Sendable {
         }
     }
 
-    /// The registered files by the waveform path their events carry; throws `.invalidAudioResource`
-    /// for an event naming an ID that is not registered.
-    private func audioFiles(for pattern: AHAPPattern) throws -> [String: URL] {
-        let resources = state.withLock { $0.resources }
-        var files: [String: URL] = [:]
-        for (id, url) in resources { files[CHHapticPattern.waveformPath(forResource: id)] = url }
-        for event in pattern.events {
-            guard let path = event.waveformPath, path.hasPrefix(CHHapticPattern.resourcePathPrefix), files[path] == nil else { continue }
-            throw CHHapticError(.invalidAudioResource, "\(path): no audio resource with that ID is registered")
+    /// The pattern with its audio-resource events given their resource's options, and the
+    /// registered files by the waveform path those events carry; throws `.invalidAudioResource` for
+    /// an event naming an ID that is not registered.
+    private func withAudioResources(_ pattern: AHAPPattern) throws -> (AHAPPattern, [String: URL]) {
+        let registered = state.withLock { $0.resources }
+        var byPath: [String: AudioResource] = [:]
+        for (id, resource) in registered { byPath[CHHapticPattern.waveformPath(forResource: id)] = resource }
+        var pattern = pattern
+        for (i, entry) in pattern.entries.enumerated() {
+            guard case .event(var event) = entry, let path = event.waveformPath,
+                  path.hasPrefix(CHHapticPattern.resourcePathPrefix) else { continue }
+            guard let resource = byPath[path] else {
+                throw CHHapticError(.invalidAudioResource, "\(path): no audio resource with that ID is registered")
+            }
+            event.loopEnabled = event.loopEnabled || resource.loopEnabled
+            event.useVolumeEnvelope = event.useVolumeEnvelope && resource.useVolumeEnvelope
+            pattern.entries[i] = .event(event)
         }
-        return files
+        return (pattern, byPath.mapValues(\.url))
     }
 
     private func engineStopped(_ reason: HapticEngine.StoppedReason) {

@@ -4,6 +4,15 @@ import Foundation
 /// An audio resource registered with an engine (`registerAudioResource`), referred to by events.
 public typealias CHHapticAudioResourceID = Int
 
+/// A key of `registerAudioResource(_:options:)`'s options: Core Haptics' `CHHapticAudioResourceKey`.
+public typealias CHHapticAudioResourceKey = String
+
+/// Option key, Bool (default false): the resource's file repeats for its event's duration.
+public let CHHapticAudioResourceKeyLoopEnabled: CHHapticAudioResourceKey = "CHHapticAudioResourceKeyLoopEnabled"
+
+/// Option key, Bool (default true): the resource fades in and out (5 ms) so it never clicks.
+public let CHHapticAudioResourceKeyUseVolumeEnvelope: CHHapticAudioResourceKey = "CHHapticAudioResourceKeyUseVolumeEnvelope"
+
 /// One haptic or audio event of a pattern: Core Haptics' `CHHapticEvent`.
 public final class CHHapticEvent {
     /// The kinds of event: Core Haptics' `CHHapticEvent.EventType`, raw values as in AHAP files.

@@ -61,23 +61,12 @@ final class CHHapticPlayer: CHHapticAdvancedPatternPlayer, @unchecked Sendable {
     func seek(toOffset offsetTime: TimeInterval) throws { try run { try player.seek(toOffset: offsetTime) } }
 
     func sendParameters(_ parameters: [CHHapticDynamicParameter], atTime time: TimeInterval) throws {
-        var sent: [HapticDynamicParameter] = []
-        for p in parameters {
-            guard let id = AHAPDynamicParameterID(rawValue: p.parameterID.rawValue) else {
-                throw CHHapticError(.invalidParameterType, "\(p.parameterID.rawValue) is not a dynamic parameter")
-            }
-            sent.append(HapticDynamicParameter(parameterID: id, value: Double(p.value), relativeTime: p.relativeTime))
-        }
+        let sent = try parameters.map { try $0.ahap() }
         try run { try player.sendParameters(sent, atTime: time) }
     }
 
     func scheduleParameterCurve(_ parameterCurve: CHHapticParameterCurve, atTime time: TimeInterval) throws {
-        guard let id = AHAPDynamicParameterID(rawValue: parameterCurve.parameterID.rawValue) else {
-            throw CHHapticError(.invalidParameterType, "\(parameterCurve.parameterID.rawValue) is not a dynamic parameter")
-        }
-        let curve = HapticParameterCurve(parameterID: id,
-                                         controlPoints: parameterCurve.controlPoints.map { .init(relativeTime: $0.relativeTime, value: Double($0.value)) },
-                                         relativeTime: parameterCurve.relativeTime)
+        let curve = try parameterCurve.ahap()
         try run { try player.scheduleParameterCurve(curve, atTime: time) }
     }
 

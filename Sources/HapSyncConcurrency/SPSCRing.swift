@@ -110,6 +110,15 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         return tail.pointee.load(ordering: .acquiring) &- h
     }
 
+    /// Elements pushed since creation (wrapping): exact for the producer, a lower bound for anyone
+    /// else. With a consumer's count of elements it has finished with, it tells whether an element
+    /// pushed earlier has been dealt with. Does not allocate, lock or block.
+    @inlinable
+    public var pushedCount: Int {
+        // Acquiring: pairs with the producer's releasing store of tail.
+        tail.pointee.load(ordering: .acquiring)
+    }
+
     /// Pushes refused because the ring was full, since creation.
     public var overflowCount: Int {
         // Relaxed: a monotonically growing statistic.

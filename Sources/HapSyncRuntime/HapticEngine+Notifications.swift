@@ -18,6 +18,7 @@ extension HapticEngine {
                     return (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
                 }
                 if let player, player.id == n.player {
+                    awaitOutput(through: n.outputMark)
                     if case .finished = n.event { player.completionHandler?(.finished) } else { player.completionHandler?(.stopped) }
                 }
                 _ = oneShot   // a one-shot player is released here, after its handler, outside the lock
@@ -52,6 +53,18 @@ extension HapticEngine {
             }
         }
         checkFinished()
+    }
+
+    /// Waits (notifier thread, polling every 0.5 ms, at most 2 s) until the output thread has
+    /// dealt with every command pushed before output mark `mark`, so that a player's handler runs
+    /// after what it played has reached the backend. Returns at once when the output thread is not
+    /// running (manual mode drains before it delivers; a stopping engine drains as it stops).
+    func awaitOutput(through mark: Int) {
+        var waited = 0
+        while outputRunning.load(ordering: .sequentiallyConsistent), output.handledCount &- mark < 0, waited < 4000 {
+            usleep(500)
+            waited += 1
+        }
     }
 
     // MARK: - Finishing and idling

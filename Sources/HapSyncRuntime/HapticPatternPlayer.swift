@@ -7,53 +7,6 @@ import Synchronization
 /// Core Haptics' `CHHapticAdvancedPatternPlayer`: every HapSync player has the advanced features.
 public typealias HapticAdvancedPatternPlayer = HapticPatternPlayer
 
-/// A dynamic parameter sent to a playing player (Core Haptics' `CHHapticDynamicParameter`).
-public struct HapticDynamicParameter: Sendable, Equatable {
-    /// Which control (HapticIntensityControl, AudioVolumeControl, ...).
-    public var parameterID: AHAPDynamicParameterID
-    /// The value, in the control's range.
-    public var value: Double
-    /// Seconds after the send time at which it takes effect.
-    public var relativeTime: TimeInterval
-
-    /// Makes a parameter.
-    public init(parameterID: AHAPDynamicParameterID, value: Double, relativeTime: TimeInterval = 0) {
-        self.parameterID = parameterID
-        self.value = value
-        self.relativeTime = relativeTime
-    }
-}
-
-/// A parameter curve sent to a playing player (Core Haptics' `CHHapticParameterCurve`): the value
-/// ramps linearly between control points and holds the last one.
-public struct HapticParameterCurve: Sendable, Equatable {
-    /// One control point.
-    public struct ControlPoint: Sendable, Equatable {
-        /// Seconds after the curve's own start.
-        public var relativeTime: TimeInterval
-        /// The value there.
-        public var value: Double
-        /// Makes a point.
-        public init(relativeTime: TimeInterval, value: Double) {
-            self.relativeTime = relativeTime
-            self.value = value
-        }
-    }
-    /// Which control.
-    public var parameterID: AHAPDynamicParameterID
-    /// The points, in time order (at most 16, as in Core Haptics).
-    public var controlPoints: [ControlPoint]
-    /// Seconds after the scheduled time at which the curve starts.
-    public var relativeTime: TimeInterval
-
-    /// Makes a curve.
-    public init(parameterID: AHAPDynamicParameterID, controlPoints: [ControlPoint], relativeTime: TimeInterval = 0) {
-        self.parameterID = parameterID
-        self.controlPoints = controlPoints
-        self.relativeTime = relativeTime
-    }
-}
-
 /// Plays one compiled pattern on an engine, like Core Haptics' `CHHapticAdvancedPatternPlayer`.
 ///
 /// `start(atTime:)`, `stop(atTime:)`, `pause(atTime:)`, `resume(atTime:)`, `seek(toOffset:)`
@@ -196,28 +149,31 @@ public final class HapticPatternPlayer: @unchecked Sendable {
 
     // MARK: - Live parameters
 
-    /// Sends dynamic parameters taking effect at `time` + each one's relative time; they hold until
-    /// replaced. Intensity and volume controls multiply what the pattern plays, sharpness, pan,
-    /// pitch and brightness controls add to it, exactly as in a file. Supported IDs:
-    /// HapticIntensityControl, HapticSharpnessControl, AudioVolumeControl, AudioPanControl,
-    /// AudioPitchControl, AudioBrightnessControl.
-    public func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: TimeInterval) throws {
+    /// Sends dynamic parameters, the pattern's own type: each takes effect at `time` + its `time`
+    /// (in a pattern it counts from the pattern's start, here from `time`, as Core Haptics'
+    /// `relativeTime` does) and holds until replaced. Intensity and volume controls multiply what
+    /// the pattern plays, sharpness, pan, pitch and brightness controls add to it, exactly as in a
+    /// file. Supported IDs: HapticIntensityControl, HapticSharpnessControl, AudioVolumeControl,
+    /// AudioPanControl, AudioPitchControl, AudioBrightnessControl.
+    public func sendParameters(_ parameters: [AHAPDynamicParameter], atTime time: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
         let base = engine.engineNanoseconds(time)
+        var sends: [(LiveParameters.Control, UInt64, Double)] = []
         for (i, p) in parameters.enumerated() {
-            let control = try Self.control(p.parameterID, value: p.value, at: "parameters[\(i)]")
-            guard p.relativeTime.isFinite, p.relativeTime >= 0 else {
-                throw HapticEngine.EngineError.invalidParameter("parameters[\(i)]: relativeTime must be 0 or more, got \(p.relativeTime)")
+            let control = try Self.control(p.id, value: p.value, at: "parameters[\(i)]")
+            guard p.time.isFinite, p.time >= 0 else {
+                throw HapticEngine.EngineError.invalidParameter("parameters[\(i)]: time must be 0 or more, got \(p.time)")
             }
-            let t = base.addingSaturated(UInt64(nanosecondsOf: p.relativeTime))
-            engine.live.send(slot: slot, control, [.init(time: t, value: p.value, ramp: false)])
+            sends.append((control, base.addingSaturated(UInt64(nanosecondsOf: p.time)), p.value))
         }
+        for (control, t, value) in sends { engine.live.send(slot: slot, control, [.init(time: t, value: value, ramp: false)]) }
         engine.sendPlayer(.refresh, slot: slot, id: id)
     }
 
-    /// Schedules a parameter curve starting at `time` + its relative time: linear between its
-    /// control points, then holding the last. Same IDs and rules as `sendParameters`.
-    public func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: TimeInterval) throws {
+    /// Schedules a parameter curve, the pattern's own type, starting at `time` + its `time`: linear
+    /// between its control points (times from the curve's start), then holding the last. Same IDs
+    /// and rules as `sendParameters`; 1 to 16 control points, as in Core Haptics.
+    public func scheduleParameterCurve(_ curve: AHAPParameterCurve, atTime time: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
         guard !curve.controlPoints.isEmpty, curve.controlPoints.count <= 16 else {
             throw HapticEngine.EngineError.invalidParameter("a parameter curve needs 1 to 16 control points, got \(curve.controlPoints.count)")
@@ -225,18 +181,18 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         var control: LiveParameters.Control?
         var lastTime = -Double.infinity
         for (i, point) in curve.controlPoints.enumerated() {
-            control = try Self.control(curve.parameterID, value: point.value, at: "controlPoints[\(i)]")
-            guard point.relativeTime.isFinite, point.relativeTime >= lastTime else {
-                throw HapticEngine.EngineError.invalidParameter("controlPoints[\(i)]: relativeTime \(point.relativeTime) goes back in time")
+            control = try Self.control(curve.id, value: point.value, at: "controlPoints[\(i)]")
+            guard point.time.isFinite, point.time >= max(lastTime, 0) else {
+                throw HapticEngine.EngineError.invalidParameter("controlPoints[\(i)]: time \(point.time) is before 0 or goes back in time")
             }
-            lastTime = point.relativeTime
+            lastTime = point.time
         }
-        guard curve.relativeTime.isFinite, curve.relativeTime >= 0 else {
-            throw HapticEngine.EngineError.invalidParameter("curve relativeTime must be 0 or more, got \(curve.relativeTime)")
+        guard curve.time.isFinite, curve.time >= 0 else {
+            throw HapticEngine.EngineError.invalidParameter("curve time must be 0 or more, got \(curve.time)")
         }
-        let base = engine.engineNanoseconds(time).addingSaturated(UInt64(nanosecondsOf: curve.relativeTime))
+        let base = engine.engineNanoseconds(time).addingSaturated(UInt64(nanosecondsOf: curve.time))
         let points = curve.controlPoints.enumerated().map { i, p in
-            LiveParameters.Point(time: base.addingSaturated(UInt64(nanosecondsOf: p.relativeTime)), value: p.value,
+            LiveParameters.Point(time: base.addingSaturated(UInt64(nanosecondsOf: p.time)), value: p.value,
                                  ramp: i + 1 < curve.controlPoints.count)
         }
         engine.live.send(slot: slot, control!, points)

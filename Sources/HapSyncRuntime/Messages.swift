@@ -60,6 +60,9 @@ struct EngineNotification: Sendable, BitwiseCopyable {
     var event: Event
     var slot: Int32
     var player: UInt32
+    /// The output ring's `pushedCount` when this was posted: a player's end is reported to its
+    /// handler only once the output stage has dealt with every command pushed before it.
+    var outputMark: Int = 0
 
     /// A notification about the engine rather than a player.
     static func engine(_ event: Event) -> EngineNotification { EngineNotification(event: event, slot: -1, player: 0) }

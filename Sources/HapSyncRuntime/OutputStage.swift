@@ -25,6 +25,7 @@ final class OutputStage: @unchecked Sendable {
     private let players: UnsafeMutablePointer<UInt32>
     private let recorded = Atomic<Int>(0)
     private let applied = Atomic<Int>(0)
+    private let handled = Atomic<Int>(0)
     private let failed = Atomic<Bool>(false)
     let failure = Locked<String?>(nil)
     /// Policy and mute, set by control threads, read here: whether haptics play and the intensity scale.
@@ -69,43 +70,52 @@ final class OutputStage: @unchecked Sendable {
     @discardableResult
     func drain() -> Int {
         var n = 0
-        while var command = ring.pop() {
+        while let command = ring.pop() {
             n += 1
-            // Relaxed: only this thread writes `failed`.
-            if failed.load(ordering: .relaxed) { continue }
-            // Policy: off silences levels and drops taps; the scale multiplies every intensity.
-            // Relaxed: independent settings, a command either sees a change or the next one does.
-            if command.kind == .level || command.kind == .transient {
-                if !hapticsOn.load(ordering: .relaxed) {
-                    if command.kind == .transient { suppressed.add(1, ordering: .relaxed); continue }
-                    command.intensity = 0
-                } else {
-                    command.intensity *= Float(bitPattern: intensityScaleBits.load(ordering: .relaxed))
-                }
-            }
-            let now = clock.now()
-            do {
-                try backend.apply(command, appliedAt: now)
-            } catch {
-                recover(from: error, command: command)
-                continue
-            }
-            // Relaxed: only this thread writes; readers use `recorded` below.
-            let i = recorded.load(ordering: .relaxed)
-            if i < statsCapacity {
-                dispatchErrors[i] = Int64(bitPattern: command.released &- command.scheduled)
-                applyLatencies[i] = Int64(bitPattern: now &- command.released)
-                appliedTimes[i] = now
-                patternTimes[i] = command.patternTime
-                players[i] = command.player
-                // Releasing: the two entries are written before a reader can see the new count.
-                recorded.store(i + 1, ordering: .releasing)
-            }
-            // Relaxed: statistics.
-            applied.add(1, ordering: .relaxed)
-            if command.kind == .stopAll { stops.add(1, ordering: .relaxed) }
+            handle(command)
+            // Releasing: what the command did is done before a reader sees the count.
+            handled.add(1, ordering: .releasing)
         }
         return n
+    }
+
+    /// Applies one command (policy, backend, statistics). Does not allocate, lock or block on the
+    /// normal path.
+    private func handle(_ command: OutputCommand) {
+        var command = command
+        // Relaxed: only this thread writes `failed`.
+        if failed.load(ordering: .relaxed) { return }
+        // Policy: off silences levels and drops taps; the scale multiplies every intensity.
+        // Relaxed: independent settings, a command either sees a change or the next one does.
+        if command.kind == .level || command.kind == .transient {
+            if !hapticsOn.load(ordering: .relaxed) {
+                if command.kind == .transient { suppressed.add(1, ordering: .relaxed); return }
+                command.intensity = 0
+            } else {
+                command.intensity *= Float(bitPattern: intensityScaleBits.load(ordering: .relaxed))
+            }
+        }
+        let now = clock.now()
+        do {
+            try backend.apply(command, appliedAt: now)
+        } catch {
+            recover(from: error, command: command)
+            return
+        }
+        // Relaxed: only this thread writes; readers use `recorded` below.
+        let i = recorded.load(ordering: .relaxed)
+        if i < statsCapacity {
+            dispatchErrors[i] = Int64(bitPattern: command.released &- command.scheduled)
+            applyLatencies[i] = Int64(bitPattern: now &- command.released)
+            appliedTimes[i] = now
+            patternTimes[i] = command.patternTime
+            players[i] = command.player
+            // Releasing: the two entries are written before a reader can see the new count.
+            recorded.store(i + 1, ordering: .releasing)
+        }
+        // Relaxed: statistics.
+        applied.add(1, ordering: .relaxed)
+        if command.kind == .stopAll { stops.add(1, ordering: .relaxed) }
     }
 
     /// Failure path: note the error; a disconnected device is reported as such (and the stage
@@ -150,6 +160,10 @@ final class OutputStage: @unchecked Sendable {
 
     /// Whether the backend failed for good.
     var hasFailed: Bool { failed.load(ordering: .relaxed) }
+
+    /// Commands taken from the ring and dealt with (applied, dropped or failed) so far, wrapping:
+    /// compared with the ring's `pushedCount`.
+    var handledCount: Int { handled.load(ordering: .acquiring) }
 
     /// Commands handed to the backend so far.
     var appliedCount: Int { applied.load(ordering: .relaxed) }

@@ -253,7 +253,7 @@ final class Scheduler: @unchecked Sendable {
 
     /// Pushes a notification and wakes the notifier. Does not allocate, lock or block.
     func post(_ event: EngineNotification.Event, slot s: Int, player: UInt32) {
-        notifications.push(EngineNotification(event: event, slot: Int32(s), player: player))
+        notifications.push(EngineNotification(event: event, slot: Int32(s), player: player, outputMark: output.pushedCount))
         notify()
     }
 }

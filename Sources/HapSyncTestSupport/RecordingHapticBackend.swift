@@ -1,3 +1,4 @@
+import Glibc
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -18,6 +19,8 @@ public final class RecordingHapticBackend: HapticBackend, @unchecked Sendable {
     public let failures = Atomic<Int>(0)
     /// When set, `open` throws.
     public let refuseOpen = Atomic<Bool>(false)
+    /// When set, `apply` sleeps this many microseconds first (a slow device).
+    public let applyDelayMicroseconds = Atomic<Int>(0)
 
     /// Makes an empty recorder.
     public init() {}
@@ -31,6 +34,8 @@ public final class RecordingHapticBackend: HapticBackend, @unchecked Sendable {
     }
     /// Records the command (allocates and locks: a test double, not for real-time use).
     public func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
+        let delay = applyDelayMicroseconds.load(ordering: .relaxed)
+        if delay > 0 { usleep(UInt32(delay)) }
         if failures.load(ordering: .relaxed) > 0 {
             failures.subtract(1, ordering: .relaxed)
             throw RecordingError.failed

@@ -42,20 +42,20 @@ struct LiveAudioParameterTests {
             completion.signal()
         }
         try player.start(atTime: HapticEngine.timeImmediate)
-        func curve(_ id: AHAPDynamicParameterID, _ values: [Double]) -> HapticParameterCurve {
-            HapticParameterCurve(parameterID: id, controlPoints: values.enumerated().map { .init(relativeTime: Double($0.offset) * 0.02, value: $0.element) })
+        func curve(_ id: AHAPDynamicParameterID, _ values: [Double]) -> AHAPParameterCurve {
+            AHAPParameterCurve(id, controlPoints: values.enumerated().map { .init(time: Double($0.offset) * 0.02, value: $0.element) })
         }
         for k in 0..<90 {
             let now = engine.currentTime
             switch k % 8 {
-            case 0: try player.sendParameters([HapticDynamicParameter(parameterID: .audioVolumeControl, value: Double(k % 5) / 4)], atTime: now)
+            case 0: try player.sendParameters([AHAPDynamicParameter(.audioVolumeControl, Double(k % 5) / 4)], atTime: now)
             case 1: try player.scheduleParameterCurve(curve(.audioPanControl, [-1, 1]), atTime: now)
-            case 2: try player.sendParameters([HapticDynamicParameter(parameterID: .audioPitchControl, value: k % 16 == 2 ? 0.5 : -0.5)], atTime: now)
+            case 2: try player.sendParameters([AHAPDynamicParameter(.audioPitchControl, k % 16 == 2 ? 0.5 : -0.5)], atTime: now)
             case 3: try player.scheduleParameterCurve(curve(.audioBrightnessControl, [-0.5, 0.5]), atTime: now)
-            case 4: try player.sendParameters([.init(parameterID: .audioVolumeControl, value: 0.8, relativeTime: 0.02),
-                                               .init(parameterID: .audioPanControl, value: 0.3, relativeTime: 0.02),
-                                               .init(parameterID: .audioPitchControl, value: 0.1, relativeTime: 0.02),
-                                               .init(parameterID: .audioBrightnessControl, value: -0.2, relativeTime: 0.02)], atTime: now)
+            case 4: try player.sendParameters([.init(.audioVolumeControl, 0.8, time: 0.02),
+                                               .init(.audioPanControl, 0.3, time: 0.02),
+                                               .init(.audioPitchControl, 0.1, time: 0.02),
+                                               .init(.audioBrightnessControl, -0.2, time: 0.02)], atTime: now)
             case 5: try player.scheduleParameterCurve(curve(.audioVolumeControl, [0.2, 1, 0.6]), atTime: now)
             case 6: player.isMuted = true
             default: player.isMuted = false

@@ -100,6 +100,9 @@ struct CoreHapticsEngineTests {
         let audio = CHHapticEvent(audioResourceID: id, parameters: [], relativeTime: 0)
         let tap = CHHapticEvent(eventType: .hapticTransient, parameters: [], relativeTime: 0)
         _ = try engine.makePlayer(with: try CHHapticPattern(events: [audio, tap], parameters: []))
+        // Options as Apple's code passes them (what they do: AudioResourceOptionsTests).
+        _ = try engine.registerAudioResource(wav, options: [CHHapticAudioResourceKeyLoopEnabled: true,
+                                                            CHHapticAudioResourceKeyUseVolumeEnvelope: false])
         try engine.unregisterAudioResource(id)
         #expect(throws: CHHapticError.self) { _ = try engine.makePlayer(with: try CHHapticPattern(events: [audio], parameters: [])) }
         #expect(throws: CHHapticError.self) { _ = try engine.registerAudioResource(URL(fileURLWithPath: "/nonexistent.wav")) }

@@ -16,10 +16,9 @@ struct ExtremeTimesTests {
         rig.at(1)
         #expect(rig.commands.isEmpty, "nothing before its (never coming) start")
         try player.start(atTime: 1.5)
-        try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 1e300)], atTime: 1e300)
-        try player.scheduleParameterCurve(HapticParameterCurve(parameterID: .hapticIntensityControl,
-                                                               controlPoints: [.init(relativeTime: 0, value: 1), .init(relativeTime: 1e300, value: 0)],
-                                                               relativeTime: 1e300), atTime: 1e300)
+        try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, 0.5, time: 1e300)], atTime: 1e300)
+        try player.scheduleParameterCurve(AHAPParameterCurve(.hapticIntensityControl, time: 1e300,
+                                                             controlPoints: [.init(time: 0, value: 1), .init(time: 1e300, value: 0)]), atTime: 1e300)
         rig.run(until: 3)
         #expect(rig.commands.contains { $0.kind == .level && $0.intensity == 0.8 }, "played as written: the parameters lie beyond any time")
         #expect(UInt64(nanosecondsOf: 1e300) == .max && UInt64(nanosecondsOf: -1) == 0 && UInt64(nanosecondsOf: .nan) == 0)

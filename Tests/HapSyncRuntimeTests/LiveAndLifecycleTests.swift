@@ -22,8 +22,8 @@ struct LiveParameterTests {
         rig.run(until: 1.2)
         let before = rig.commands.count
         // At 1.3: intensity × 0.5, sharpness + 0.3, for the level and for taps after it.
-        try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0.1),
-                                   HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.3, relativeTime: 0.1)],
+        try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, 0.5, time: 0.1),
+                                   AHAPDynamicParameter(.hapticSharpnessControl, 0.3, time: 0.1)],
                                   atTime: 1.2)
         rig.run(until: 3)
         let after = Array(rig.commands.dropFirst(before))
@@ -43,8 +43,8 @@ struct LiveParameterTests {
         rig.run(until: 1.1)
         let before = rig.commands.count
         // Intensity control from 1 down to 0.5 over 1.2...1.3 s, then held.
-        try player.scheduleParameterCurve(HapticParameterCurve(parameterID: .hapticIntensityControl, controlPoints: [
-            .init(relativeTime: 0, value: 1), .init(relativeTime: 0.1, value: 0.5)], relativeTime: 0.1), atTime: 1.1)
+        try player.scheduleParameterCurve(AHAPParameterCurve(.hapticIntensityControl, time: 0.1, controlPoints: [
+            .init(time: 0, value: 1), .init(time: 0.1, value: 0.5)]), atTime: 1.1)
         rig.run(until: 1.45)
         let levels = rig.commands.dropFirst(before).filter { $0.kind == .level }
         #expect(levels.count >= 99 && levels.count <= 101, "one level per ms while the ramp runs (\(levels.count))")
@@ -61,14 +61,14 @@ struct LiveParameterTests {
         let rig = try ManualRig()
         let player = try rig.engine.makePlayer(with: try steadyPattern())
         #expect(throws: HapticEngine.EngineError.invalidParameter("parameters[0]: HapticIntensityControl value 1.5 is outside 0.0...1.0")) {
-            try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 1.5)], atTime: 0)
+            try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, 1.5)], atTime: 0)
         }
         #expect(throws: HapticEngine.EngineError.self) {
-            try player.sendParameters([HapticDynamicParameter(parameterID: .hapticAttackTimeControl, value: 0.5)], atTime: 0)
+            try player.sendParameters([AHAPDynamicParameter(.hapticAttackTimeControl, 0.5)], atTime: 0)
         }
-        #expect(throws: HapticEngine.EngineError.invalidParameter("controlPoints[1]: relativeTime 0.1 goes back in time")) {
-            try player.scheduleParameterCurve(HapticParameterCurve(parameterID: .audioVolumeControl, controlPoints: [
-                .init(relativeTime: 0.2, value: 1), .init(relativeTime: 0.1, value: 0.5)]), atTime: 0)
+        #expect(throws: HapticEngine.EngineError.invalidParameter("controlPoints[1]: time 0.1 is before 0 or goes back in time")) {
+            try player.scheduleParameterCurve(AHAPParameterCurve(.audioVolumeControl, controlPoints: [
+                .init(time: 0.2, value: 1), .init(time: 0.1, value: 0.5)]), atTime: 0)
         }
     }
 

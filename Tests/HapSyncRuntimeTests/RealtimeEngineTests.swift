@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncConcurrency
 import HapSyncCore
 @testable import HapSyncRuntime
 import HapticOutput
@@ -41,6 +42,29 @@ struct RealtimeEngineTests {
         #expect(engine.realtimeStatus.fifoPriority != nil || engine.realtimeStatus.fifoError != nil, "the attempt is reported either way")
     }
 
+    @Test func aPlayersHandlerRunsAfterWhatItPlayedReachedTheBackend() throws {
+        // A slow device (20 ms per command): the scheduler has long finished the player when the
+        // output thread is still applying; the completion handler waits for the output.
+        let backend = RecordingHapticBackend()
+        backend.applyDelayMicroseconds.store(20_000, ordering: .relaxed)
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
+        try engine.start()
+        defer { engine.stop() }
+        let pattern = try AHAPPatternBuilder().transient(at: 0).transient(at: 0.001).transient(at: 0.002)
+            .transient(at: 0.003).transient(at: 0.004).build()
+        let player = try engine.makePlayer(with: pattern)
+        let seen = Locked<Int?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        player.completionHandler = { _ in
+            seen.withLock { $0 = backend.entries.count }
+            finished.signal()
+        }
+        try player.start(atTime: HapticEngine.timeImmediate)
+        #expect(finished.wait(timeout: .now() + 30) == .success, "completion handler called")
+        #expect(seen.withLock { $0 } == player.timeline.commands.count)
+        #expect(player.timeline.commands.count == 5)
+    }
+
     @Test func liveControlsFromAnotherThreadWhilePlaying() throws {
         // The control thread drives every live feature while the real-time threads play: live
         // parameters (read lock-free by the scheduler), mute, rate, pause/resume, seek and loop.
@@ -60,9 +84,9 @@ struct RealtimeEngineTests {
         for k in 0..<40 {
             let now = engine.currentTime
             switch k % 8 {
-            case 0: try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: Double(k % 5) / 4)], atTime: now)
-            case 1: try player.scheduleParameterCurve(HapticParameterCurve(parameterID: .hapticSharpnessControl, controlPoints: [
-                    .init(relativeTime: 0, value: -0.5), .init(relativeTime: 0.02, value: 0.5)]), atTime: now)
+            case 0: try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, Double(k % 5) / 4)], atTime: now)
+            case 1: try player.scheduleParameterCurve(AHAPParameterCurve(.hapticSharpnessControl, controlPoints: [
+                    .init(time: 0, value: -0.5), .init(time: 0.02, value: 0.5)]), atTime: now)
             case 2: player.isMuted = true
             case 3: player.isMuted = false
             case 4: player.playbackRate = k % 16 == 4 ? 2 : 0.5
@@ -74,7 +98,7 @@ struct RealtimeEngineTests {
         }
         player.loopEnabled = false
         player.playbackRate = 1
-        try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5)], atTime: engine.currentTime)
+        try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, 0.5)], atTime: engine.currentTime)
         let sent = MonotonicClock.nanoseconds()
         try player.seek(toOffset: 0)
         #expect(finished.wait(timeout: .now() + 30) == .success, "it finished after the loop was turned off")
