@@ -36,7 +36,10 @@ let package = Package(
         // libpulse (output). System-library targets with module maps.
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
-        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // libpulse without pkg-config: its flags (-D_REENTRANT -pthread) are ones SwiftPM refuses with a
+        // warning in every build, ours and our users'; the headers are in /usr/include, the module
+        // map links libpulse, and Swift's threads need neither flag.
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // FFmpeg (libavformat, libavcodec, libavutil) decodes the AAC and ALAC audio Core Haptics plays
         // and libsndfile does not. Headers only: the libraries are opened with dlopen when first needed.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),

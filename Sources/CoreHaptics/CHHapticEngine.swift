@@ -14,6 +14,8 @@ import HapticOutput
 ///   `supportsHaptics` is false). `on`/`off` keep their accessibility meaning (haptics on or off).
 /// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink;
 ///   `PULSE_SERVER`: the server, as for every PulseAudio client.
+/// - `HAPSYNC_TRACE`: a trace file (as `trace:PATH`) written beside the haptic output, for
+///   checking what a pad was sent; replaced if it exists.
 /// - `HAPSYNC_INTENSITY_SCALE`, `HAPSYNC_RATE_LIMIT_MS`: the accessibility policy, as for `hapsync`.
 ///
 /// Handlers run on the engine's notifier thread, as Core Haptics runs them on its own queue.
@@ -57,6 +59,8 @@ public final class CHHapticEngine: @unchecked Sendable {
     public let hapSyncEngine: HapticEngine
     private let audioOutput: PulseAudioOutput?
     private let state = Locked(State())
+    /// Started players, kept until they end or the engine stops.
+    private let keeper = PlayerKeeper()
 
     private struct State {
         var stopped: Box<StoppedHandler> = Box { _ in }
@@ -76,7 +80,7 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// Makes an engine whose outputs come from `environment` (the variables in the type's note).
     public init(environment: [String: String]) throws {
-        let haptics: HapticBackend
+        var haptics: HapticBackend
         let spec = environment["HAPSYNC_HAPTICS"].flatMap { HapticOutputSpec(parsing: $0) }
         switch spec {
         case .some(.none):
@@ -91,6 +95,10 @@ public final class CHHapticEngine: @unchecked Sendable {
             }
         case nil:
             haptics = InputDeviceProbe.firstRumbleDevice().map { EvdevBackend(configuration: .init(path: $0.path)) } ?? NullHapticBackend()
+        }
+        if let path = environment["HAPSYNC_TRACE"], !path.isEmpty {
+            let trace = TraceBackend(path: path, replacing: true)
+            haptics = haptics is NullHapticBackend ? trace : FanOutBackend([haptics, trace])
         }
         switch environment["HAPSYNC_AUDIO"] ?? "pulse" {
         case "pulse":
@@ -119,6 +127,7 @@ public final class CHHapticEngine: @unchecked Sendable {
             hapSyncEngine.stop()
             state.withLock { $0.stopped }.value(.engineDestroyed)
         }
+        keeper.releaseAll()
     }
 
     /// What the hardware can do (Core Haptics' class method; here, what the environment's outputs
@@ -231,6 +240,7 @@ public final class CHHapticEngine: @unchecked Sendable {
         let done = Box(completionHandler)
         DispatchQueue.global().async {
             let error = self.hapSyncEngine.stop()
+            self.keeper.releaseAll()
             done.value?(error.map { CHHapticError(.unknownError, "\($0)") })
         }
     }
@@ -238,7 +248,9 @@ public final class CHHapticEngine: @unchecked Sendable {
     /// Stops the engine and returns once everything has stopped and a trace is written; throws the
     /// trace's write error, if any.
     public func stop() async throws {
-        if let error = await hapSyncEngine.stop() { throw CHHapticError(.unknownError, "\(error)") }
+        let error = await hapSyncEngine.stop()
+        keeper.releaseAll()
+        if let error { throw CHHapticError(.unknownError, "\(error)") }
     }
 
     /// Calls `finishedHandler` once every player has finished; its answer stops the engine or not.
@@ -305,7 +317,7 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// An advanced player for `pattern` (pause, resume, seek, loop, rate).
     public func makeAdvancedPlayer(with pattern: CHHapticPattern) throws -> CHHapticAdvancedPatternPlayer {
-        CHHapticPlayer(try player(for: pattern.ahapPattern))
+        CHHapticPlayer(try player(for: pattern.ahapPattern), keeper: keeper)
     }
 
     /// Plays an AHAP file now, once (its audio found beside it).
@@ -368,6 +380,7 @@ public final class CHHapticEngine: @unchecked Sendable {
         case .idleTimeout: mapped = .idleTimeout
         case .finished: mapped = .notifyWhenFinished
         }
+        keeper.releaseAll()
         state.withLock { $0.stopped }.value(mapped)
     }
 }

@@ -37,15 +37,66 @@ public protocol CHHapticAdvancedPatternPlayer: CHHapticPatternPlayer {
     var loopEnd: TimeInterval { get set }
     /// Pattern seconds per second.
     var playbackRate: Float { get set }
-    /// Called when the player finishes or is stopped.
+    /// Called when the player finishes or is stopped, with nil (a stop asked for is not an error).
     var completionHandler: CompletionHandler? { get set }
 }
 
+/// The players an engine keeps alive while they play, as Core Haptics' engine does: a started
+/// player plays on when the caller lets go of it.
+final class PlayerKeeper: @unchecked Sendable {
+    private let players = Locked<[ObjectIdentifier: CHHapticPlayer]>([:])
+
+    /// Keeps `player` until `release` or `releaseAll`.
+    func keep(_ player: CHHapticPlayer) { players.withLock { $0[ObjectIdentifier(player)] = player } }
+
+    /// Lets `player` go (it ends when nobody else holds it).
+    func release(_ player: CHHapticPlayer) {
+        let gone = players.withLock { $0.removeValue(forKey: ObjectIdentifier(player)) }
+        _ = gone   // released here, outside the lock
+    }
+
+    /// Lets every player go (the engine stopped: paused players too).
+    func releaseAll() {
+        let gone = players.withLock { p in defer { p = [:] }; return p }
+        _ = gone
+    }
+}
+
 /// Both protocols over one HapSync player.
+///
+/// Kept alive by its engine's `PlayerKeeper` from a start or resume until its run ends (by its
+/// end or a stop) with no newer run asked for, or the engine stops. (HapSync's own player stops
+/// when released.)
 final class CHHapticPlayer: CHHapticAdvancedPatternPlayer, @unchecked Sendable {
     let player: HapticPatternPlayer
+    private let keeper: PlayerKeeper
+    private let handler = Locked(Box<CompletionHandler?>(nil))
 
-    init(_ player: HapticPatternPlayer) { self.player = player }
+    init(_ player: HapticPatternPlayer, keeper: PlayerKeeper) {
+        self.player = player
+        self.keeper = keeper
+        // nil for a run that ended, by its end or by a stop: a stop asked for is not an error
+        // (Apple's samples treat any error here as a failure). HapSync's own player tells the
+        // two apart (`HapticPatternPlayer.Completion`).
+        player.completionHandler = { @Sendable [weak self] _ in
+            guard let self else { return }
+            let call = self.handler.withLock { $0 }.value
+            // A start or resume asked for after this run keeps it for that run.
+            if !self.player.isPlaying { self.keeper.release(self) }
+            call?(nil)
+        }
+    }
+
+    /// Runs `body` (a start or resume) with the player kept; not kept if it throws.
+    private func running(_ body: () throws -> Void) throws {
+        keeper.keep(self)
+        do {
+            try run(body)
+        } catch {
+            if !player.isPlaying { keeper.release(self) }
+            throw error
+        }
+    }
 
     private func run(_ body: () throws -> Void) throws {
         do { try body() } catch let error as CHHapticError { throw error } catch {
@@ -53,11 +104,11 @@ final class CHHapticPlayer: CHHapticAdvancedPatternPlayer, @unchecked Sendable {
         }
     }
 
-    func start(atTime time: TimeInterval) throws { try run { _ = try player.start(atTime: time) } }
+    func start(atTime time: TimeInterval) throws { try running { _ = try player.start(atTime: time) } }
     func stop(atTime time: TimeInterval) throws { try run { try player.stop(atTime: time) } }
     func cancel() throws { try run { try player.cancel() } }
     func pause(atTime time: TimeInterval) throws { try run { try player.pause(atTime: time) } }
-    func resume(atTime time: TimeInterval) throws { try run { try player.resume(atTime: time) } }
+    func resume(atTime time: TimeInterval) throws { try running { try player.resume(atTime: time) } }
     func seek(toOffset offsetTime: TimeInterval) throws { try run { try player.seek(toOffset: offsetTime) } }
 
     func sendParameters(_ parameters: [CHHapticDynamicParameter], atTime time: TimeInterval) throws {
@@ -86,20 +137,8 @@ final class CHHapticPlayer: CHHapticAdvancedPatternPlayer, @unchecked Sendable {
         get { Float(player.playbackRate) }
         set { player.playbackRate = Double(newValue) }
     }
-    private let handler = Locked(Box<CompletionHandler?>(nil))
     var completionHandler: CompletionHandler? {
         get { handler.withLock { $0 }.value }
-        set {
-            handler.withLock { $0 = Box(newValue) }
-            guard let newValue else {
-                player.completionHandler = nil
-                return
-            }
-            let call = Box(newValue)
-            player.completionHandler = { @Sendable (completion: HapticPatternPlayer.Completion) in
-                let error: Error? = completion == .finished ? nil : CHHapticError(.operationNotPermitted, "the player was stopped before its end")
-                call.value(error)
-            }
-        }
+        set { handler.withLock { $0 = Box(newValue) } }
     }
 }

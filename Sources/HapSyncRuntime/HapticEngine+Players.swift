@@ -116,6 +116,11 @@ extension HapticEngine {
         throw .notRunning
     }
 
+    /// Whether player `id` plays or a start or resume of it waits for the scheduler.
+    func isPlaying(_ id: UInt32) -> Bool {
+        control.withLock { $0.active.contains(id) || $0.pendingStarts[id] != nil }
+    }
+
     /// Starts (or resumes) a player: the per-source rate limit may merge it (returns false).
     func startPlayer(slot: Int, id: UInt32, at time: TimeInterval, kind: ControlMessage.Kind = .start, offset: Double = 0,
                      source: String? = nil) throws(EngineError) -> Bool {

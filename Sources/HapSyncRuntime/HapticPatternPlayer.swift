@@ -32,6 +32,9 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         get { settings.withLock { $0.completion } }
         set { settings.withLock { $0.completion = newValue } }
     }
+    /// Whether the player plays or is about to: a start or resume asked for and not yet handled,
+    /// or a run under way. False when paused, finished or stopped, or when its engine is gone.
+    public var isPlaying: Bool { engine?.isPlaying(id) ?? false }
     /// For a player that follows the audio clock: the output frame its latest start put pattern
     /// time 0 on (known shortly after `start`), else nil.
     public var audioStartFrame: Int64? {

@@ -17,7 +17,10 @@ extension Scheduler {
             return
         }
         guard s >= 0, s < capacity else { return }
-        settle(s, now: now, pushed: &pushed)
+        // Messages that act "now" (a seek, a rate, loop or live change) act on the player as it
+        // was when they were sent: what it had due by then is done first.
+        let actsWhenSent = m.kind == .seek || m.kind == .setRate || m.kind == .setLoop || m.kind == .refresh
+        settle(s, now: now, sentAt: actsWhenSent ? min(m.time, now) : nil, pushed: &pushed)
         switch m.kind {
         case .start:
             begin(s, player: m.player, at: m.time, offset: m.value, now: now, pushed: &pushed, reportRestart: true)
@@ -88,15 +91,21 @@ extension Scheduler {
         audio?.messages.push(AudioMessage(kind: .stopAll, slot: -1, frame: 0))
     }
 
-    /// If slot `s`'s stop or pause is due by `now`, does what the slot has due up to it, in time
-    /// order, so the stop takes effect before the next message to the slot is applied, even when
-    /// this pass has not reached it yet: a `seek` or `resume` sent right after `pause(atTime:
-    /// now)` then acts on the paused player, as its caller meant. Does not allocate, lock or block.
-    func settle(_ s: Int, now: UInt64, pushed: inout Bool) {
-        // Each pass of the loop releases one due thing (every one is at or before the stop), and
-        // the stop itself ends the slot.
-        while slots[s].active, slots[s].stopAt <= now {
-            fire(s, nextEvent(s), now: now, pushed: &pushed)
+    /// Makes the next message to slot `s` act on the player as it is when it takes effect, even
+    /// when this pass has not reached that yet:
+    /// - always: a stop or pause due by `now` is done, with what the slot has due before it, in
+    ///   time order, so a `seek` or `resume` sent right after `pause(atTime: now)` acts on the
+    ///   paused player;
+    /// - for a message that acts when sent (`sentAt`): everything due by then is done first, so a
+    ///   `seek` sent right after `start(atTime: timeImmediate)` jumps after the start's first
+    ///   commands.
+    /// Does not allocate, lock or block.
+    func settle(_ s: Int, now: UInt64, sentAt: UInt64? = nil, pushed: inout Bool) {
+        // Each pass releases one due thing; a stop ends the slot.
+        while slots[s].active {
+            let event = nextEvent(s)
+            guard slots[s].stopAt <= now || sentAt.map({ event.time <= $0 }) == true else { break }
+            fire(s, event, now: now, pushed: &pushed)
         }
     }
 

@@ -247,10 +247,23 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
                         keptBytes = i + 1
                     }
                 }
-                try? file.truncate(to: start + Int64(keptBytes))
-                trace.progress.withLock {
-                    $0.written += kept
-                    $0.failure = .writeFailed(error, kept: $0.written)
+                // A cut line is removed where it can be; where it cannot (a device or FIFO, or the
+                // truncation failed too), the error says the file ends with part of a record.
+                var cutLeft: String?
+                if keptBytes < reached {
+                    if !file.isRegularFile {
+                        cutLeft = "a device or FIFO cannot be cut back"
+                    } else {
+                        do { try file.truncate(to: start + Int64(keptBytes)) } catch { cutLeft = "cutting it off failed: \(error)" }
+                    }
+                }
+                trace.progress.withLock { p in
+                    p.written += kept
+                    if let why = cutLeft {
+                        p.failure = .writeFailedPartly(error, kept: p.written, why: why)
+                    } else {
+                        p.failure = .writeFailed(error, kept: p.written)
+                    }
                 }
             }
         }
@@ -317,6 +330,9 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
         case cannotCreate(OutputFile.Failure)
         /// A write or the close failed; `kept` records are in the file, whole.
         case writeFailed(OutputFile.Failure, kept: Int)
+        /// A write failed part-way through a record that could not be removed: `kept` whole
+        /// records, then part of one; `why` says why it stayed.
+        case writeFailedPartly(OutputFile.Failure, kept: Int, why: String)
         /// The ring was full: the disk did not keep up with the commands.
         case recordsDropped(path: String, dropped: Int, kept: Int)
 
@@ -325,6 +341,8 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
             switch self {
             case .cannotCreate(let f): return "trace: \(f)"
             case .writeFailed(let f, let kept): return "trace: \(f); the trace holds the first \(kept) records, whole"
+            case .writeFailedPartly(let f, let kept, let why):
+                return "trace: \(f); the trace holds the first \(kept) records, whole, then part of one more (\(why))"
             case .recordsDropped(let p, let dropped, let kept):
                 return "trace \(p): \(dropped) records lost (the disk did not keep up with the commands); \(kept) records written"
             }

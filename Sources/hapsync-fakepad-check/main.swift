@@ -4,7 +4,10 @@ import Foundation
 // against HapSync's rumble rules (see LogCheck).
 //
 //   hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]
-//                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250]
+//                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250] [--any-pattern]
+//
+// --any-pattern: the trace is not rumble-steps.ahap (Apple's sample code): the rules are checked,
+// not that the pattern exercises them.
 
 func value(_ args: [String], _ name: String) -> String? {
     guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
@@ -19,7 +22,8 @@ guard let padPath = value(args, "--pad"), let tracePath = value(args, "--trace")
     exit(64)
 }
 let ms = { (name: String, d: UInt64) in (value(args, name).flatMap { UInt64($0) } ?? d) * 1_000_000 }
-let check = LogCheck(interval: ms("--interval-ms", 10), burst: ms("--burst-ms", 30), window: ms("--window-ms", 250))
+let check = LogCheck(interval: ms("--interval-ms", 10), burst: ms("--burst-ms", 30), window: ms("--window-ms", 250),
+                     exercising: !args.contains("--any-pattern"))
 do {
     check.checkPlayback(pad: try LogCheck.pad(padPath), trace: try LogCheck.trace(tracePath))
     if let killed = value(args, "--killed") { check.checkKilled(pad: try LogCheck.pad(killed)) }

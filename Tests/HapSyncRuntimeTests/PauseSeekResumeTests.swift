@@ -37,6 +37,33 @@ struct PauseSeekResumeTests {
         #expect(ended.withLock { $0 } == [.finished], "one run, paused and resumed")
     }
 
+    /// Apple's order for a looping heartbeat: `start(atTime: CHHapticTimeImmediate)`, then a
+    /// pause later, `seek`, a resume and a stop, all sent at once. The start has happened when the
+    /// seek comes (its tap at 0 plays), the seek jumps to 0.1 and the loop (end 0.4) goes on from
+    /// there. (The seek used to be applied before the start's first release: the tap was lost.)
+    @Test func aSeekRightAfterAnImmediateStartKeepsWhatTheStartPlayed() throws {
+        let rig = try ManualRig()
+        let pattern = try AHAPPatternBuilder().transient(at: 0, intensity: 1, sharpness: 0.5)
+            .continuous(at: 0.1, duration: 0.15, intensity: 0.5, sharpness: 0.5, attack: 0, release: 0).build()
+        let player = try rig.engine.makeAdvancedPlayer(with: pattern)
+        player.loopEnabled = true
+        player.loopEnd = 0.4
+        rig.run(until: 1.0)
+        try player.start(atTime: HapticEngine.timeImmediate)
+        try player.pause(atTime: 1.5)
+        try player.seek(toOffset: 0.1)
+        try player.resume(atTime: 1.6)
+        try player.stop(atTime: 2.2)
+        rig.run(until: 4)
+        let taps = outputs(rig).filter { $0.kind == .transient }.map(\.at)
+        // 1.0: the start's tap; jump to 0.1; wrap at 1.3; pause at 1.5 (offset 0.2); resume at
+        // 1.6 from 0.2; wrap at 1.8; the stop at 2.2 comes with the next wrap and wins.
+        #expect(taps == [ns(1.0), ns(1.3), ns(1.8)])
+        let levels = outputs(rig).filter { $0.kind == .level }
+        // The continuous event's first level (pattern 0.101) comes 0.001 s after the jump.
+        #expect(levels.first?.at == ns(1.001) && levels.first?.patternTime == 0.101, "the jump at once: \(levels)")
+    }
+
     /// The same with a pause pending in the future: the seek acts now (the player is still
     /// playing), the pause comes at its time from the new place, and a resume asked for after the
     /// pause starts again from where it paused.
