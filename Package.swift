@@ -56,7 +56,12 @@ let package = Package(
         // backend, a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
         // Command-line logic as a library, so tests can run it in process.
-        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
+        // liblo (Open Sound Control), for `hapsync serve`; linked by its module map (its pkg-config
+        // flags add only -lpthread).
+        .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
+        // `hapsync serve`: OSC datagrams (decoded and encoded by liblo) in, engine commands out.
+        .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
+        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).

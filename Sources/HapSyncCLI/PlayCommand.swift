@@ -113,7 +113,7 @@ enum PlayCommand {
     }
 
     /// The backend `--haptics` asks for: a rumble pad, a trace, both, or none.
-    private static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
+    static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
         var backends: [HapticBackend] = []
         if let named = options.evdevPath {
             let path: String

@@ -53,48 +53,6 @@ struct PlaySessionCLITests {
         #expect(r.out.contains("commands    4 applied of 6 scheduled, 2 silent transients skipped, 0 ring overflows (+ 1 final stop)"), "\(r.out)")
     }
 
-    /// A `play` started in the background, its output in files.
-    private struct Background {
-        let process = Process()
-        let out: URL, err: URL
-
-        init(_ args: [String], in dir: URL, environment: [String: String] = [:], executable: URL? = nil) throws {
-            out = dir.appendingPathComponent("out.txt")
-            err = dir.appendingPathComponent("err.txt")
-            FileManager.default.createFile(atPath: out.path, contents: nil)
-            FileManager.default.createFile(atPath: err.path, contents: nil)
-            process.executableURL = try executable ?? BinaryTests.binary()
-            process.arguments = args
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = try FileHandle(forWritingTo: out)
-            process.standardError = try FileHandle(forWritingTo: err)
-            try process.run()
-        }
-
-        /// Waits (at most `limit` s, a bound for a broken run) until `ready` holds.
-        func wait(atMost limit: Double, until ready: () -> Bool) -> Bool {
-            let giveUp = Date().addingTimeInterval(limit)
-            while !ready() {
-                if Date() > giveUp || !process.isRunning { return ready() }
-                usleep(20_000)
-            }
-            return true
-        }
-
-        /// Waits for the end (at most `limit` s: a run that hangs is killed, by its PID, and fails).
-        func finish(atMost limit: Double = 120) -> (status: Int32, reason: Process.TerminationReason, out: String, err: String) {
-            let ended = wait(atMost: limit) { !process.isRunning }
-            if !ended {
-                Issue.record("the run did not end within \(limit) s; killed")
-                kill(process.processIdentifier, SIGKILL)
-            }
-            process.waitUntilExit()
-            let o = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            let e = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-            return (process.terminationStatus, process.terminationReason, o, e)
-        }
-    }
-
     private static func records(_ trace: URL) -> [Substring] {
         ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n")
     }
@@ -109,7 +67,7 @@ struct PlaySessionCLITests {
         let file = dir.appendingPathComponent("long.ahap")
         try Self.longPattern.write(to: file, atomically: true, encoding: .utf8)
         let trace = dir.appendingPathComponent("t.jsonl")
-        let run = try Background(["play", "--audio", "none", "--haptics", "trace:\(trace.path)", file.path], in: dir)
+        let run = try BackgroundRun(["play", "--audio", "none", "--haptics", "trace:\(trace.path)", file.path], in: dir)
         // Playing: the continuous level at 0 s is in the trace (the writer drains every 20 ms).
         let playing = run.wait(atMost: 60) { !Self.records(trace).isEmpty }
         #expect(playing, "the run reached its first command")
@@ -141,7 +99,7 @@ struct PlaySessionCLITests {
             """.write(to: file, atomically: true, encoding: .utf8)
         let trace = dir.appendingPathComponent("t.jsonl")
         // A file size limit of 4 blocks (dash's are 512 bytes) stands in for a full disk.
-        let run = try Background(["-c", "ulimit -f 4; exec \"$0\" play --audio none --haptics trace:\(trace.path) \(file.path)",
+        let run = try BackgroundRun(["-c", "ulimit -f 4; exec \"$0\" play --audio none --haptics trace:\(trace.path) \(file.path)",
                                   try BinaryTests.binary().path], in: dir, executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(run.wait(atMost: 60) { !Self.records(trace).isEmpty }, "the trace is being written")
         // Then until it stops growing for 100 ms: at a record a millisecond it grows at every 20 ms
@@ -174,7 +132,7 @@ struct PlaySessionCLITests {
         // 15 loops of a 2 s pattern with a click sound and a transient every 0.25 s: time enough
         // for the server to go, come back and be found (the engine looks once a second).
         let clicks = packageRoot.appendingPathComponent("Assets/clicks.ahap").path
-        let run = try Background(["play", "--loop", "15", "--haptics", "trace:\(trace.path)", clicks], in: dir,
+        let run = try BackgroundRun(["play", "--loop", "15", "--haptics", "trace:\(trace.path)", clicks], in: dir,
                                  environment: ["PULSE_SERVER": "unix:\(server.socket)"])
         #expect(run.wait(atMost: 60) { Self.records(trace).count >= 3 }, "playing on the private server")
         server.kill()

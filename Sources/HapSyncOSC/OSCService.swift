@@ -1,0 +1,247 @@
+import AHAP
+import CLo
+import Foundation
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// Malformed packets liblo reported through its error handler (which has no context pointer).
+private let libloErrors = Atomic<Int>(0)
+
+/// `hapsync serve`'s engine front end: OSC datagrams in (decoded by liblo, bundles and time tags
+/// included), commands on one running `HapticEngine`, replies to each sender.
+///
+/// One thread (`run`) receives and handles everything; the engine's own threads play. Bad input
+/// never ends the service: malformed, oversized and rate-limited packets are counted (and answered
+/// when there is a message to answer), and every command error is a `/hapsync/error` reply naming
+/// the address, the argument and the value.
+public final class OSCService: @unchecked Sendable {
+    /// Limits and roots.
+    public struct Configuration: Sendable {
+        /// Where to listen (at least one).
+        public var endpoints: [OSCEndpoint]
+        /// The only folders `/hapsync/load` reads from (as `EventWaveformPath`: relative paths,
+        /// no `..`, no symbolic link out).
+        public var resourceRoots: [URL]
+        /// Patterns held at once.
+        public var maxPatterns: Int = 256
+        /// Players held at once.
+        public var maxPlayers: Int = 32
+        /// Messages handled per second (a burst of as many is allowed); beyond, dropped and counted.
+        public var maxMessagesPerSecond: Double = 20_000
+        /// How patterns are compiled.
+        public var renderOptions: RenderOptions = RenderOptions()
+
+        /// Makes a configuration.
+        public init(endpoints: [OSCEndpoint], resourceRoots: [URL]) {
+            self.endpoints = endpoints
+            self.resourceRoots = resourceRoots
+        }
+    }
+
+    /// Counts since start, as `/hapsync/status` reports them.
+    public struct Statistics: Sendable, Equatable {
+        /// Datagrams received.
+        public var packets = 0
+        /// Messages handled (a bundle holds several).
+        public var messages = 0
+        /// Messages answered with `/hapsync/error`.
+        public var errors = 0
+        /// Packets liblo could not decode.
+        public var malformed = 0
+        /// Datagrams larger than the service reads (32 KiB, as liblo's own limit).
+        public var oversized = 0
+        /// Time-tagged messages whose time had passed when they arrived (played at once).
+        public var late = 0
+        /// Messages dropped by the rate limit.
+        public var rateLimited = 0
+        /// Replies that could not be sent.
+        public var unsent = 0
+    }
+
+    /// The largest datagram read whole.
+    public static let maxDatagram = 32_768
+
+    let engine: HapticEngine
+    let configuration: Configuration
+    /// The address space (patterns, players) this service drives.
+    public let commands: OSCCommands
+    private var sockets: [OSCSocket] = []
+    private let lo: lo_server
+    private let loDirectory: String
+    private let stats = Locked(Statistics())
+    private let stopping = Atomic<Bool>(false)
+
+    // The message being handled (only the run thread touches these).
+    private var currentSocket: OSCSocket?
+    private var currentPeer = OSCSocket.Peer()
+    private var tokens: Double
+    private var lastRefill = OSCTime.monotonic()
+
+    /// Opens the sockets (they exist when this returns) over `engine`, which must be started.
+    public init(engine: HapticEngine, configuration: Configuration) throws(OSCSocketError) {
+        self.engine = engine
+        self.configuration = configuration
+        tokens = configuration.maxMessagesPerSecond
+        commands = OSCCommands(engine: engine, configuration: configuration)
+        // liblo decodes; it needs a server object, which needs a socket: a Unix one in a private
+        // folder, removed at once, so nothing can reach it. Our own sockets carry the traffic.
+        var template = Array("/tmp/hapsync-lo-XXXXXX".utf8CString)
+        guard let dir = mkdtemp(&template) else { throw OSCSocketError(description: "cannot make a private folder for liblo: \(String(cString: strerror(errno)))") }
+        loDirectory = String(cString: dir)
+        let loPath = loDirectory + "/unused"
+        guard let server = lo_server_new_with_proto(loPath, LO_UNIX, { _, _, _ in libloErrors.add(1, ordering: .relaxed) }) else {
+            rmdir(loDirectory)
+            throw OSCSocketError(description: "liblo could not make its server object")
+        }
+        unlink(loPath)
+        rmdir(loDirectory)
+        lo = server
+        // Time tags are ours to schedule on the engine clock: liblo must hand bundles over at once.
+        lo_server_enable_queue(server, 0, 1)
+        for endpoint in configuration.endpoints { sockets.append(try OSCSocket(endpoint)) }
+        lo_server_add_method(server, nil, nil, { path, types, argv, argc, message, user in
+            guard let user, let path, let types else { return 1 }
+            let service = Unmanaged<OSCService>.fromOpaque(user).takeUnretainedValue()
+            service.dispatch(path: String(cString: path), types: types, argv: argv, argc: Int(argc), message: message)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit { lo_server_free(lo) }
+
+    /// The UDP ports bound, in endpoint order (0 for a Unix socket): what `udp:HOST:0` got.
+    public var boundPorts: [UInt16] { sockets.map(\.boundPort) }
+
+    /// The counts so far.
+    public var statistics: Statistics {
+        var s = stats.withLock { $0 }
+        s.malformed += libloErrors.load(ordering: .relaxed)
+        return s
+    }
+
+    /// Makes `run` return after the packet it is handling (any thread; a signal handler's queue).
+    public func stop() { stopping.store(true, ordering: .relaxed) }
+
+    /// Receives and handles datagrams until `stop()`; checks for it every 100 ms.
+    public func run() {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maxDatagram, alignment: 8)
+        defer { buffer.deallocate() }
+        var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        while !stopping.load(ordering: .relaxed) {
+            guard poll(&fds, nfds_t(fds.count), 100) > 0 else { continue }
+            for (i, socket) in sockets.enumerated() where fds[i].revents != 0 {
+                // Drain what is there, a bounded batch per socket so each gets its turn.
+                for _ in 0..<256 {
+                    guard let (length, peer) = socket.receive(into: buffer, timeoutMilliseconds: 0) else { break }
+                    handle(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<min(length, buffer.count)]), length: length,
+                           from: peer, on: socket)
+                }
+            }
+        }
+    }
+
+    /// One datagram: counted, size-checked, rate-limited, then decoded by liblo.
+    private func handle(datagram: UnsafeRawBufferPointer, length: Int, from peer: OSCSocket.Peer, on socket: OSCSocket) {
+        stats.withLock { $0.packets += 1 }
+        currentSocket = socket
+        currentPeer = peer
+        guard length <= Self.maxDatagram else {
+            stats.withLock { $0.oversized += 1 }
+            reply(error: "(packet)", "a packet of \(length) bytes is larger than \(Self.maxDatagram); dropped")
+            return
+        }
+        let now = OSCTime.monotonic()
+        tokens = min(configuration.maxMessagesPerSecond, tokens + (now - lastRefill) * configuration.maxMessagesPerSecond)
+        lastRefill = now
+        guard tokens >= 1 else {
+            stats.withLock { $0.rateLimited += 1 }
+            return
+        }
+        tokens -= 1
+        let before = libloErrors.load(ordering: .relaxed)
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(datagram.count, 1), alignment: 8)
+        defer { copy.deallocate() }
+        copy.copyMemory(from: datagram)
+        let rc = lo_server_dispatch_data(lo, copy.baseAddress, datagram.count)
+        if rc < 0, libloErrors.load(ordering: .relaxed) == before {
+            // Not decodable and liblo did not say so itself.
+            libloErrors.add(1, ordering: .relaxed)
+        }
+        if libloErrors.load(ordering: .relaxed) != before {
+            reply(error: "(packet)", "a packet of \(datagram.count) bytes is not valid OSC; dropped")
+        }
+    }
+
+    /// One decoded message (liblo's handler, on the run thread).
+    private func dispatch(path: String, types: UnsafePointer<CChar>, argv: UnsafeMutablePointer<UnsafeMutablePointer<lo_arg>?>?,
+                          argc: Int, message: lo_message?) {
+        var args: [OSCValue] = []
+        for k in 0..<argc {
+            let tag = UInt8(bitPattern: types[k])
+            guard let arg = argv?[k] else { args.append(.other(Character(UnicodeScalar(tag)))); continue }
+            switch tag {
+            case UInt8(ascii: "i"): args.append(.int(Int64(arg.pointee.i)))
+            case UInt8(ascii: "h"): args.append(.int(arg.pointee.h))
+            case UInt8(ascii: "f"): args.append(.float(Double(arg.pointee.f)))
+            case UInt8(ascii: "d"): args.append(.float(arg.pointee.d))
+            case UInt8(ascii: "s"), UInt8(ascii: "S"):
+                args.append(.string(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self))))
+            case UInt8(ascii: "T"): args.append(.bool(true))
+            case UInt8(ascii: "F"): args.append(.bool(false))
+            default: args.append(.other(Character(UnicodeScalar(tag))))
+            }
+        }
+        // A time tag (from a bundle) on the engine clock; nil for "immediately".
+        var at: Double?
+        if let message {
+            let tag = lo_message_get_timestamp(message)
+            if let unix = OSCTime.unixSeconds(seconds: tag.sec, fraction: tag.frac) {
+                let clock = OSCTime.wallOffset()
+                commands.noteClockOffset(clock)
+                let engineTime = unix - clock.offset
+                if engineTime <= engine.currentTime {
+                    stats.withLock { $0.late += 1 }
+                } else {
+                    at = engineTime
+                }
+            }
+        }
+        stats.withLock { $0.messages += 1 }
+        let status = statistics
+        switch commands.handle(address: path, args: args, at: at, statistics: status) {
+        case .ok(let extra): send("/hapsync/ok", [.string(path)] + extra)
+        case .reply(let address, let values): send(address, values)
+        case .error(let message):
+            stats.withLock { $0.errors += 1 }
+            reply(error: path, message)
+        }
+    }
+
+    /// Sends `/hapsync/error ADDRESS MESSAGE` to the current sender.
+    private func reply(error address: String, _ message: String) {
+        send("/hapsync/error", [.string(address), .string(message)])
+    }
+
+    /// Encodes a reply with liblo and sends it to the current sender.
+    private func send(_ address: String, _ values: [OSCValue]) {
+        guard let socket = currentSocket, let m = lo_message_new() else { return }
+        defer { lo_message_free(m) }
+        for v in values {
+            switch v {
+            case .int(let x): if let small = Int32(exactly: x) { lo_message_add_int32(m, small) } else { lo_message_add_int64(m, x) }
+            case .float(let x): lo_message_add_double(m, x)
+            case .string(let s): lo_message_add_string(m, s)
+            case .bool(let b): if b { lo_message_add_true(m) } else { lo_message_add_false(m) }
+            case .other: lo_message_add_nil(m)
+            }
+        }
+        var size = 0
+        guard let bytes = lo_message_serialise(m, address, nil, &size) else { return }
+        defer { free(bytes) }
+        if !socket.send(UnsafeRawBufferPointer(start: bytes, count: size), to: currentPeer) {
+            stats.withLock { $0.unsent += 1 }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Glibc
+
+/// OSC time tags (NTP: seconds since 1900 and a 2^-32 fraction) mapped to engine time
+/// (CLOCK_MONOTONIC), through the wall clock read beside the monotonic one at receipt.
+public enum OSCTime {
+    /// Seconds from the NTP epoch (1900) to the Unix epoch (1970).
+    public static let ntpToUnix: Double = 2_208_988_800
+
+    /// The wall clock's offset from CLOCK_MONOTONIC (s) and its uncertainty (s): the wall clock is
+    /// read between two monotonic reads, and the narrowest of three brackets is kept.
+    public static func wallOffset() -> (offset: Double, uncertainty: Double) {
+        var best = (offset: 0.0, uncertainty: Double.infinity)
+        for _ in 0..<3 {
+            let m1 = monotonic(), r = realtime(), m2 = monotonic()
+            let half = (m2 - m1) / 2
+            if half < best.uncertainty { best = (r - (m1 + half), half) }
+        }
+        return best
+    }
+
+    /// CLOCK_MONOTONIC, seconds (the engine's `currentTime`).
+    public static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
+    /// CLOCK_REALTIME, seconds since 1970.
+    public static func realtime() -> Double { read(CLOCK_REALTIME) }
+
+    private static func read(_ clock: clockid_t) -> Double {
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// A time tag as Unix seconds, or nil for "immediately" (0 seconds, fraction 1) and the zero tag.
+    public static func unixSeconds(seconds: UInt32, fraction: UInt32) -> Double? {
+        if seconds == 0 { return nil }
+        return Double(seconds) - ntpToUnix + Double(fraction) / 4_294_967_296
+    }
+}

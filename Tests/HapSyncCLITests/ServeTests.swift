@@ -1,0 +1,198 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `hapsync serve` driven by clients nobody here wrote: python-osc (PyPI) and liblo's `oscsend`.
+/// What is checked is what the service answered and what its trace holds; times are compared as
+/// the engine scheduled them (its logic), never as measured durations.
+@Suite("hapsync serve over OSC", .serialized)
+struct ServeTests {
+    /// The python-osc client: every reply, the tags it sent (on CLOCK_MONOTONIC) as JSON.
+    static let client = #"""
+        import json, socket, sys, time
+        from pythonosc.osc_message_builder import OscMessageBuilder
+        from pythonosc.osc_bundle_builder import OscBundleBuilder
+        from pythonosc.osc_message import OscMessage
+        port, pattern = int(sys.argv[1]), sys.argv[2]
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        s.settimeout(10)
+        def msg(address, *args):
+            b = OscMessageBuilder(address=address)
+            for a in args:
+                b.add_arg(a)
+            return b.build()
+        def bundle(at, *messages):
+            b = OscBundleBuilder(at)
+            for m in messages:
+                b.add_content(m)
+            return b.build()
+        def ask(packet):
+            s.sendto(packet if isinstance(packet, bytes) else packet.dgram, ("127.0.0.1", port))
+            m = OscMessage(s.recvfrom(65536)[0])
+            return [m.address] + list(m.params)
+        r = {}
+        r["help"] = ask(msg("/hapsync/help"))
+        r["load"] = ask(msg("/hapsync/load", "p", pattern))
+        r["now"] = ask(msg("/hapsync/play", "p", 1))
+        offset = time.time() - time.monotonic()
+        tags = [time.time() + 0.4, time.time() + 0.7]
+        r["tag1"] = ask(bundle(tags[0], msg("/hapsync/play", "p", 7)))
+        r["tag2"] = ask(bundle(tags[1], msg("/hapsync/play", "p", 8)))
+        r["past"] = ask(bundle(time.time() - 5, msg("/hapsync/play", "p", 9)))
+        r["dotdot"] = ask(msg("/hapsync/load", "x", "../Package.swift"))
+        r["absolute"] = ask(msg("/hapsync/load", "x", "/etc/passwd"))
+        r["unknown"] = ask(msg("/hapsync/nope"))
+        r["type"] = ask(msg("/hapsync/play", 3))
+        r["count"] = ask(msg("/hapsync/stop"))
+        r["noplayer"] = ask(msg("/hapsync/stop", 12345))
+        r["range"] = ask(msg("/hapsync/rate", 1, 250.0))
+        r["garbage"] = ask(b"\x00\x01garbage")
+        r["oversized"] = ask(msg("/hapsync/load", "x", "y" * 40000))
+        time.sleep(1.2)
+        r["status"] = ask(msg("/hapsync/status"))
+        print(json.dumps({"replies": r, "tags": [t - offset for t in tags]}))
+        """#
+
+    private func scratch() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    private static let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Assets")
+
+    /// Runs a program to its end (at most 60 s) and returns its status and output.
+    private func run(_ program: String, _ args: [String], in dir: URL) throws -> (status: Int32, out: String, err: String) {
+        let p = try BackgroundRun(args, in: dir.appendingPathComponent(UUID().uuidString, isDirectory: true).creatingDirectory(),
+                                  executable: URL(fileURLWithPath: program))
+        let r = p.finish(atMost: 60)
+        return (r.status, r.out, r.err)
+    }
+
+    /// Starts `hapsync serve` on a free loopback port; returns it and the port.
+    private func serve(_ extra: [String], in dir: URL) throws -> (BackgroundRun, UInt16) {
+        let s = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", Self.assets.path] + extra, in: dir)
+        var port: UInt16?
+        _ = s.wait(atMost: 60) {
+            let out = (try? String(contentsOf: s.out, encoding: .utf8)) ?? ""
+            guard let r = out.range(of: "listening on udp:127.0.0.1:") else { return false }
+            port = UInt16(out[r.upperBound...].prefix { $0.isNumber })
+            return port != nil
+        }
+        guard let port else {
+            let err = (try? String(contentsOf: s.err, encoding: .utf8)) ?? ""
+            kill(s.process.processIdentifier, SIGKILL)
+            throw ServeTestError(description: "serve did not start: \(err)")
+        }
+        return (s, port)
+    }
+
+    struct ServeTestError: Error, CustomStringConvertible { let description: String }
+
+    private static func which(_ program: String) -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let path = "\(dir)/\(program)"
+            if access(path, X_OK) == 0 { return path }
+        }
+        return nil
+    }
+
+    /// Transient records of a JSON Lines trace: scheduled time (ns).
+    private static func taps(_ trace: URL) -> [Int64] {
+        ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  o["kind"] as? String == "transient", let t = o["scheduled_ns"] as? NSNumber else { return nil }
+            return t.int64Value
+        }
+    }
+
+    @Test func pythonOSCAndOscsendPlayAtTheirTimeTagsAndBadInputGetsErrors() throws {
+        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps)")
+        let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps)")
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let trace = dir.appendingPathComponent("t.jsonl")
+        let (service, port) = try serve(["--haptics", "trace:\(trace.path)", "--audio", "none"], in: dir)
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
+        let script = dir.appendingPathComponent("client.py")
+        try Self.client.write(to: script, atomically: true, encoding: .utf8)
+
+        // A pattern of three taps, the first at 0 s.
+        let c = try run(python, [script.path, "\(port)", "taps.ahap"], in: dir)
+        try #require(c.status == 0, "python-osc client: \(c.err)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(c.out.utf8)) as? [String: Any])
+        let r = try #require(result["replies"] as? [String: [Any]])
+        func reply(_ key: String) -> [String] { (r[key] ?? []).map { "\($0)" } }
+        #expect(reply("help").first == "/hapsync/help" && reply("help").count == 17, "\(reply("help"))")
+        #expect(reply("load") == ["/hapsync/ok", "/hapsync/load", "p"])
+        #expect(reply("now") == ["/hapsync/ok", "/hapsync/play", "1"])
+        #expect(reply("tag1") == ["/hapsync/ok", "/hapsync/play", "7"] && reply("tag2") == ["/hapsync/ok", "/hapsync/play", "8"])
+        #expect(reply("past") == ["/hapsync/ok", "/hapsync/play", "9"], "a past tag plays now")
+        let errors: [(String, String)] = [("dotdot", "'..'"), ("absolute", "is absolute"), ("unknown", "unknown address"),
+                                          ("type", "argument 1 (name) must be a string, got i:3"), ("count", "takes i:player, got 0 arguments"),
+                                          ("noplayer", "no player 12345"), ("range", "argument 2 (rate) 250.0 is outside 0.01...100.0"),
+                                          ("garbage", "not valid OSC"), ("oversized", "larger than 32768")]
+        for (key, text) in errors {
+            #expect(reply(key).first == "/hapsync/error" && reply(key).last?.contains(text) == true, "\(key): \(reply(key))")
+        }
+        let status = reply("status")
+        func count(_ name: String) -> Int? { status.firstIndex(of: name).flatMap { Int(status[$0 + 1]) } }
+        #expect(count("late") == 1 && count("malformed") == 1 && count("oversized") == 1 && count("errors") == 7, "\(status)")
+
+        // oscsend: a play with no reply read, and a bad one that must not end the service.
+        #expect(try run(oscsend, ["127.0.0.1", "\(port)", "/hapsync/play", "s", "p"], in: dir).status == 0)
+        #expect(try run(oscsend, ["127.0.0.1", "\(port)", "/hapsync/seek", "s", "x"], in: dir).status == 0)
+        usleep(800_000)
+        #expect(service.process.isRunning, "bad input never ends the service")
+        kill(service.process.processIdentifier, SIGTERM)
+        let end = service.finish()
+        #expect(end.status == 0, "\(end.err)")
+        #expect(end.out.contains("hapsync serve: stopped;"), "\(end.out)")
+
+        // Each time-tagged play's first tap was scheduled at its tag (the wall clock mapped onto
+        // CLOCK_MONOTONIC at receipt, within its measured uncertainty and a millisecond).
+        let taps = Self.taps(trace)
+        let tags = try #require(result["tags"] as? [Double]).map { Int64($0 * 1e9) }
+        for tag in tags {
+            let nearest = taps.map { abs($0 - tag) }.min() ?? .max
+            #expect(nearest < 1_000_000, "a tap within 1 ms of the tag \(tag): nearest \(nearest) ns")
+        }
+        // Plays 1, 7, 8, 9 and oscsend's: five runs of three taps.
+        #expect(taps.count == 15, "\(taps.count) taps")
+        #expect(trace.lastRecord?.contains("stop-all") == true, "the trace is whole after SIGTERM")
+    }
+
+    @Test func itListensOnLoopbackOnlyUnlessToldAndUnixSocketsAreOwnerOnly() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = try BinaryTests.run(["serve", "--osc", "udp:0.0.0.0:0", "--audio", "none"])
+        #expect(remote.status == 64 && remote.err.contains("--allow-remote"), "\(remote.err)")
+        let socket = dir.appendingPathComponent("s.sock").path
+        let s = try BackgroundRun(["serve", "--osc", "unix:\(socket)", "--audio", "none"], in: dir)
+        _ = s.wait(atMost: 60) { FileManager.default.fileExists(atPath: socket) }
+        var st = stat()
+        #expect(stat(socket, &st) == 0 && st.st_mode & 0o777 == 0o600, "mode \(String(st.st_mode & 0o777, radix: 8))")
+        kill(s.process.processIdentifier, SIGTERM)
+        #expect(s.finish().status == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket), "the socket is removed at the end")
+        // An existing file is never replaced.
+        _ = FileManager.default.createFile(atPath: socket, contents: Data("keep".utf8))
+        let taken = try BinaryTests.run(["serve", "--osc", "unix:\(socket)", "--audio", "none"])
+        #expect(taken.status == 1 && taken.err.contains("already exists"), "\(taken.err)")
+        #expect((try? String(contentsOfFile: socket, encoding: .utf8)) == "keep")
+    }
+}
+
+private extension URL {
+    func creatingDirectory() throws -> URL {
+        try FileManager.default.createDirectory(at: self, withIntermediateDirectories: true)
+        return self
+    }
+
+    /// The last line of a text file.
+    var lastRecord: String? {
+        ((try? String(contentsOf: self, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init)
+    }
+}
