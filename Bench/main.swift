@@ -148,7 +148,7 @@ let roundsOption = Option<Int>("rounds", "N", .integer(nil, 1...1000), default: 
 let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the results as JSON to FILE")
 let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
 let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse and render (default: the conformance corpus in ../shared)")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "drift", "cpu"]
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "drift", "cpu", "serve"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
@@ -216,6 +216,11 @@ do {
         drift += try realDriftBenchmark(seconds: max(3, dispatchSeconds * 6), assets: assets)
     }
     if names.contains("cpu") { rows += try cpuBenchmark(seconds: max(1, dispatchSeconds / 3)) }
+    if names.contains("serve") {
+        let serve = try serveBenchmark(count: dispatchSeconds < 5 ? 20 : 200, packets: dispatchSeconds < 5 ? 10_000 : 100_000)
+        distributions += serve.distributions
+        rows += serve.rows
+    }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)

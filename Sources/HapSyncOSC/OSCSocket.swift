@@ -137,8 +137,10 @@ final class OSCSocket: @unchecked Sendable {
     /// Waits up to `timeoutMilliseconds` for a datagram; returns its length (more than the
     /// buffer's when it was cut: the datagram was too large) and sender, or nil on timeout.
     func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int32) -> (length: Int, peer: Peer)? {
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&p, 1, timeoutMilliseconds) > 0 else { return nil }
+        if timeoutMilliseconds > 0 {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, timeoutMilliseconds) > 0 else { return nil }
+        }
         var peer = Peer()
         peer.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let n = withUnsafeMutablePointer(to: &peer.storage) {

@@ -164,6 +164,56 @@ struct ServeTests {
         #expect(trace.lastRecord?.contains("stop-all") == true, "the trace is whole after SIGTERM")
     }
 
+    /// With PulseAudio (CI runs the tests under .ci/with-pulse): a time-tagged play of a pattern
+    /// with audio starts on the audio clock at its tag; its taps are scheduled there.
+    @Test func aTimeTaggedPlayWithAudioStartsAtItsTag() throws {
+        guard let pactl = Self.which("pactl"), (try? run(pactl, ["info"], in: try scratch()))?.status == 0 else {
+            print("skipped: no PulseAudio server (run under .ci/with-pulse)")
+            return
+        }
+        let python = try #require(Self.which("python3"))
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let trace = dir.appendingPathComponent("t.jsonl")
+        let (service, port) = try serve(["--haptics", "trace:\(trace.path)", "--audio", "pulse"], in: dir)
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
+        let script = dir.appendingPathComponent("tagged.py")
+        try #"""
+            import json, socket, sys, time
+            from pythonosc.osc_message_builder import OscMessageBuilder
+            from pythonosc.osc_bundle_builder import OscBundleBuilder
+            from pythonosc.osc_message import OscMessage
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(10)
+            def send(packet):
+                s.sendto(packet.dgram, ("127.0.0.1", int(sys.argv[1])))
+                m = OscMessage(s.recvfrom(65536)[0]); return [m.address] + list(m.params)
+            m = OscMessageBuilder(address="/hapsync/load"); m.add_arg("beat"); m.add_arg("heartbeat.ahap")
+            load = send(m.build())
+            offset = time.time() - time.monotonic()
+            tag = time.time() + 0.5
+            b = OscBundleBuilder(tag); m = OscMessageBuilder(address="/hapsync/play"); m.add_arg("beat"); b.add_content(m.build())
+            play = send(b.build())
+            time.sleep(2)
+            print(json.dumps({"load": load, "play": play, "tag": tag - offset}))
+            """#.write(to: script, atomically: true, encoding: .utf8)
+        let c = try run(python, [script.path, "\(port)"], in: dir)
+        try #require(c.status == 0, "\(c.err)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(c.out.utf8)) as? [String: Any])
+        #expect("\(result["play"] ?? "")".contains("/hapsync/ok"), "\(result)")
+        kill(service.process.processIdentifier, SIGTERM)
+        let end = service.finish()
+        #expect(end.status == 0, "\(end.err)")
+        #expect(end.out.contains("audio pulse"), "\(end.out)")
+        // heartbeat.ahap's taps at 0 and 0.9 s, from the tag, on the audio clock (its fit to
+        // CLOCK_MONOTONIC and a frame's rounding: within 2 ms).
+        let tag = Int64(try #require(result["tag"] as? Double) * 1e9)
+        let taps = Self.taps(trace)
+        #expect(taps.count == 2, "\(taps)")
+        if taps.count == 2 {
+            #expect(abs(taps[0] - tag) < 2_000_000 && abs(taps[1] - (tag + 900_000_000)) < 2_000_000, "taps \(taps), tag \(tag)")
+        }
+    }
+
     @Test func itListensOnLoopbackOnlyUnlessToldAndUnixSocketsAreOwnerOnly() throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(at: dir) }
