@@ -38,16 +38,8 @@ enum PlayCommand {
     /// summary. Ctrl-C and SIGTERM are caught from before loading, so none is lost during start-up.
     static func play(_ options: PlaybackOptions, console: HapSyncCLI.Console,
                      load: () throws(CLIError) -> PlayablePattern) throws(CLIError) {
-        if let tracePath = options.tracePath {
-            // Before loading and decoding: a trace that cannot be written fails at once.
-            do {
-                try OutputFile.check(tracePath, replacing: options.replacesTrace)
-            } catch .exists {
-                throw .failure("\(OutputFile.Failure.exists(path: tracePath))", hint: "pass --force to replace it, or choose another trace path")
-            } catch {
-                throw .failure(error.description)
-            }
-        }
+        // Before loading and decoding: a trace that cannot be written fails at once.
+        try checkTrace(options)
         let signals = SignalWatch()
         defer { signals.cancel() }
 
@@ -110,6 +102,19 @@ enum PlayCommand {
         // A trace that could not be written fully fails the run, whatever else happened.
         if let closeError { throw .failure("\(closeError)") }
         if let signal { throw CLIError(.ended(by: signal)) }
+    }
+
+    /// Fails at once when the `--haptics trace:` file cannot be written (it exists without
+    /// `--force`, or is something never written to), before anything starts.
+    static func checkTrace(_ options: PlaybackOptions) throws(CLIError) {
+        guard let tracePath = options.tracePath else { return }
+        do {
+            try OutputFile.check(tracePath, replacing: options.replacesTrace)
+        } catch .exists {
+            throw .failure("\(OutputFile.Failure.exists(path: tracePath))", hint: "pass --force to replace it, or choose another trace path")
+        } catch {
+            throw .failure(error.description)
+        }
     }
 
     /// The backend `--haptics` asks for: a rumble pad, a trace, both, or none.

@@ -66,15 +66,7 @@ enum ServeCommand {
                 preloads.append((file.deletingPathExtension().lastPathComponent, file))
             }
         }
-        if let tracePath = options.tracePath {
-            do {
-                try OutputFile.check(tracePath, replacing: options.replacesTrace)
-            } catch .exists {
-                throw .failure("\(OutputFile.Failure.exists(path: tracePath))", hint: "pass --force to replace it, or choose another trace path")
-            } catch {
-                throw .failure(error.description)
-            }
-        }
+        try PlayCommand.checkTrace(options)
         let signals = SignalWatch()
         defer { signals.cancel() }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
