@@ -1,0 +1,111 @@
+import AHAP
+import CLo
+import Foundation
+import Glibc
+@testable import HapSyncOSC
+import HapSyncRuntime
+import HapSyncTestSupport
+import Testing
+
+/// The address space on a manual-clock engine, and the service's limits through real sockets.
+@Suite("OSC commands and limits", .serialized)
+struct OSCCommandsTests {
+    let dir: URL
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-osc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+            .write(to: dir.appendingPathComponent("tap.ahap"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("escape.ahap").path, withDestinationPath: "/etc/hostname")
+    }
+
+    private func commands(_ rig: ManualRig, patterns: Int = 256, players: Int = 32) -> OSCCommands {
+        var c = OSCService.Configuration(endpoints: [], resourceRoots: [dir])
+        c.maxPatterns = patterns
+        c.maxPlayers = players
+        return OSCCommands(engine: rig.engine, configuration: c)
+    }
+
+    private func run(_ c: OSCCommands, _ address: String, _ args: [OSCValue]) -> OSCCommands.Outcome {
+        c.handle(address: address, args: args, at: nil, statistics: OSCService.Statistics())
+    }
+
+    @Test func limitsOnPatternsAndPlayersAreErrorReplies() throws {
+        let rig = try ManualRig(maxPlayers: 8)
+        let c = commands(rig, patterns: 1, players: 2)
+        #expect(run(c, "/hapsync/load", [.string("a"), .string("tap.ahap")]) == .ok([.string("a")]))
+        #expect(run(c, "/hapsync/load", [.string("b"), .string("tap.ahap")]) == .error("1 patterns are loaded, the limit; /hapsync/unload one first"))
+        #expect(run(c, "/hapsync/load", [.string("a"), .string("tap.ahap")]) == .ok([.string("a")]), "reloading a name is not a new pattern")
+        #expect(run(c, "/hapsync/play", [.string("a"), .int(5)]) == .ok([.int(5)]))
+        #expect(run(c, "/hapsync/play", [.string("a")]) == .ok([.int(1)]))
+        #expect(run(c, "/hapsync/play", [.string("a")]) == .error("2 players are playing, the limit"))
+        #expect(run(c, "/hapsync/play", [.string("a"), .int(5)]) == .ok([.int(5)]), "a given id replaces its player")
+        // Players that ended leave, and their slots with them.
+        rig.run(until: 3)
+        #expect(run(c, "/hapsync/play", [.string("a")]) == .ok([.int(2)]))
+    }
+
+    @Test func pathsStayInsideTheRootsAndNamesAreChecked() throws {
+        let rig = try ManualRig()
+        let c = commands(rig)
+        for (path, text) in [("../x.ahap", "'..'"), ("/etc/hostname", "is absolute"), ("escape.ahap", "outside the resource roots"),
+                             ("missing.ahap", "not found")] {
+            guard case .error(let message) = run(c, "/hapsync/load", [.string("p"), .string(path)]) else {
+                Issue.record("\(path) was loaded")
+                continue
+            }
+            #expect(message.contains(text), "\(path): \(message)")
+        }
+        #expect(run(c, "/hapsync/load", [.string("a b"), .string("tap.ahap")]) == .error("name \"a b\" must be 1 to 64 letters, digits, '.', '_' or '-'"))
+        #expect(run(c, "/hapsync/curve", [.int(1), .string("HapticIntensityControl"), .float(0)])
+                == .error("takes i:player s:control f:time f:value ... (1 to 16 pairs), got 3 arguments"))
+        #expect(run(c, "/hapsync/mute", [.string("lights"), .int(1)]) == .error("argument 1 (what) must be haptics or audio, got \"lights\""))
+        #expect(run(c, "/hapsync/mute", [.string("haptics"), .bool(true)]) == .ok([.string("haptics"), .int(1)]))
+        #expect(rig.engine.isMutedForHaptics)
+    }
+
+    /// Through a real socket: the rate limit drops and counts what is over it, and a Unix-socket
+    /// client bound to a path of its own gets its replies.
+    @Test func theRateLimitCountsAndUnixClientsGetReplies() throws {
+        let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend()))
+        try engine.start()
+        defer { engine.stop() }
+        let path = dir.appendingPathComponent("s.sock").path
+        var configuration = OSCService.Configuration(endpoints: [.unix(path: path)], resourceRoots: [dir])
+        configuration.maxMessagesPerSecond = 10
+        let service = try OSCService(engine: engine, configuration: configuration)
+        let thread = Thread { service.run() }
+        thread.start()
+        defer { service.stop() }
+
+        let clientPath = dir.appendingPathComponent("c.sock").path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd); unlink(clientPath) }
+        func address(_ p: String) -> sockaddr_un {
+            var a = sockaddr_un()
+            a.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &a.sun_path) { raw in for (i, b) in p.utf8.enumerated() { raw[i] = b } }
+            return a
+        }
+        var mine = address(clientPath), theirs = address(path)
+        let bound = withUnsafePointer(to: &mine) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        try #require(bound == 0)
+        let m = lo_message_new()!
+        defer { lo_message_free(m) }
+        var size = 0
+        let bytes = lo_message_serialise(m, "/hapsync/help", nil, &size)!
+        defer { free(bytes) }
+        for _ in 0..<50 {
+            _ = withUnsafePointer(to: &theirs) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, size, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        }
+        var replies = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while poll(&p, 1, 500) > 0, recv(fd, &buffer, buffer.count, 0) > 0 { replies += 1 }
+        let s = service.statistics
+        #expect(s.packets == 50)
+        #expect(replies == s.messages && replies >= 10 && replies < 50, "answered what was not dropped: \(replies), \(s)")
+        #expect(s.rateLimited == 50 - s.messages)
+    }
+}
