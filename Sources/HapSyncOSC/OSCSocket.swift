@@ -99,17 +99,21 @@ final class OSCSocket: @unchecked Sendable {
             addr.sun_family = sa_family_t(AF_UNIX)
             let capacity = MemoryLayout.size(ofValue: addr.sun_path)
             guard path.utf8.count < capacity else { throw OSCSocketError(description: "\(endpoint): the path is longer than \(capacity - 1) bytes") }
-            // Never replace what is there: a file, a link or another service's socket.
-            var st = stat()
-            if lstat(path, &st) == 0 {
-                throw OSCSocketError(description: "\(endpoint): \(path) already exists; remove it if no service uses it")
-            }
-            let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw OSCSocketError(description: "\(endpoint): socket: \(String(cString: strerror(errno)))") }
             withUnsafeMutableBytes(of: &addr.sun_path) { raw in
                 for (i, b) in path.utf8.enumerated() { raw[i] = b }
                 raw[path.utf8.count] = 0
             }
+            // Never replace what is there: a file, a link or a socket a service answers on. A
+            // socket nothing listens on (left by a service that was killed) is taken over.
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                guard st.st_mode & S_IFMT == S_IFSOCK, Self.isStale(&addr) else {
+                    throw OSCSocketError(description: "\(endpoint): \(path) already exists\(st.st_mode & S_IFMT == S_IFSOCK ? " and a service listens on it" : " and is not a socket"); not replacing it")
+                }
+                unlink(path)
+            }
+            let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw OSCSocketError(description: "\(endpoint): socket: \(String(cString: strerror(errno)))") }
             // 0600 from the start: the umask makes the socket file owner-only before it exists.
             let old = umask(0o177)
             let rc = withUnsafePointer(to: &addr) {
@@ -127,6 +131,17 @@ final class OSCSocket: @unchecked Sendable {
         // Large enough for bursts of datagrams while a command is handled.
         var size: Int32 = 4 << 20
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Whether nothing listens on the Unix datagram socket at `addr` (connecting is refused).
+    private static func isStale(_ addr: inout sockaddr_un) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return rc != 0 && errno == ECONNREFUSED
     }
 
     deinit {

@@ -227,10 +227,23 @@ struct ServeTests {
         kill(s.process.processIdentifier, SIGTERM)
         #expect(s.finish().status == 0)
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket is removed at the end")
+        // A socket left by a killed service is taken over; one a service listens on is not.
+        let stale = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in socket.utf8.enumerated() { raw[i] = b } }
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let busy = try BinaryTests.run(["serve", "--osc", "unix:\(socket)", "--audio", "none"])
+        #expect(busy.status == 1 && busy.err.contains("a service listens on it"), "\(busy.err)")
+        close(stale)
+        let again = try BackgroundRun(["serve", "--osc", "unix:\(socket)", "--audio", "none"], in: try dir.appendingPathComponent("again").creatingDirectory())
+        #expect(again.wait(atMost: 60) { ((try? String(contentsOf: again.out, encoding: .utf8)) ?? "").contains("listening on unix:") }, "a stale socket is taken over")
+        kill(again.process.processIdentifier, SIGTERM)
+        #expect(again.finish().status == 0)
         // An existing file is never replaced.
         _ = FileManager.default.createFile(atPath: socket, contents: Data("keep".utf8))
         let taken = try BinaryTests.run(["serve", "--osc", "unix:\(socket)", "--audio", "none"])
-        #expect(taken.status == 1 && taken.err.contains("already exists"), "\(taken.err)")
+        #expect(taken.status == 1 && taken.err.contains("already exists and is not a socket"), "\(taken.err)")
         #expect((try? String(contentsOfFile: socket, encoding: .utf8)) == "keep")
     }
 }
