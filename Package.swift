@@ -9,6 +9,10 @@ let package = Package(
         .library(name: "HapSync", targets: ["HapSync"]),
         // Core Haptics' names and signatures over the engine, so iOS code compiles unchanged.
         .library(name: "CoreHaptics", targets: ["CoreHaptics"]),
+        // The C API (Sources/CHapSync/include/hapsync.h) as a shared library for C, C++, Rust, C#,
+        // Python: built as libHapSyncCAPI.so (a product may not share the executable's name),
+        // installed as libhapsync.so by `hapsync install`.
+        .library(name: "HapSyncCAPI", type: .dynamic, targets: ["HapSyncC"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
@@ -56,6 +60,9 @@ let package = Package(
         // backend, a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
         // Command-line logic as a library, so tests can run it in process.
+        // The C API: its header and the per-thread error store (C), and its Swift implementation.
+        .target(name: "CHapSync"),
+        .target(name: "HapSyncC", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
         // liblo (Open Sound Control), for `hapsync serve`; linked by its module map (its pkg-config
         // flags add only -lpthread).
         .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
@@ -68,7 +75,7 @@ let package = Package(
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo"], path: "Bench", exclude: ["results"]),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncC", "CHapSync"], path: "Bench", exclude: ["results"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),

@@ -1,4 +1,6 @@
 import AHAP
+import CHapSync
+import HapSyncC
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
@@ -107,8 +109,36 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
         }
         floor.append(Double(woke.load(ordering: .acquiring) - t0) / 1000)
     }
-    print("trigger: 10 warm-up + \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus))")
+    // The same through the C API (libhapsync's entry points, called as C calls them), on the
+    // same engine, interleaved with as many Swift starts so both see the same machine.
+    let cEngine = hsEngineHandle(wrapping: engine)
+    defer { _ = Handles.release(cEngine) }
+    var builder: OpaquePointer?, cPattern: OpaquePointer?, cPlayer: OpaquePointer?
+    guard hs_pattern_builder_create(&builder) == HS_OK, hs_pattern_builder_add_transient(builder, 0, 1, 0.5) == HS_OK,
+          hs_pattern_builder_build(builder, &cPattern) == HS_OK, hs_player_create(cEngine, cPattern, &cPlayer) == HS_OK else {
+        FileHandle.standardError.write(Data("error: trigger: the C API: \(String(cString: hs_last_error_message()))\n".utf8))
+        exit(1)
+    }
+    defer { hs_player_destroy(cPlayer); hs_pattern_destroy(cPattern); hs_pattern_builder_destroy(builder) }
+    var cTriggers: [Double] = [], swiftTriggers: [Double] = []
+    for i in 0..<(count + 10) {
+        for viaC in [true, false] {
+            Thread.sleep(forTimeInterval: 0.03)
+            let t0 = MonotonicClock.nanoseconds()
+            if viaC { _ = hs_player_start(cPlayer, HS_TIME_IMMEDIATE) } else { try player.start(atTime: HapticEngine.timeImmediate) }
+            while backend.last.load(ordering: .acquiring) < t0 {
+                if MonotonicClock.nanoseconds() - t0 > 2_000_000_000 { break }
+            }
+            if i >= 10 {
+                let v = Double(backend.last.load(ordering: .acquiring) - t0) / 1000
+                if viaC { cTriggers.append(v) } else { swiftTriggers.append(v) }
+            }
+        }
+    }
+    print("trigger: 10 warm-up + \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus)); then \(count) through the C API interleaved with \(count) more Swift ones")
     return [Distribution(benchmark: "trigger", subject: "start(atTime: immediate) → first output applied", values: triggers),
+            Distribution(benchmark: "trigger", subject: "C API hs_player_start(HS_TIME_IMMEDIATE) → applied", values: cTriggers),
+            Distribution(benchmark: "trigger", subject: "Swift start(atTime: immediate), interleaved with the C calls", values: swiftTriggers),
             Distribution(benchmark: "trigger", subject: "floor: semaphore post → other thread awake", values: floor)]
 }
 

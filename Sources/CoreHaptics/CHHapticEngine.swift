@@ -82,19 +82,14 @@ public final class CHHapticEngine: @unchecked Sendable {
     public init(environment: [String: String]) throws {
         var haptics: HapticBackend
         let spec = environment["HAPSYNC_HAPTICS"].flatMap { HapticOutputSpec(parsing: $0) }
-        switch spec {
-        case .some(.none):
-            haptics = NullHapticBackend()
-        case .some(.trace(let path)):
-            haptics = TraceBackend(path: path, replacing: true)
-        case .some(.evdev(let named)):
+        if let spec {
             do {
-                haptics = EvdevBackend(configuration: .init(path: try InputDeviceProbe.device(named: named).path))
+                haptics = try spec.backend()
             } catch {
-                throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=evdev:\(named): \(error)")
+                throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(spec): \(error)")
             }
-        case nil:
-            haptics = InputDeviceProbe.firstRumbleDevice().map { EvdevBackend(configuration: .init(path: $0.path)) } ?? NullHapticBackend()
+        } else {
+            haptics = HapticOutputSpec.defaultBackend()
         }
         if let path = environment["HAPSYNC_TRACE"], !path.isEmpty {
             let trace = TraceBackend(path: path, replacing: true)

@@ -1,0 +1,189 @@
+import AHAP
+import CHapSync
+import Foundation
+import HapSyncConcurrency
+import HapSyncCore
+
+/// What an `hs_pattern` handle holds: the compiled pattern and its warnings as one C string.
+final class PatternBox: @unchecked Sendable {
+    let playable: PlayablePattern
+    let diagnostics: UnsafeMutablePointer<CChar>
+
+    init(_ playable: PlayablePattern) {
+        self.playable = playable
+        diagnostics = strdup(playable.diagnostics.map(\.description).joined(separator: "\n"))!
+    }
+
+    deinit { free(diagnostics) }
+}
+
+/// What an `hs_pattern_builder` handle holds.
+final class BuilderBox: @unchecked Sendable {
+    let builder = Locked(AHAPPatternBuilder())
+}
+
+/// A load failure as a C status: a file that cannot be read, or a pattern with errors (the first
+/// named with its JSON path, and how many there are).
+func loadFailure(_ error: PlayablePattern.LoadError) -> CFailure {
+    if let render = error.renderError { return CFailure(status: HS_ERROR_INVALID_PATTERN, message: "\(error.name): \(render.description)") }
+    let count = error.errors.count + error.omitted.errors
+    let unreadable = error.errors.contains { $0.code == .fileUnreadable }
+    let first = error.errors.first.map { ": \($0.description)" } ?? ""
+    return CFailure(status: unreadable ? HS_ERROR_FILE : HS_ERROR_INVALID_PATTERN,
+                    message: "\(error.name) has \(count) error\(count == 1 ? "" : "s")\(first)")
+}
+
+@_cdecl("hs_pattern_load_file")
+public func hsPatternLoadFile(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
+    cCall { () throws(CFailure) in
+        guard let out else { throw .null("out") }
+        out.pointee = nil
+        let file = try cString(path, "path")
+        do throws(PlayablePattern.LoadError) {
+            out.pointee = Handles.make(PatternBox(try PlayablePattern(contentsOf: URL(fileURLWithPath: file))))
+        } catch {
+            throw loadFailure(error)
+        }
+    }
+}
+
+@_cdecl("hs_pattern_load_memory")
+public func hsPatternLoadMemory(_ json: UnsafePointer<CChar>?, _ length: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
+    cCall { () throws(CFailure) in
+        guard let out else { throw .null("out") }
+        out.pointee = nil
+        guard let json else { throw .null("ahap_json") }
+        guard length >= 0, length <= AHAPLimits.default.maxFileBytes else {
+            throw .invalid("length \(length) is more than \(AHAPLimits.default.maxFileBytes) bytes, the largest AHAP read")
+        }
+        let data = Data(bytes: json, count: length)
+        let pattern: AHAPPattern
+        do throws(AHAPReadError) {
+            pattern = try AHAPReader().read(data: data, file: "(memory)").pattern
+        } catch {
+            let first = error.diagnostics.first { $0.severity == .error }.map { ": \($0.description)" } ?? ""
+            throw CFailure(status: HS_ERROR_INVALID_PATTERN, message: "the AHAP in memory has errors\(first)")
+        }
+        do throws(PlayablePattern.LoadError) {
+            out.pointee = Handles.make(PatternBox(try PlayablePattern(pattern: pattern, name: "(memory)")))
+        } catch {
+            throw loadFailure(error)
+        }
+    }
+}
+
+@_cdecl("hs_pattern_destroy")
+public func hsPatternDestroy(_ pattern: OpaquePointer?) { Handles.destroy(pattern, as: PatternBox.self) }
+
+@_cdecl("hs_pattern_duration")
+public func hsPatternDuration(_ pattern: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> hs_status {
+    cCall { () throws(CFailure) in
+        let box: PatternBox = try Handles.get(pattern, "pattern")
+        guard let out else { throw .null("out") }
+        out.pointee = box.playable.timeline.end
+    }
+}
+
+nonisolated(unsafe) private let empty = strdup("")!
+
+@_cdecl("hs_pattern_diagnostics")
+public func hsPatternDiagnostics(_ pattern: OpaquePointer?) -> UnsafePointer<CChar> {
+    guard let box = try? Handles.get(pattern, "pattern", as: PatternBox.self) else { return UnsafePointer(empty) }
+    return UnsafePointer(box.diagnostics)
+}
+
+// MARK: - Builder
+
+@_cdecl("hs_pattern_builder_create")
+public func hsPatternBuilderCreate(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
+    cCall { () throws(CFailure) in
+        guard let out else { throw .null("out") }
+        out.pointee = Handles.make(BuilderBox())
+    }
+}
+
+/// A builder call's numbers: finite (ranges are the reader's, checked when built).
+private func finite(_ values: [(String, Double)]) throws(CFailure) {
+    for (name, v) in values where !v.isFinite { throw .invalid("\(name) \(v) is not a finite number") }
+}
+
+@_cdecl("hs_pattern_builder_add_transient")
+public func hsPatternBuilderAddTransient(_ builder: OpaquePointer?, _ time: Double, _ intensity: Float, _ sharpness: Float) -> hs_status {
+    cCall { () throws(CFailure) in
+        let box: BuilderBox = try Handles.get(builder, "builder")
+        try finite([("time", time), ("intensity", Double(intensity)), ("sharpness", Double(sharpness))])
+        box.builder.withLock { $0 = $0.transient(at: time, intensity: Double(intensity), sharpness: Double(sharpness)) }
+    }
+}
+
+@_cdecl("hs_pattern_builder_add_continuous")
+public func hsPatternBuilderAddContinuous(_ builder: OpaquePointer?, _ time: Double, _ duration: Double, _ intensity: Float, _ sharpness: Float) -> hs_status {
+    cCall { () throws(CFailure) in
+        let box: BuilderBox = try Handles.get(builder, "builder")
+        try finite([("time", time), ("duration", duration), ("intensity", Double(intensity)), ("sharpness", Double(sharpness))])
+        box.builder.withLock { $0 = $0.continuous(at: time, duration: duration, intensity: Double(intensity), sharpness: Double(sharpness)) }
+    }
+}
+
+/// A dynamic parameter ID from its AHAP name.
+func parameterID(_ p: UnsafePointer<CChar>?) throws(CFailure) -> AHAPDynamicParameterID {
+    let name = try cString(p, "parameter_id")
+    guard let id = AHAPDynamicParameterID(rawValue: name) else {
+        throw .invalid("parameter_id \"\(name)\" is not a dynamic parameter (HapticIntensityControl, AudioVolumeControl, ...)")
+    }
+    return id
+}
+
+/// COUNT curve points from two C arrays.
+func curvePoints(_ times: UnsafePointer<Double>?, _ values: UnsafePointer<Float>?, _ count: Int) throws(CFailure) -> [AHAPControlPoint] {
+    guard let times else { throw .null("point_times") }
+    guard let values else { throw .null("point_values") }
+    guard (1...16).contains(count) else { throw .invalid("count \(count) is outside 1...16 (control points of a curve)") }
+    var points: [AHAPControlPoint] = []
+    for i in 0..<count {
+        try finite([("point_times[\(i)]", times[i]), ("point_values[\(i)]", Double(values[i]))])
+        points.append(AHAPControlPoint(time: times[i], value: Double(values[i])))
+    }
+    return points
+}
+
+@_cdecl("hs_pattern_builder_add_parameter")
+public func hsPatternBuilderAddParameter(_ builder: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ value: Float, _ time: Double) -> hs_status {
+    cCall { () throws(CFailure) in
+        let box: BuilderBox = try Handles.get(builder, "builder")
+        let parameter = try parameterID(id)
+        try finite([("value", Double(value)), ("time", time)])
+        box.builder.withLock { $0 = $0.parameter(parameter, Double(value), at: time) }
+    }
+}
+
+@_cdecl("hs_pattern_builder_add_curve")
+public func hsPatternBuilderAddCurve(_ builder: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ time: Double,
+                                     _ times: UnsafePointer<Double>?, _ values: UnsafePointer<Float>?, _ count: Int) -> hs_status {
+    cCall { () throws(CFailure) in
+        let box: BuilderBox = try Handles.get(builder, "builder")
+        let parameter = try parameterID(id)
+        try finite([("time", time)])
+        let points = try curvePoints(times, values, count)
+        box.builder.withLock { $0 = $0.curve(parameter, at: time, points: points.map { ($0.time, $0.value) }) }
+    }
+}
+
+@_cdecl("hs_pattern_builder_build")
+public func hsPatternBuilderBuild(_ builder: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
+    cCall { () throws(CFailure) in
+        let box: BuilderBox = try Handles.get(builder, "builder")
+        guard let out else { throw .null("out") }
+        out.pointee = nil
+        let pattern: AHAPPattern
+        do { pattern = try box.builder.withLock { $0 }.build() } catch { throw CFailure(status: HS_ERROR_INVALID_PATTERN, message: "\(error)") }
+        do throws(PlayablePattern.LoadError) {
+            out.pointee = Handles.make(PatternBox(try PlayablePattern(pattern: pattern, name: "(builder)")))
+        } catch {
+            throw loadFailure(error)
+        }
+    }
+}
+
+@_cdecl("hs_pattern_builder_destroy")
+public func hsPatternBuilderDestroy(_ builder: OpaquePointer?) { Handles.destroy(builder, as: BuilderBox.self) }

@@ -1,0 +1,116 @@
+/* A C program on libhapsync, built with pkg-config from an installed prefix (.ci/c-api-check):
+ * plays a pattern from memory and one from builder calls with a time-scheduled start, a live
+ * parameter and a curve, into a trace; then checks that bad handles, NULLs, bad files and
+ * out-of-range values come back as error codes with messages.
+ * Usage: game TRACE.jsonl   (prints "start=SECONDS" for the checker, then "ok") */
+#define _DEFAULT_SOURCE
+#include <hapsync.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+#define EXPECT(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
+#define OK(call) do { hs_status s_ = (call); EXPECT(s_ == HS_OK, "%s -> %d: %s", #call, (int)s_, hs_last_error_message()); } while (0)
+#define FAILS(call, status, text) do { hs_status s_ = (call); EXPECT(s_ == (status) && strstr(hs_last_error_message(), (text)), \
+    "%s -> %d (want %d): \"%s\" (want \"%s\")", #call, (int)s_, (int)(status), hs_last_error_message(), (text)); } while (0)
+
+static atomic_int finished = 0;
+
+static void on_finished(hs_player *player, int stopped, void *user) {
+    (void)player;
+    *(int *)user = stopped;
+    atomic_fetch_add(&finished, 1);
+}
+
+static const char ahap[] =
+    "{\"Version\":1,\"Pattern\":["
+    "{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\",\"EventParameters\":[{\"ParameterID\":\"HapticIntensity\",\"ParameterValue\":1}]}},"
+    "{\"Event\":{\"Time\":0.05,\"EventType\":\"HapticContinuous\",\"EventDuration\":0.3,\"EventParameters\":["
+    "{\"ParameterID\":\"HapticIntensity\",\"ParameterValue\":0.8},{\"ParameterID\":\"HapticSharpness\",\"ParameterValue\":0.4}]}}]}";
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fprintf(stderr, "usage: game TRACE.jsonl\n"); return 64; }
+    EXPECT(hs_version() == HAPSYNC_VERSION, "library %u, header %u", hs_version(), (unsigned)HAPSYNC_VERSION);
+
+    char haptics[4096];
+    snprintf(haptics, sizeof haptics, "trace:%s", argv[1]);
+    hs_engine_config config = { sizeof config, haptics, "none" };
+    hs_engine *engine = NULL;
+    OK(hs_engine_create(&config, &engine));
+    OK(hs_engine_start(engine));
+
+    hs_pattern *pattern = NULL;
+    OK(hs_pattern_load_memory(ahap, strlen(ahap), &pattern));
+    double duration = 0;
+    OK(hs_pattern_duration(pattern, &duration));
+    EXPECT(duration > 0.34 && duration < 0.4, "duration %f", duration);
+
+    hs_player *player = NULL;
+    OK(hs_player_create(engine, pattern, &player));
+    hs_pattern_destroy(pattern);   /* players keep what they need */
+    int stopped = -1;
+    OK(hs_player_set_finished_callback(player, on_finished, &stopped));
+    double start = hs_engine_current_time(engine) + 0.2;   /* a time-scheduled start */
+    OK(hs_player_start(player, start));
+    OK(hs_player_send_parameter(player, "HapticIntensityControl", 0.5f, start + 0.1));
+    double times[] = { 0.0, 0.1 };
+    float values[] = { 0.0f, 0.3f };
+    OK(hs_player_schedule_curve(player, "HapticSharpnessControl", start + 0.2, times, values, 2));
+    printf("start=%.9f\n", start);
+
+    /* A pattern from builder calls, played right after. */
+    hs_pattern_builder *builder = NULL;
+    OK(hs_pattern_builder_create(&builder));
+    OK(hs_pattern_builder_add_transient(builder, 0, 0.7f, 0.9f));
+    OK(hs_pattern_builder_add_continuous(builder, 0.05, 0.1, 0.6f, 0.5f));
+    hs_pattern *built = NULL;
+    OK(hs_pattern_builder_build(builder, &built));
+    hs_pattern_builder_destroy(builder);
+    hs_player *second = NULL;
+    OK(hs_player_create(engine, built, &second));
+    OK(hs_player_start(second, start + 0.5));
+    printf("second=%.9f\n", start + 0.5);
+
+    for (int i = 0; i < 500 && atomic_load(&finished) < 1; i++) usleep(10000);
+    EXPECT(atomic_load(&finished) == 1 && stopped == 0, "the finished callback: %d calls, stopped %d", atomic_load(&finished), stopped);
+    usleep(300000);
+
+    /* Bad input: codes and messages, never a crash. */
+    FAILS(hs_engine_create(&config, NULL), HS_ERROR_NULL_ARGUMENT, "out is NULL");
+    hs_engine_config bad = { sizeof bad, "rumble:pad", "none" };
+    hs_engine *unused = NULL;
+    FAILS(hs_engine_create(&bad, &unused), HS_ERROR_INVALID_ARGUMENT, "haptics \"rumble:pad\"");
+    hs_pattern *nope = NULL;
+    FAILS(hs_pattern_load_file("/nonexistent/x.ahap", &nope), HS_ERROR_FILE, "/nonexistent/x.ahap");
+    FAILS(hs_pattern_load_memory("{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":-1}}]}", 44, &nope), HS_ERROR_INVALID_PATTERN, "Pattern[0]");
+    FAILS(hs_pattern_load_memory(NULL, 3, &nope), HS_ERROR_NULL_ARGUMENT, "ahap_json is NULL");
+    FAILS(hs_player_set_rate(player, 1000), HS_ERROR_INVALID_ARGUMENT, "rate 1000");
+    FAILS(hs_player_send_parameter(player, "Loudness", 1, 0), HS_ERROR_INVALID_ARGUMENT, "\"Loudness\"");
+    FAILS(hs_player_send_parameter(player, "HapticIntensityControl", 7, 0), HS_ERROR_INVALID_ARGUMENT, "outside");
+    FAILS(hs_player_schedule_curve(player, "HapticIntensityControl", 0, times, values, 0), HS_ERROR_INVALID_ARGUMENT, "count 0");
+    FAILS(hs_player_start(player, -3), HS_ERROR_INVALID_ARGUMENT, "time -3");
+    FAILS(hs_engine_play_feedback(engine, "applause", 1), HS_ERROR_INVALID_ARGUMENT, "\"applause\"");
+    FAILS(hs_player_start((hs_player *)engine, 0), HS_ERROR_BAD_HANDLE, "not a live player");
+    hs_player_destroy(second);
+    FAILS(hs_player_start(second, 0), HS_ERROR_BAD_HANDLE, "not a live player");
+    hs_player_destroy(second);   /* twice: ignored */
+    hs_player_destroy(NULL);
+
+    hs_statistics stats;
+    OK(hs_engine_get_statistics(engine, &stats));
+    EXPECT(stats.applied > 10, "applied %llu", (unsigned long long)stats.applied);
+    OK(hs_engine_stop(engine));
+    FAILS(hs_player_start(player, 0), HS_ERROR_NOT_RUNNING, "not running");
+    hs_player_destroy(player);
+    hs_pattern_destroy(built);
+    hs_engine_destroy(engine);
+    FAILS(hs_engine_start(engine), HS_ERROR_BAD_HANDLE, "not a live engine");
+    if (failures) { fprintf(stderr, "%d failures\n", failures); return 1; }
+    printf("ok\n");
+    return 0;
+}
