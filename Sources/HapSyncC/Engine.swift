@@ -60,9 +60,6 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
         let environment = ProcessInfo.processInfo.environment
         var hapticsText = environment["HAPSYNC_HAPTICS"], audioText = environment["HAPSYNC_AUDIO"] ?? "pulse"
         if let config {
-            guard config.pointee.size >= MemoryLayout<hs_engine_config>.size || config.pointee.size == 0 else {
-                throw .invalid("config->size is \(config.pointee.size); set it to sizeof(hs_engine_config) (\(MemoryLayout<hs_engine_config>.size))")
-            }
             if let h = config.pointee.haptics { hapticsText = String(cString: h) }
             if let a = config.pointee.audio { audioText = String(cString: a) }
         }

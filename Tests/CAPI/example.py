@@ -12,13 +12,13 @@ lib.hs_player_send_parameter.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctype
 lib.hs_player_set_rate.argtypes = [ctypes.c_void_p, ctypes.c_double]
 
 class Config(ctypes.Structure):
-    _fields_ = [("size", ctypes.c_size_t), ("haptics", ctypes.c_char_p), ("audio", ctypes.c_char_p)]
+    _fields_ = [("haptics", ctypes.c_char_p), ("audio", ctypes.c_char_p)]
 
 def ok(status):
     if status != 0:
         raise RuntimeError(f"status {status}: {lib.hs_last_error_message().decode()}")
 
-config = Config(ctypes.sizeof(Config), b"trace:" + sys.argv[2].encode(), b"none")
+config = Config(b"trace:" + sys.argv[2].encode(), b"none")
 engine, pattern, player = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
 ok(lib.hs_engine_create(ctypes.byref(config), ctypes.byref(engine)))
 ok(lib.hs_engine_start(engine))

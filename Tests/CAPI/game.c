@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE
 #include <hapsync.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,22 @@ static void on_finished(hs_player *player, int stopped, void *user) {
     atomic_fetch_add(&finished, 1);
 }
 
+/* Threads: each sees its own last error; many threads drive one player at once. */
+struct worker { hs_player *player; int index; int failures; };
+
+static void *work(void *arg) {
+    struct worker *w = arg;
+    for (int i = 0; i < 200; i++) {
+        /* An error of this thread's own, then its message, while the others make theirs. */
+        char id[32];
+        snprintf(id, sizeof id, "Bogus%d", w->index);
+        if (hs_player_send_parameter(w->player, id, 1, 0) != HS_ERROR_INVALID_ARGUMENT || !strstr(hs_last_error_message(), id))
+            w->failures++;
+        if (hs_player_send_parameter(w->player, "HapticIntensityControl", (float)(i % 10) / 10, 0) != HS_OK) w->failures++;
+    }
+    return NULL;
+}
+
 static const char ahap[] =
     "{\"Version\":1,\"Pattern\":["
     "{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\",\"EventParameters\":[{\"ParameterID\":\"HapticIntensity\",\"ParameterValue\":1}]}},"
@@ -39,7 +56,7 @@ int main(int argc, char **argv) {
 
     char haptics[4096];
     snprintf(haptics, sizeof haptics, "trace:%s", argv[1]);
-    hs_engine_config config = { sizeof config, haptics, "none" };
+    hs_engine_config config = { haptics, "none" };
     hs_engine *engine = NULL;
     OK(hs_engine_create(&config, &engine));
     OK(hs_engine_start(engine));
@@ -80,9 +97,20 @@ int main(int argc, char **argv) {
     EXPECT(atomic_load(&finished) == 1 && stopped == 0, "the finished callback: %d calls, stopped %d", atomic_load(&finished), stopped);
     usleep(300000);
 
+    pthread_t threads[4];
+    struct worker workers[4];
+    for (int i = 0; i < 4; i++) {
+        workers[i] = (struct worker){ player, i, 0 };
+        pthread_create(&threads[i], NULL, work, &workers[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        EXPECT(workers[i].failures == 0, "thread %d: %d calls did not give their own result", i, workers[i].failures);
+    }
+
     /* Bad input: codes and messages, never a crash. */
     FAILS(hs_engine_create(&config, NULL), HS_ERROR_NULL_ARGUMENT, "out is NULL");
-    hs_engine_config bad = { sizeof bad, "rumble:pad", "none" };
+    hs_engine_config bad = { "rumble:pad", "none" };
     hs_engine *unused = NULL;
     FAILS(hs_engine_create(&bad, &unused), HS_ERROR_INVALID_ARGUMENT, "haptics \"rumble:pad\"");
     hs_pattern *nope = NULL;

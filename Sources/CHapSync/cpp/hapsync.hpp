@@ -105,7 +105,7 @@ private:
 class engine {
 public:
     explicit engine(const std::string &haptics = "", const std::string &audio = "") {
-        hs_engine_config config{sizeof(hs_engine_config), haptics.empty() ? nullptr : haptics.c_str(),
+        hs_engine_config config{haptics.empty() ? nullptr : haptics.c_str(),
                                 audio.empty() ? nullptr : audio.c_str()};
         hs_engine *e = nullptr;
         check(hs_engine_create(&config, &e));

@@ -37,8 +37,8 @@
  * ABI
  * - Within a major version (HAPSYNC_VERSION_MAJOR) existing functions, their arguments, the
  *   values of hs_status and the layout of the structs below do not change; a minor version may
- *   add functions, hs_status values (treat unknown ones as errors), and fields at the end of
- *   hs_engine_config only when its `size` field says so. Compare hs_version() with
+ *   add functions and hs_status values (treat unknown ones as errors). A struct that must grow
+ *   gets a new name and a new function taking it; the old ones stay. Compare hs_version() with
  *   HAPSYNC_VERSION at run time to catch a library older than the header.
  */
 #ifndef HAPSYNC_H
@@ -80,8 +80,6 @@ typedef enum {
 
 /** Where an engine plays. */
 typedef struct {
-    /** sizeof(hs_engine_config): lets later versions add fields. */
-    size_t size;
     /** As the CLI spells them: "trace:/tmp/t.jsonl", "evdev:auto", "evdev:/dev/input/event5",
         "none". NULL: HAPSYNC_HAPTICS from the environment, else the first rumble pad, else none. */
     const char *haptics;
