@@ -22,25 +22,36 @@ func cCall(_ body: () throws(CFailure) -> Void) -> hs_status {
     }
 }
 
-/// The live handles, each with its kind: a pointer not in here (destroyed, never made, of
-/// another kind) is refused, never dereferenced.
+/// The live handles. A handle is a number, never an address, and never given out twice: a
+/// destroyed handle (or one never made, or of another kind) is refused, even after its
+/// memory has been reused for a new object.
 public enum Handles {
-    private static let live = Locked<[UnsafeMutableRawPointer: ObjectIdentifier]>([:])
-
-    /// A new handle for `object` (retained until `destroy`).
-    static func make<T: AnyObject>(_ object: T) -> OpaquePointer {
-        let p = Unmanaged.passRetained(object).toOpaque()
-        live.withLock { $0[p] = ObjectIdentifier(T.self) }
-        return OpaquePointer(p)
+    private struct Entry {
+        let object: AnyObject
+        let kind: ObjectIdentifier
     }
 
-    /// The object behind a live handle of kind T (held strongly by the caller from here on).
+    private static let live = Locked<(entries: [UInt: Entry], next: UInt)>(([:], 0x10_000))
+
+    /// A new handle for `object` (kept until `destroy`).
+    static func make<T: AnyObject>(_ object: T) -> OpaquePointer {
+        let id = live.withLock { state -> UInt in
+            // Multiples of 16 from 64 Ki up: never NULL, never a small integer mistaken for one.
+            let id = state.next
+            state.next += 16
+            state.entries[id] = Entry(object: object, kind: ObjectIdentifier(T.self))
+            return id
+        }
+        return OpaquePointer(bitPattern: id)!
+    }
+
+    /// The object behind a live handle of kind T.
     static func get<T: AnyObject>(_ handle: OpaquePointer?, _ name: String, as: T.Type = T.self) throws(CFailure) -> T {
         guard let handle else { throw .null(name) }
-        let p = UnsafeMutableRawPointer(handle)
-        let object: T? = live.withLock { live in
-            // Taken under the lock, so a destroy on another thread cannot release it in between.
-            live[p] == ObjectIdentifier(T.self) ? Unmanaged<T>.fromOpaque(p).takeUnretainedValue() : nil
+        let id = UInt(bitPattern: handle)
+        let object = live.withLock { state -> T? in
+            guard let entry = state.entries[id], entry.kind == ObjectIdentifier(T.self) else { return nil }
+            return entry.object as? T
         }
         guard let object else {
             throw CFailure(status: HS_ERROR_BAD_HANDLE, message: "\(name) is not a live \(String(describing: T.self).replacingOccurrences(of: "Box", with: "").lowercased()) handle (destroyed, or not made by libhapsync)")
@@ -52,13 +63,18 @@ public enum Handles {
     @discardableResult
     static func destroy<T: AnyObject>(_ handle: OpaquePointer?, as: T.Type) -> T? {
         guard let handle else { return nil }
-        let p = UnsafeMutableRawPointer(handle)
-        let known = live.withLock { live -> Bool in
-            guard live[p] == ObjectIdentifier(T.self) else { return false }
-            live[p] = nil
-            return true
+        let id = UInt(bitPattern: handle)
+        return live.withLock { state -> T? in
+            guard let entry = state.entries[id], entry.kind == ObjectIdentifier(T.self) else { return nil }
+            state.entries[id] = nil
+            return entry.object as? T
         }
-        return known ? Unmanaged<T>.fromOpaque(p).takeRetainedValue() : nil
+    }
+
+    /// Ends a handle made by `hsEngineHandle(wrapping:)` without stopping its engine (the
+    /// caller owns it); true when it was live.
+    public static func release(_ handle: OpaquePointer) -> Bool {
+        destroy(handle, as: EngineBox.self) != nil
     }
 }
 
@@ -66,12 +82,4 @@ public enum Handles {
 func cString(_ p: UnsafePointer<CChar>?, _ name: String) throws(CFailure) -> String {
     guard let p else { throw .null(name) }
     return String(cString: p)
-}
-
-extension Handles {
-    /// Ends a handle made by `hsEngineHandle(wrapping:)` without stopping its engine (the
-    /// caller owns it); true when it was live.
-    public static func release(_ handle: OpaquePointer) -> Bool {
-        destroy(handle, as: EngineBox.self) != nil
-    }
 }

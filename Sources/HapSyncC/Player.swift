@@ -7,6 +7,8 @@ import HapSyncRuntime
 /// What an `hs_player` handle holds.
 final class PlayerBox: @unchecked Sendable {
     let player: HapticPatternPlayer
+    /// Its engine's handle object: gone once the engine is destroyed (calls then refuse).
+    weak var engine: EngineBox?
     /// This box's handle, for the finished callback.
     var handle: OpaquePointer?
     let finished = Locked<(callback: hs_player_finished_callback?, user: UInt)>((nil, 0))
@@ -21,10 +23,14 @@ final class PlayerBox: @unchecked Sendable {
     }
 }
 
-/// Runs a player call, its engine errors as C statuses.
-private func playerCall(_ handle: OpaquePointer?, _ body: (HapticPatternPlayer) throws -> Void) -> hs_status {
+/// Runs a player call: the handle checked first, then `check` (its arguments), then `body`,
+/// engine errors as C statuses; a player whose engine was destroyed refuses.
+private func playerCall(_ handle: OpaquePointer?, check: () throws(CFailure) -> Void = {},
+                        _ body: (HapticPatternPlayer) throws -> Void) -> hs_status {
     cCall { () throws(CFailure) in
         let box: PlayerBox = try Handles.get(handle, "player")
+        try check()
+        guard box.engine != nil else { throw CFailure(status: HS_ERROR_NOT_RUNNING, message: "the player's engine was destroyed") }
         do { try body(box.player) } catch { throw cFailure(error) }
     }
 }
@@ -44,6 +50,7 @@ public func hsPlayerCreate(_ engine: OpaquePointer?, _ pattern: OpaquePointer?, 
         let p: PatternBox = try Handles.get(pattern, "pattern")
         do {
             let box = PlayerBox(try e.engine.makePlayer(timeline: p.playable.timeline, audioFiles: p.playable.audioFiles))
+            box.engine = e
             let handle = Handles.make(box)
             box.handle = handle
             out.pointee = handle
@@ -55,41 +62,36 @@ public func hsPlayerCreate(_ engine: OpaquePointer?, _ pattern: OpaquePointer?, 
 
 @_cdecl("hs_player_start")
 public func hsPlayerStart(_ player: OpaquePointer?, _ time: Double) -> hs_status {
-    cCall { () throws(CFailure) in
-        let t = try checkedTime(time)
-        let box: PlayerBox = try Handles.get(player, "player")
-        do { _ = try box.player.start(atTime: t) } catch { throw cFailure(error) }
-    }
+    playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { _ = try $0.start(atTime: time) }
 }
 
 @_cdecl("hs_player_stop")
 public func hsPlayerStop(_ player: OpaquePointer?, _ time: Double) -> hs_status {
-    guard time.isFinite, time >= 0 else { return cCall { () throws(CFailure) in _ = try checkedTime(time) } }
-    return playerCall(player) { try $0.stop(atTime: time) }
+    playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { try $0.stop(atTime: time) }
 }
 
 @_cdecl("hs_player_pause")
 public func hsPlayerPause(_ player: OpaquePointer?, _ time: Double) -> hs_status {
-    guard time.isFinite, time >= 0 else { return cCall { () throws(CFailure) in _ = try checkedTime(time) } }
-    return playerCall(player) { try $0.pause(atTime: time) }
+    playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { try $0.pause(atTime: time) }
 }
 
 @_cdecl("hs_player_resume")
 public func hsPlayerResume(_ player: OpaquePointer?, _ time: Double) -> hs_status {
-    guard time.isFinite, time >= 0 else { return cCall { () throws(CFailure) in _ = try checkedTime(time) } }
-    return playerCall(player) { try $0.resume(atTime: time) }
+    playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { try $0.resume(atTime: time) }
 }
 
 @_cdecl("hs_player_seek")
 public func hsPlayerSeek(_ player: OpaquePointer?, _ offset: Double) -> hs_status {
-    guard offset.isFinite, offset >= 0 else { return cCall { () throws(CFailure) in throw .invalid("offset \(offset) must be 0 or more seconds") } }
-    return playerCall(player) { try $0.seek(toOffset: offset) }
+    playerCall(player, check: { () throws(CFailure) in
+        guard offset.isFinite, offset >= 0 else { throw .invalid("offset \(offset) must be 0 or more seconds") }
+    }) { try $0.seek(toOffset: offset) }
 }
 
 @_cdecl("hs_player_set_loop")
 public func hsPlayerSetLoop(_ player: OpaquePointer?, _ enabled: Int32, _ end: Double) -> hs_status {
-    guard end.isFinite, end >= 0 else { return cCall { () throws(CFailure) in throw .invalid("end \(end) must be 0 or more seconds") } }
-    return playerCall(player) { p in
+    playerCall(player, check: { () throws(CFailure) in
+        guard end.isFinite, end >= 0 else { throw .invalid("end \(end) must be 0 or more seconds") }
+    }) { p in
         p.loopEnd = end
         p.loopEnabled = enabled != 0
     }
@@ -98,32 +100,29 @@ public func hsPlayerSetLoop(_ player: OpaquePointer?, _ enabled: Int32, _ end: D
 @_cdecl("hs_player_set_rate")
 public func hsPlayerSetRate(_ player: OpaquePointer?, _ rate: Double) -> hs_status {
     let range = HapticPatternPlayer.playbackRates
-    guard rate.isFinite, range.contains(rate) else {
-        return cCall { () throws(CFailure) in throw .invalid("rate \(rate) is outside \(range.lowerBound)...\(range.upperBound)") }
-    }
-    return playerCall(player) { $0.playbackRate = rate }
+    return playerCall(player, check: { () throws(CFailure) in
+        guard rate.isFinite, range.contains(rate) else { throw .invalid("rate \(rate) is outside \(range.lowerBound)...\(range.upperBound)") }
+    }) { $0.playbackRate = rate }
 }
 
 @_cdecl("hs_player_send_parameter")
 public func hsPlayerSendParameter(_ player: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ value: Float, _ time: Double) -> hs_status {
-    cCall { () throws(CFailure) in
-        let box: PlayerBox = try Handles.get(player, "player")
-        let parameter = try parameterID(id)
-        let t = try checkedTime(time)
-        do { try box.player.sendParameters([AHAPDynamicParameter(parameter, Double(value))], atTime: t) } catch { throw cFailure(error) }
-    }
+    var parameter: AHAPDynamicParameterID?
+    return playerCall(player, check: { () throws(CFailure) in
+        parameter = try parameterID(id)
+        _ = try checkedTime(time)
+    }) { try $0.sendParameters([AHAPDynamicParameter(parameter!, Double(value))], atTime: time) }
 }
 
 @_cdecl("hs_player_schedule_curve")
 public func hsPlayerScheduleCurve(_ player: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ time: Double,
                                   _ times: UnsafePointer<Double>?, _ values: UnsafePointer<Float>?, _ count: Int) -> hs_status {
-    cCall { () throws(CFailure) in
-        let box: PlayerBox = try Handles.get(player, "player")
+    var curve: AHAPParameterCurve?
+    return playerCall(player, check: { () throws(CFailure) in
         let parameter = try parameterID(id)
-        let t = try checkedTime(time)
-        let points = try curvePoints(times, values, count)
-        do { try box.player.scheduleParameterCurve(AHAPParameterCurve(parameter, controlPoints: points), atTime: t) } catch { throw cFailure(error) }
-    }
+        _ = try checkedTime(time)
+        curve = AHAPParameterCurve(parameter, controlPoints: try curvePoints(times, values, count))
+    }) { try $0.scheduleParameterCurve(curve!, atTime: time) }
 }
 
 @_cdecl("hs_player_set_finished_callback")

@@ -16,7 +16,7 @@ enum ServeCommand {
             """)
     static let allowRemote = Option(flag: "allow-remote", help: "allow an address other than loopback (anyone who can reach it can play)")
     static let preload = Option<[String]>(repeatable: "preload", "DIR|FILE", .text,
-                                          help: "load FILE (named after it, without .ahap) or every .ahap in DIR at start")
+                                          help: "load FILE (named after it, without .ahap) or every .ahap in DIR at start (DIR also becomes a resource folder)")
     static let maxRate = Option<Int>("max-rate", "N", .integer("messages per second", 1...1_000_000), default: 20_000,
                                      help: "messages handled per second; beyond, dropped and counted")
 
@@ -48,8 +48,8 @@ enum ServeCommand {
         for e in endpoints where !e.isLocal && !parsed[allowRemote] {
             throw .usage("--osc \(e) is not a loopback address; anyone who can reach it could play and load patterns. Pass --allow-remote to mean it")
         }
-        // Patterns named at start: the operator's choice, any readable file; their folders become
-        // resource roots too (for their audio and for /hapsync/load).
+        // Patterns named at start: the operator's choice, any readable file. A folder given becomes
+        // a resource root too (for /hapsync/load); a file's audio is found beside it.
         var preloads: [(name: String, file: URL)] = []
         var roots = options.resources
         for item in parsed[preload] {
@@ -61,8 +61,8 @@ enum ServeCommand {
                 let names = ((try? FileManager.default.contentsOfDirectory(atPath: item)) ?? []).filter { $0.hasSuffix(".ahap") }.sorted()
                 preloads += names.map { (String($0.dropLast(5)), dir.appendingPathComponent($0)) }
             } else {
+                // A file alone: its audio is found beside it; its folder is not opened to /hapsync/load.
                 let file = URL(fileURLWithPath: item)
-                roots.append(file.deletingLastPathComponent())
                 preloads.append((file.deletingPathExtension().lastPathComponent, file))
             }
         }

@@ -92,6 +92,8 @@ public final class OSCCommands: @unchecked Sendable {
         case "/hapsync/load":
             try a.count(2...2, "s:name s:path")
             let name = try a.string(0, "name"), path = try a.string(1, "path")
+            // Only AHAP files, so that nothing else in a resource folder is read on a peer's say-so.
+            guard path.hasSuffix(".ahap") else { throw CommandError("path \"\(path)\" must name an .ahap file") }
             let file: URL
             switch resolver.resolve(path) {
             case .success(let url): file = url
@@ -142,6 +144,9 @@ public final class OSCCommands: @unchecked Sendable {
                 default: try player.resume(atTime: time)
                 }
             }
+            // A stop of a player that is not playing (paused, or between runs) ends no run, so
+            // no completion will come to free its id and slot: it leaves now.
+            if address == "/hapsync/stop", !player.isPlaying { remove(id, player) }
             return .ok([.int(id)])
         case "/hapsync/seek":
             try a.count(2...2, "i:player f:offset")
@@ -238,12 +243,16 @@ public final class OSCCommands: @unchecked Sendable {
     }
 
     private func start(_ player: HapticPatternPlayer, id wanted: Int64?, at time: Double) throws(CommandError) -> Int64 {
+        // A player replaced is let go after the lock: its release may deliver notifications
+        // (a manual-clock engine pumps), whose handlers take the lock.
+        var replaced: HapticPatternPlayer?
+        defer { replaced = nil }
         let id: Int64 = try players.withLock { (list) throws(CommandError) -> Int64 in
             if let wanted {
-                if let old = list[wanted] { try? old.stop(atTime: HapticEngine.timeImmediate) }
                 guard list[wanted] != nil || list.count < configuration.maxPlayers else {
                     throw CommandError("\(configuration.maxPlayers) players are playing, the limit")
                 }
+                replaced = list[wanted]
                 list[wanted] = player
                 return wanted
             }
@@ -254,18 +263,28 @@ public final class OSCCommands: @unchecked Sendable {
             list[id] = player
             return id
         }
+        try? replaced?.stop(atTime: HapticEngine.timeImmediate)
         player.completionHandler = { [weak self, weak player] _ in
-            guard let self, let player else { return }
-            // Only if the id still names this player (a later play may have taken it).
-            self.players.withLock { if $0[id] === player, !player.isPlaying { $0[id] = nil } }
+            guard let self, let player, !player.isPlaying else { return }
+            self.remove(id, player)
         }
         do {
             try player.start(atTime: time)
         } catch {
-            players.withLock { if $0[id] === player { $0[id] = nil } }
+            remove(id, player)
             throw CommandError("cannot start: \(error)")
         }
         return id
+    }
+
+    /// Frees id `id` if it still names `player` (a later play may have taken it); the player is
+    /// let go after the lock (see `start`).
+    private func remove(_ id: Int64, _ player: HapticPatternPlayer) {
+        let gone = players.withLock { list -> HapticPatternPlayer? in
+            guard list[id] === player else { return nil }
+            return list.removeValue(forKey: id)
+        }
+        _ = gone
     }
 
     private func player(_ a: Arguments) throws(CommandError) -> (Int64, HapticPatternPlayer) {

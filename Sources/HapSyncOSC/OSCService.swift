@@ -77,6 +77,8 @@ public final class OSCService: @unchecked Sendable {
     private var currentSocket: OSCSocket?
     private var currentPeer = OSCSocket.Peer()
     private var tokens: Double
+    /// Messages of the current packet dispatched so far (its first rides on the packet's token).
+    private var messagesInPacket = 0
     private var lastRefill = OSCTime.monotonic()
 
     /// Opens the sockets (they exist when this returns) over `engine`, which must be started.
@@ -147,19 +149,15 @@ public final class OSCService: @unchecked Sendable {
         stats.withLock { $0.packets += 1 }
         currentSocket = socket
         currentPeer = peer
+        // Every packet spends a token first, and every message in it one more (`dispatch`), so
+        // no packet is answered beyond the rate, however it is made.
+        guard takeToken() else { return }
         guard length <= Self.maxDatagram else {
             stats.withLock { $0.oversized += 1 }
             reply(error: "(packet)", "a packet of \(length) bytes is larger than \(Self.maxDatagram); dropped")
             return
         }
-        let now = OSCTime.monotonic()
-        tokens = min(configuration.maxMessagesPerSecond, tokens + (now - lastRefill) * configuration.maxMessagesPerSecond)
-        lastRefill = now
-        guard tokens >= 1 else {
-            stats.withLock { $0.rateLimited += 1 }
-            return
-        }
-        tokens -= 1
+        messagesInPacket = 0
         let before = libloErrors.load(ordering: .relaxed)
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(datagram.count, 1), alignment: 8)
         defer { copy.deallocate() }
@@ -174,9 +172,26 @@ public final class OSCService: @unchecked Sendable {
         }
     }
 
+    /// Spends one of the rate limit's tokens (refilled at `maxMessagesPerSecond`, at most a
+    /// second's worth held); false, and counted, when none is left.
+    private func takeToken() -> Bool {
+        let now = OSCTime.monotonic()
+        tokens = min(configuration.maxMessagesPerSecond, tokens + (now - lastRefill) * configuration.maxMessagesPerSecond)
+        lastRefill = now
+        guard tokens >= 1 else {
+            stats.withLock { $0.rateLimited += 1 }
+            return false
+        }
+        tokens -= 1
+        return true
+    }
+
     /// One decoded message (liblo's handler, on the run thread).
     private func dispatch(path: String, types: UnsafePointer<CChar>, argv: UnsafeMutablePointer<UnsafeMutablePointer<lo_arg>?>?,
                           argc: Int, message: lo_message?) {
+        // A bundle's second and later messages spend tokens of their own.
+        if messagesInPacket > 0, !takeToken() { return }
+        messagesInPacket += 1
         var args: [OSCValue] = []
         for k in 0..<argc {
             let tag = UInt8(bitPattern: types[k])

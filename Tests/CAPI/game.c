@@ -126,6 +126,16 @@ int main(int argc, char **argv) {
     FAILS(hs_player_start((hs_player *)engine, 0), HS_ERROR_BAD_HANDLE, "not a live player");
     hs_player_destroy(second);
     FAILS(hs_player_start(second, 0), HS_ERROR_BAD_HANDLE, "not a live player");
+    /* A destroyed handle stays dead when a new object takes its memory. */
+    hs_pattern_builder *b1 = NULL, *b2 = NULL;
+    OK(hs_pattern_builder_create(&b1));
+    hs_pattern_builder_destroy(b1);
+    OK(hs_pattern_builder_create(&b2));
+    EXPECT(b1 != b2, "a handle was given out twice");
+    FAILS(hs_pattern_builder_add_transient(b1, 0, 1, 1), HS_ERROR_BAD_HANDLE, "not a live builder");
+    hs_pattern_builder_destroy(b1);   /* destroys nothing */
+    OK(hs_pattern_builder_add_transient(b2, 0, 1, 1));
+    hs_pattern_builder_destroy(b2);
     hs_player_destroy(second);   /* twice: ignored */
     hs_player_destroy(NULL);
 

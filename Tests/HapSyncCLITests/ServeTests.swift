@@ -40,8 +40,9 @@ struct ServeTests {
         r["tag1"] = ask(bundle(tags[0], msg("/hapsync/play", "p", 7)))
         r["tag2"] = ask(bundle(tags[1], msg("/hapsync/play", "p", 8)))
         r["past"] = ask(bundle(time.time() - 5, msg("/hapsync/play", "p", 9)))
-        r["dotdot"] = ask(msg("/hapsync/load", "x", "../Package.swift"))
-        r["absolute"] = ask(msg("/hapsync/load", "x", "/etc/passwd"))
+        r["dotdot"] = ask(msg("/hapsync/load", "x", "../Package.ahap"))
+        r["notahap"] = ask(msg("/hapsync/load", "x", "README.md"))
+        r["absolute"] = ask(msg("/hapsync/load", "x", "/etc/passwd.ahap"))
         r["unknown"] = ask(msg("/hapsync/nope"))
         r["type"] = ask(msg("/hapsync/play", 3))
         r["count"] = ask(msg("/hapsync/stop"))
@@ -130,7 +131,7 @@ struct ServeTests {
         #expect(reply("now") == ["/hapsync/ok", "/hapsync/play", "1"])
         #expect(reply("tag1") == ["/hapsync/ok", "/hapsync/play", "7"] && reply("tag2") == ["/hapsync/ok", "/hapsync/play", "8"])
         #expect(reply("past") == ["/hapsync/ok", "/hapsync/play", "9"], "a past tag plays now")
-        let errors: [(String, String)] = [("dotdot", "'..'"), ("absolute", "is absolute"), ("unknown", "unknown address"),
+        let errors: [(String, String)] = [("dotdot", "'..'"), ("notahap", "must name an .ahap file"), ("absolute", "is absolute"), ("unknown", "unknown address"),
                                           ("type", "argument 1 (name) must be a string, got i:3"), ("count", "takes i:player, got 0 arguments"),
                                           ("noplayer", "no player 12345"), ("range", "argument 2 (rate) 250.0 is outside 0.01...100.0"),
                                           ("garbage", "not valid OSC"), ("oversized", "larger than 32768")]
@@ -139,7 +140,7 @@ struct ServeTests {
         }
         let status = reply("status")
         func count(_ name: String) -> Int? { status.firstIndex(of: name).flatMap { Int(status[$0 + 1]) } }
-        #expect(count("late") == 1 && count("malformed") == 1 && count("oversized") == 1 && count("errors") == 7, "\(status)")
+        #expect(count("late") == 1 && count("malformed") == 1 && count("oversized") == 1 && count("errors") == 8, "\(status)")
 
         // oscsend: a play with no reply read, and a bad one that must not end the service.
         #expect(try run(oscsend, ["127.0.0.1", "\(port)", "/hapsync/play", "s", "p"], in: dir).status == 0)

@@ -46,11 +46,29 @@ struct OSCCommandsTests {
         #expect(run(c, "/hapsync/play", [.string("a")]) == .ok([.int(2)]))
     }
 
+    /// A player paused and then stopped ends no run, so no completion frees it: the stop does.
+    @Test func aPausedPlayerStoppedLeaves() throws {
+        let rig = try ManualRig()
+        let c = commands(rig)
+        #expect(run(c, "/hapsync/load", [.string("a"), .string("tap.ahap")]) == .ok([.string("a")]))
+        #expect(run(c, "/hapsync/play", [.string("a"), .int(5)]) == .ok([.int(5)]))
+        #expect(run(c, "/hapsync/pause", [.int(5)]) == .ok([.int(5)]))
+        rig.run(until: 1.5)
+        #expect(run(c, "/hapsync/stop", [.int(5)]) == .ok([.int(5)]))
+        rig.run(until: 2)
+        #expect(run(c, "/hapsync/stop", [.int(5)]) == .error("no player 5 (it ended, or was never started)"))
+        guard case .reply(_, let status) = run(c, "/hapsync/status", []), let i = status.firstIndex(of: .string("players")) else {
+            Issue.record("no status")
+            return
+        }
+        #expect(status[i + 1] == .int(0))
+    }
+
     @Test func pathsStayInsideTheRootsAndNamesAreChecked() throws {
         let rig = try ManualRig()
         let c = commands(rig)
-        for (path, text) in [("../x.ahap", "'..'"), ("/etc/hostname", "is absolute"), ("escape.ahap", "outside the resource roots"),
-                             ("missing.ahap", "not found")] {
+        for (path, text) in [("../x.ahap", "'..'"), ("/etc/hostname.ahap", "is absolute"), ("escape.ahap", "outside the resource roots"),
+                             ("missing.ahap", "not found"), ("notes.txt", "must name an .ahap file")] {
             guard case .error(let message) = run(c, "/hapsync/load", [.string("p"), .string(path)]) else {
                 Issue.record("\(path) was loaded")
                 continue
@@ -99,13 +117,21 @@ struct OSCCommandsTests {
         for _ in 0..<50 {
             _ = withUnsafePointer(to: &theirs) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, size, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         }
+        // And one bundle of 40 messages: each spends a token (no amplification by bundling).
+        let bundle = lo_bundle_new(lo_timetag(sec: 0, frac: 1))!
+        for _ in 0..<40 { lo_bundle_add_message(bundle, "/hapsync/help", lo_message_new()!) }
+        defer { lo_bundle_free_recursive(bundle) }
+        var bundleSize = 0
+        let bundleBytes = lo_bundle_serialise(bundle, nil, &bundleSize)!
+        defer { free(bundleBytes) }
+        _ = withUnsafePointer(to: &theirs) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bundleBytes, bundleSize, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         var replies = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while poll(&p, 1, 500) > 0, recv(fd, &buffer, buffer.count, 0) > 0 { replies += 1 }
         let s = service.statistics
-        #expect(s.packets == 50)
-        #expect(replies == s.messages && replies >= 10 && replies < 50, "answered what was not dropped: \(replies), \(s)")
-        #expect(s.rateLimited == 50 - s.messages)
+        #expect(s.packets == 51)
+        #expect(replies == s.messages && replies >= 10 && replies < 20, "answered what was not dropped: \(replies), \(s)")
+        #expect(s.rateLimited + s.messages >= 51, "each packet (or message of a bundle) over the rate is counted: \(s)")
     }
 }

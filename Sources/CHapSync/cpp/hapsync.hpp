@@ -87,6 +87,7 @@ public:
         check(hs_player_send_parameter(h_.get(), id.c_str(), value, time));
     }
     void schedule_curve(const std::string &id, double time, const std::vector<std::pair<double, float>> &points) {
+        if (points.empty()) throw error(HS_ERROR_INVALID_ARGUMENT, "a curve needs 1 to 16 points, got none");
         std::vector<double> times;
         std::vector<float> values;
         for (const auto &p : points) { times.push_back(p.first); values.push_back(p.second); }

@@ -126,7 +126,9 @@ const char *hs_last_error_message(void);
 
 hs_status hs_engine_create(const hs_engine_config *config, hs_engine **out);
 hs_status hs_engine_start(hs_engine *engine);
-/** Returns once stopped and traces are written; a trace that could not be written is HS_ERROR_ENGINE. */
+/** Returns once stopped and traces are written; a trace that could not be written is HS_ERROR_ENGINE.
+    Called from one of the engine's own callbacks it cannot wait for itself: it returns HS_OK at
+    once and the stop finishes on a helper thread. */
 hs_status hs_engine_stop(hs_engine *engine);
 void      hs_engine_destroy(hs_engine *engine);
 /** Seconds on the engine clock; 0 for a bad handle. */
