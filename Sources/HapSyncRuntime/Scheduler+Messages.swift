@@ -48,6 +48,7 @@ extension Scheduler {
                 sendAudioStop(s, at: slots[s].stopAt)
             } else if m.kind == .stop {
                 slots[s].pausedOffset = 0
+                endPausedRun(s, at: now)
             }
         case .seek:
             if slots[s].active {
@@ -85,6 +86,7 @@ extension Scheduler {
             slots[i].intensity = 0
             finish(i, at: now, now: now, kind: .stopped, pushed: &pushed, emitLevel: false)
         }
+        for i in 0..<capacity { endPausedRun(i, at: now) }
         lastMix = (0, 0)
         pushed = output.push(OutputCommand(scheduled: now, released: now, player: 0, kind: .stopAll,
                                            intensity: 0, sharpness: 0, patternTime: -1)) || pushed
@@ -109,6 +111,14 @@ extension Scheduler {
         }
     }
 
+    /// Ends slot `s`'s paused run, if it has one, reporting it as stopped at `time`: every run
+    /// that began ends with one report, paused in between or not. Does not allocate, lock or block.
+    func endPausedRun(_ s: Int, at time: UInt64) {
+        guard slots[s].paused else { return }
+        slots[s].paused = false
+        post(.stopped(at: time), slot: s, player: slots[s].player)
+    }
+
     /// Runs `change` (which restarts slot `s`'s timing) and then schedules again the stop or
     /// pause that was pending (and a resume waiting for it), with its audio stop for the voices the
     /// change started. Does not allocate, lock or block.
@@ -131,6 +141,9 @@ extension Scheduler {
                reportRestart: Bool = false) {
         guard let timeline = timelines[s] else { return }
         if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed, report: reportRestart) }
+        // A fresh start ends a paused run (reported); a resume or seek carries it on.
+        if reportRestart { endPausedRun(s, at: now) }
+        slots[s].paused = false
         let endTime = timeline._withUnsafeGuaranteedRef { $0.end }
         let o = min(max(0, offset), max(endTime, endPoint(s).time))
         var state = slots[s]

@@ -15,12 +15,16 @@ extension Scheduler {
                 let reached = min(max(0, offset(s, at: state.stopAt)), endPoint(s).time)
                 finish(s, at: state.stopAt, now: now, kind: .paused, pushed: &pushed)
                 slots[s].pausedOffset = reached
+                slots[s].paused = true
                 post(.paused(offset: reached), slot: s, player: state.player)
                 // A stop asked for a time after this pause: before the resume (or with none), it
                 // stops the paused player (the resume then plays from the top); after it, it ends
                 // the run the resume starts.
                 let stopWhilePaused = state.stopAfterPause != .max && state.stopAfterPause <= state.resumeAt
-                if stopWhilePaused { slots[s].pausedOffset = 0 }
+                if stopWhilePaused {
+                    slots[s].pausedOffset = 0
+                    endPausedRun(s, at: state.stopAfterPause)
+                }
                 if state.resumeAt != .max {
                     // A resume was asked for a time after this pause.
                     begin(s, player: state.player, at: state.resumeAt, offset: stopWhilePaused ? 0 : reached, now: now, pushed: &pushed)

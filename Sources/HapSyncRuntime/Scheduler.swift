@@ -63,6 +63,9 @@ final class Scheduler: @unchecked Sendable {
         var loopEnd: Double = 0
         /// Where a resume starts (pattern s), set by a pause or a seek while not playing.
         var pausedOffset: Double = 0
+        /// A run was paused and has not ended: a stop, a fresh start or the engine's stop ends it
+        /// (reported as stopped); a resume carries it on.
+        var paused = false
     }
 
     /// What a slot has to do next.

@@ -50,6 +50,22 @@ struct PlayerLifetimeTests {
         for await _ in finished.stream { break }
         #expect(looping == nil, "a player whose run ended is let go")
         #expect(paused != nil, "a paused player is kept while the engine runs")
+        // One paused and then stopped: its run ends, and it is let go.
+        weak var stopped: AnyObject?
+        do {
+            let pattern = try CHHapticPattern(events: [CHHapticEvent(eventType: .hapticTransient, parameters: [], relativeTime: 0)], parameters: [])
+            let c = try engine.makeAdvancedPlayer(with: pattern)
+            let ended = AsyncStream<Void>.makeStream()
+            c.completionHandler = { _ in ended.continuation.yield() }
+            try c.start(atTime: CHHapticTimeImmediate)
+            try c.pause(atTime: CHHapticTimeImmediate)
+            try await Task.sleep(nanoseconds: 100_000_000)
+            try c.stop(atTime: CHHapticTimeImmediate)
+            stopped = c
+            for await _ in ended.stream { break }
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(stopped == nil, "a paused player that is stopped is let go")
         try await engine.stop()
         #expect(paused == nil, "the engine's stop lets every player go")
         let taps = records().filter { $0.contains("\"kind\":\"transient\"") }.count

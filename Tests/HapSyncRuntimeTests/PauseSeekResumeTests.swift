@@ -37,6 +37,39 @@ struct PauseSeekResumeTests {
         #expect(ended.withLock { $0 } == [.finished], "one run, paused and resumed")
     }
 
+    /// Every run that began ends with one report, paused in between or not: a stop of a paused
+    /// player, a fresh start of one and the engine's stop each report the paused run as stopped
+    /// (before, none did: nothing could tell the run was over, and holders kept the player).
+    @Test func aPausedRunEndsWithOneReport() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try advancedPattern())
+        let ended = Locked<[HapticPatternPlayer.Completion]>([])
+        player.completionHandler = { c in ended.withLock { $0.append(c) } }
+        try player.start(atTime: 1.0)
+        try player.pause(atTime: 1.1)
+        rig.run(until: 1.5)
+        #expect(ended.withLock { $0 }.isEmpty, "a pause is not an end")
+        try player.stop(atTime: HapticEngine.timeImmediate)
+        rig.run(until: 1.6)
+        #expect(ended.withLock { $0 } == [.stopped])
+        try player.stop(atTime: HapticEngine.timeImmediate)
+        rig.run(until: 1.7)
+        #expect(ended.withLock { $0 } == [.stopped], "a second stop ends nothing")
+        // Paused, then started afresh: the paused run ends, the new one plays to its end.
+        try player.start(atTime: 2.0)
+        try player.pause(atTime: 2.1)
+        rig.run(until: 2.5)
+        try player.start(atTime: 3.0)
+        rig.run(until: 6)
+        #expect(ended.withLock { $0 } == [.stopped, .stopped, .finished])
+        // Paused when the engine stops.
+        try player.start(atTime: 7.0)
+        try player.pause(atTime: 7.1)
+        rig.run(until: 7.5)
+        rig.engine.stop()
+        #expect(ended.withLock { $0 } == [.stopped, .stopped, .finished, .stopped])
+    }
+
     /// Apple's order for a looping heartbeat: `start(atTime: CHHapticTimeImmediate)`, then a
     /// pause later, `seek`, a resume and a stop, all sent at once. The start has happened when the
     /// seek comes (its tap at 0 plays), the seek jumps to 0.1 and the loop (end 0.4) goes on from
@@ -126,7 +159,8 @@ struct PauseSeekResumeTests {
         let after = Array(outputs(rig).dropFirst(before))
         let resumed = after.filter { $0.at >= ns(6.3) }
         #expect(resumed.first?.patternTime == again.timeline.commands.first?.time, "from the top, not from 0.1: \(resumed.prefix(3))")
-        #expect(from.withLock { $0 } == [.finished])
+        // The stop ended the paused run (reported), the resume began a new one from the top.
+        #expect(from.withLock { $0 } == [.stopped, .finished])
     }
 
     @Test func aResumeBeforeAPendingPauseChangesNothing() throws {
