@@ -4,14 +4,16 @@ import Foundation
 /// transients as stems, audio voices as labelled bars with their gain inside, time axis in ms.
 public enum PatternPlot {
     /// The SVG text for a timeline. `title` heads the picture; `label` names a voice's bar
-    /// (defaults to its file name, or "tone" for AudioContinuous).
+    /// (defaults to its file name, or "tone" for AudioContinuous). With `waveform`, a lane under
+    /// the haptics shows the drive signal an actuator with that profile gets (`WaveformSynth`).
     public static func svg(_ timeline: PatternTimeline, title: String, width: Int = 1000,
-                           label: ((AudioVoice) -> String)? = nil) -> String {
+                           label: ((AudioVoice) -> String)? = nil, waveform: ActuatorProfile? = nil) -> String {
         let left = 56.0, right = 24.0, top = 72.0
         let plotWidth = Double(max(width, 300)) - left - right
         let hapticHeight = 220.0
         let laneHeight = 22.0
-        let audioTop = top + hapticHeight + 44
+        let waveTop = top + hapticHeight + 44, waveHeight = waveform == nil ? 0.0 : 90.0
+        let audioTop = waveTop + (waveform == nil ? 0 : waveHeight + 44)
         let height = audioTop + Double(max(timeline.voices.count, 1)) * laneHeight + 48
         let span = max(timeline.end, 0.001)
         func x(_ t: Double) -> Double { left + t / span * plotWidth }
@@ -65,6 +67,29 @@ public enum PatternPlot {
         s += "<line x1=\"\(f(lx + 92))\" x2=\"\(f(lx + 106))\" y1=\"\(f(ly - 4))\" y2=\"\(f(ly - 4))\" stroke=\"#e07b1a\" stroke-width=\"2\"/><text x=\"\(f(lx + 110))\" y=\"\(f(ly))\">sharpness</text>"
         s += "<line x1=\"\(f(lx + 190))\" x2=\"\(f(lx + 190))\" y1=\"\(f(ly - 10))\" y2=\"\(f(ly + 1))\" stroke=\"#c0302a\" stroke-width=\"2\"/><text x=\"\(f(lx + 196))\" y=\"\(f(ly))\">transient</text>\n"
         s += "<text x=\"\(f(left))\" y=\"\(f(ly))\" fill=\"#333\" font-weight=\"bold\">haptics</text>\n"
+
+        // The drive signal: per pixel column, the lowest and highest sample.
+        if let profile = waveform {
+            let sampleRate = 48_000.0
+            let drive = WaveformSynth.render(timeline, profile: profile, sampleRate: sampleRate, tail: 0)
+            let mid = waveTop + waveHeight / 2
+            s += "<text x=\"\(f(left))\" y=\"\(f(waveTop - 6))\" fill=\"#333\" font-weight=\"bold\">drive signal</text>"
+            s += "<text x=\"\(f(left + 90))\" y=\"\(f(waveTop - 6))\" fill=\"#555\">\(escape(profile.name)) profile: \(rate(profile.frequencies.lowerBound))-\(rate(profile.frequencies.upperBound)) Hz by sharpness, peak \(profile.peakLimit), RMS ≤ \(profile.maxRMS) of full scale</text>\n"
+            s += "<rect x=\"\(f(left))\" y=\"\(f(waveTop))\" width=\"\(f(plotWidth))\" height=\"\(f(waveHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>"
+            s += "<line x1=\"\(f(left))\" x2=\"\(f(left + plotWidth))\" y1=\"\(f(mid))\" y2=\"\(f(mid))\" stroke=\"#e3e3e3\"/>\n"
+            let columns = max(1, Int(plotWidth))
+            var path = ""
+            for col in 0..<columns where !drive.isEmpty {
+                let a = min(drive.count - 1, Int(Double(col) / Double(columns) * span * sampleRate))
+                let b = min(drive.count, max(a + 1, Int(Double(col + 1) / Double(columns) * span * sampleRate)))
+                var lo: Float = 0, hi: Float = 0
+                for k in a..<b { lo = min(lo, drive[k]); hi = max(hi, drive[k]) }
+                guard hi - lo > 0.002 else { continue }
+                let px = left + Double(col) + 0.5
+                path += "M\(f(px)) \(f(mid - Double(hi) * waveHeight / 2))V\(f(mid - Double(lo) * waveHeight / 2))"
+            }
+            s += "<path class=\"drive\" d=\"\(path)\" stroke=\"#6a4c93\" stroke-width=\"1\" fill=\"none\"/>\n"
+        }
 
         // Audio lanes.
         s += "<text x=\"\(f(left))\" y=\"\(f(audioTop - 6))\" fill=\"#333\" font-weight=\"bold\">audio</text>\n"

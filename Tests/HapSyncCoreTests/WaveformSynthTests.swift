@@ -103,6 +103,18 @@ struct WaveformSynthTests {
         #expect(maxStep < 2 * Double.pi * 120 / rate, "\(maxStep)")
     }
 
+    @Test func thePlotDrawsTheDriveSignalLane() throws {
+        let pattern = try AHAPPatternBuilder().transient(at: 0, intensity: 1, sharpness: 0.5)
+            .continuous(at: 0.05, duration: 0.2, intensity: 0.7, sharpness: 0.3).build()
+        let timeline = try PatternTimeline(pattern: pattern)
+        let with = PatternPlot.svg(timeline, title: "t", waveform: .dualSense)
+        let without = PatternPlot.svg(timeline, title: "t")
+        #expect(with.contains("drive signal") && with.contains("dualsense profile: 60-300 Hz"))
+        let path = with.components(separatedBy: "class=\"drive\" d=\"").last?.prefix { $0 != "\"" } ?? ""
+        #expect(path.filter { $0 == "M" }.count > 200, "a column per pixel where the signal moves")
+        #expect(!without.contains("drive signal"))
+    }
+
     @Test func aPatternRendersAsItsCommandsSay() throws {
         let pattern = try AHAPPatternBuilder().transient(at: 0.1, intensity: 1, sharpness: 1)
             .continuous(at: 0.3, duration: 0.2, intensity: 0.8, sharpness: 0, attack: 0, release: 0).build()
