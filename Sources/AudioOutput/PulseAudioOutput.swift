@@ -327,19 +327,21 @@ extension PulseAudioOutput {
         private var largerStep: Int64 = .max
         private var repliesWithoutQuantum = 0
         private static let quantumPatience = 16
-        private static let frameBytes: Int64 = 8
+        /// Bytes per frame of the stream (8: stereo float).
+        private let frameBytes: Int64
 
-        /// Timing for a stream at `sampleRate` on `server`.
-        package init(server: PulseConnection.Server, sampleRate: Double) {
+        /// Timing for a stream at `sampleRate` on `server`, of `frameBytes` bytes a frame.
+        package init(server: PulseConnection.Server, sampleRate: Double, frameBytes: Int64 = 8) {
             self.server = server
             self.sampleRate = sampleRate
+            self.frameBytes = frameBytes
         }
 
         /// The frame heard when the reply was taken, from its read index (bytes), sink latency and
         /// transport latency (µs); nil on PipeWire until its quantum is known. Does not allocate,
         /// lock or block.
         package mutating func heardFrame(readIndex: Int64, sinkUsec: UInt64, transportUsec: UInt64) -> Int64? {
-            let read = readIndex / Self.frameBytes
+            let read = readIndex / frameBytes
             let latency = (Double(sinkUsec) - Double(transportUsec)) * sampleRate / 1e6
             switch server {
             case .pulseAudio:

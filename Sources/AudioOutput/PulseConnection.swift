@@ -89,6 +89,8 @@ package final class PulseConnection: @unchecked Sendable {
         package var state: pa_sink_state_t
         /// Its latency now, µs: how far ahead of what is heard it has taken data.
         package var latency: UInt64
+        /// Its channel count.
+        package var channels: Int = 2
     }
 
     /// The sink named `sink` ("@DEFAULT_SINK@": the default one); throws `.noSink` if there is no
@@ -100,7 +102,7 @@ package final class PulseConnection: @unchecked Sendable {
                 let reply = userdata!.assumingMemoryBound(to: Reply<SinkInfo?>.self)
                 if eol == 0, let i = info?.pointee {
                     reply.pointee.value = SinkInfo(index: i.index, name: String(cString: i.name), rate: i.sample_spec.rate,
-                                                   state: i.state, latency: i.latency)
+                                                   state: i.state, latency: i.latency, channels: Int(i.sample_spec.channels))
                 }
                 pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
             }, reply))
@@ -196,10 +198,21 @@ package final class PulseConnection: @unchecked Sendable {
     /// Makes the stream (float32 stereo at `rate` Hz), has `connect` set its callbacks and connect
     /// it (returning what `pa_stream_connect_playback` or `_record` returned), and waits until it is
     /// ready. `onTiming` receives the replies `requestTimingInfo` asks for. Inside `withLock`.
-    package func openStream(name: String, rate: UInt32, onTiming: @escaping (pa_timing_info, UInt64) -> Void,
+    package func openStream(name: String, rate: UInt32, channels: [pa_channel_position_t]? = nil,
+                            onTiming: @escaping (pa_timing_info, UInt64) -> Void,
                             connect: (OpaquePointer) -> Int32) throws(PulseError) -> OpaquePointer {
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: rate, channels: 2)
-        guard let s = pa_stream_new(context, name, &spec, nil) else { throw .stream("cannot create the stream") }
+        // Stereo by default (the server's usual map); or the positions given, in order.
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: rate, channels: UInt8(channels?.count ?? 2))
+        var map = pa_channel_map()
+        if let channels {
+            map.channels = UInt8(channels.count)
+            withUnsafeMutableBytes(of: &map.map) { raw in
+                let positions = raw.bindMemory(to: pa_channel_position_t.self)
+                for (i, p) in channels.enumerated() { positions[i] = p }
+            }
+        }
+        let made = channels == nil ? pa_stream_new(context, name, &spec, nil) : pa_stream_new(context, name, &spec, &map)
+        guard let s = made else { throw .stream("cannot create the stream") }
         stream = s
         self.onTiming = onTiming
         pa_stream_set_state_callback(s, { s, userdata in

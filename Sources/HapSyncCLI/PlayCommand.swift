@@ -132,6 +132,11 @@ enum PlayCommand {
             backends.append(EvdevBackend(configuration: .init(path: path, minimumUpdateInterval: options.rumbleIntervalNanoseconds,
                                                               burstLength: options.rumbleBurstNanoseconds)))
         }
+        if let (sink, channels) = options.waveform {
+            var configuration = WaveformOutput.Configuration(sink: sink, channels: channels, latency: options.audioLatency)
+            configuration.server = nil
+            backends.append(WaveformOutput(configuration: configuration))
+        }
         if let trace { backends.append(trace) }
         return backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
     }

@@ -1,3 +1,4 @@
+import AudioOutput
 import Foundation
 import HapSyncCore
 import HapSyncRuntime
@@ -22,6 +23,10 @@ struct PlaybackOptions {
             where haptic commands go (repeatable: evdev and a trace together):
               evdev:PATH  rumble a gamepad (/dev/input/eventN; see 'hapsync devices')
               evdev:auto  the first rumble-capable device this user can open
+              waveform:SINK[:rear|mono|left|right|all]
+                          a voice-coil actuator's drive signal on an audio sink:
+                          rear = a DualSense's (4 channels), mono = a bass
+                          shaker; default rear on 4-channel sinks, else all
               trace:PATH  record every command with its scheduled, released and
                           applied times (CLOCK_MONOTONIC ns): PATH.jsonl gives
                           JSON Lines, PATH.json Chrome trace events (Perfetto)
@@ -33,7 +38,7 @@ struct PlaybackOptions {
     static let latency = Option<Double>("latency-ms", "N", .decimal("milliseconds", .from(1, to: 2000)), default: 20,
                                         help: "target latency of the audio stream")
     static let hapticLatency = Option<Double>("haptic-latency-ms", "N", .decimal("milliseconds", .from(0, to: 1000)), default: 0,
-                                              help: "release haptics this much before their audio is heard, to make up for the haptic device's delay")
+                                              help: "release haptics this much early (before their audio is heard, or their time), to make up for the haptic device's delay")
     static let rumbleInterval = Option<Double>("rumble-interval", "MS", .decimal("milliseconds", .from(1, to: 10_000)), default: 10,
                                                help: "shortest time between two rumble updates")
     static let rumbleBurst = Option<Double>("rumble-burst", "MS", .decimal("milliseconds", .from(1, to: 10_000)), default: 30,
@@ -72,6 +77,8 @@ struct PlaybackOptions {
     var tracePath: String?
     /// The evdev device path or `auto`, if any.
     var evdevPath: String?
+    /// The waveform output's sink and channels, if any.
+    var waveform: (sink: String, channels: HapticOutputSpec.WaveformChannels?)?
     /// `--audio`, nil when not given (audio plays when the pattern has any).
     var audioChoice: AudioChoice?
     var sinkName: String?
@@ -104,12 +111,17 @@ struct PlaybackOptions {
             case .evdev(let path):
                 if let first = evdevPath { throw .usage("--haptics evdev: given twice ('evdev:\(first)' and 'evdev:\(path)'); one device at a time") }
                 evdevPath = path
+            case .waveform(let sink, let channels):
+                if let first = waveform { throw .usage("--haptics waveform: given twice ('waveform:\(first.sink)' and 'waveform:\(sink)'); one at a time") }
+                waveform = (sink, channels)
             }
         }
         audioChoice = parsed[Self.audio]
         sinkName = parsed[Self.sink]
         audioLatency = parsed[Self.latency] / 1000
         hapticLatencyNanoseconds = UInt64(parsed[Self.hapticLatency] * 1_000_000)
+        // A waveform stream needs its commands its buffer early (WaveformOutput.lead).
+        if waveform != nil { hapticLatencyNanoseconds += WaveformOutput.lead(latency: audioLatency) }
         rumbleIntervalNanoseconds = UInt64(parsed[Self.rumbleInterval] * 1_000_000)
         rumbleBurstNanoseconds = UInt64(parsed[Self.rumbleBurst] * 1_000_000)
         replacesTrace = parsed[Self.force]

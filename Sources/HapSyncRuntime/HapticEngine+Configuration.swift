@@ -37,8 +37,9 @@ extension HapticEngine {
         public var statisticsCapacity: Int
         /// Audio output; players whose patterns have audio follow its clock (default none).
         public var audio: AudioDevice?
-        /// For players that follow the audio: haptic commands are released this long before their
-        /// audio frame is heard, to make up for the haptic device's own delay (default 0).
+        /// Haptic commands are released this long before they should be felt (for players that
+        /// follow the audio: before their audio frame is heard), to make up for the haptic
+        /// output's own delay: a pad's, or a waveform stream's buffer (default 0).
         public var hapticLatency: UInt64
         /// How players with audio keep their haptics in step with it (default `.followAudioClock`).
         public var audioSync: AudioSync

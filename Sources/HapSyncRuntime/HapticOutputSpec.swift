@@ -1,3 +1,5 @@
+import HapSyncCore
+
 /// Where haptic commands go, as `hapsync --haptics`, `HAPSYNC_HAPTICS` and the APIs spell it:
 /// `evdev:PATH`, `evdev:auto`, `trace:PATH` or `none`. The one parser of that spelling.
 public enum HapticOutputSpec: Sendable, Equatable, CustomStringConvertible {
@@ -7,15 +9,54 @@ public enum HapticOutputSpec: Sendable, Equatable, CustomStringConvertible {
     case evdev(String)
     /// A trace file (`.json`: Chrome trace events; anything else: JSON Lines).
     case trace(String)
+    /// A voice-coil actuator's drive signal on channels of an audio sink (nil: `rear` on a sink
+    /// of four channels or more, else `all`).
+    case waveform(sink: String, channels: WaveformChannels?)
+
+    /// Which channels of a sink carry the drive signal, and with which actuator profile.
+    public enum WaveformChannels: String, CaseIterable, Sendable {
+        /// Four channels (front-left, front-right, rear-left, rear-right), the signal on both rear
+        /// ones, the front ones silent: a DualSense (`ActuatorProfile.dualSense`). Both actuators
+        /// get the same signal: AHAP has no left or right.
+        case rear
+        /// One channel: a bass shaker (`ActuatorProfile.shaker`, low-passed).
+        case mono
+        /// Stereo, the signal on the left channel only (`ActuatorProfile.generic`).
+        case left
+        /// Stereo, the signal on the right channel only.
+        case right
+        /// Stereo, the signal on both channels.
+        case all
+
+        /// The actuator profile of these channels.
+        public var profile: ActuatorProfile {
+            switch self {
+            case .rear: return .dualSense
+            case .mono: return .shaker
+            case .left, .right, .all: return .generic
+            }
+        }
+    }
 
     /// What a spec may be, for error messages.
-    public static let expectation = "evdev:PATH, evdev:auto, trace:PATH or none"
+    public static let expectation = "evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:\(WaveformChannels.allCases.map(\.rawValue).joined(separator: "|"))] or none"
 
     /// Parses a spec; nil when `text` is not one.
     public init?(parsing text: String) {
         if text == "none" { self = .none; return }
         if text.hasPrefix("trace:"), text.count > 6 { self = .trace(String(text.dropFirst(6))); return }
         if text.hasPrefix("evdev:"), text.count > 6 { self = .evdev(String(text.dropFirst(6))); return }
+        if text.hasPrefix("waveform:"), text.count > 9 {
+            let rest = String(text.dropFirst(9))
+            if let colon = rest.lastIndex(of: ":"), let channels = WaveformChannels(rawValue: String(rest[rest.index(after: colon)...])) {
+                let sink = String(rest[..<colon])
+                guard !sink.isEmpty else { return nil }
+                self = .waveform(sink: sink, channels: channels)
+            } else {
+                self = .waveform(sink: rest, channels: nil)
+            }
+            return
+        }
         return nil
     }
 
@@ -25,6 +66,7 @@ public enum HapticOutputSpec: Sendable, Equatable, CustomStringConvertible {
         case .none: "none"
         case .evdev(let path): "evdev:\(path)"
         case .trace(let path): "trace:\(path)"
+        case .waveform(let sink, let channels): "waveform:\(sink)" + (channels.map { ":\($0.rawValue)" } ?? "")
         }
     }
 }
