@@ -186,7 +186,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                                                   | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
                     return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
                 }
-                restartIfRenderingFarAhead(connection, sink: sink)
+                connection.restartIfRenderingFarAhead(sink, latency: configuration.latency, server: timing.server)
                 running.store(true, ordering: .releasing)
                 if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
                 return s
@@ -207,21 +207,6 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             close()
             throw PulseError.noClock
         }
-    }
-
-    /// A PulseAudio sink with nobody playing renders as far ahead as it may (module-null-sink: up to
-    /// 2 s), and once our low-latency stream has joined it can take back (rewind) only as much as
-    /// our latency: the stream would first be heard, and its clock first move, up to 2 s later
-    /// (measured: 1.6-2.0 s of a 2.3 s start-up). Suspending and resuming such a sink, which nobody
-    /// else was playing to, starts it again from now. Only on PulseAudio (PipeWire starts streams
-    /// at once and reports no sink latency), only when the sink was idle before our stream came,
-    /// and only when it is now more than 50 ms further ahead than our whole target latency. Inside
-    /// the connection's lock, with our stream connected and corked.
-    private func restartIfRenderingFarAhead(_ connection: PulseConnection, sink: PulseConnection.SinkInfo) {
-        guard timing.server == .pulseAudio, sink.state == PA_SINK_IDLE,
-              let now = try? connection.sinkInfo(named: sink.name),
-              Double(now.latency) > configuration.latency * 1e6 + 50_000 else { return }
-        if connection.suspend(sink: sink.index, true) { _ = connection.suspend(sink: sink.index, false) }
     }
 
     /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.

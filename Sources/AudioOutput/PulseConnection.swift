@@ -111,6 +111,22 @@ package final class PulseConnection: @unchecked Sendable {
         return info
     }
 
+    /// A PulseAudio sink with nobody playing renders as far ahead as it may (module-null-sink: up to
+    /// 2 s), and once our low-latency stream has joined it can take back (rewind) only as much as
+    /// our latency: the stream would first be heard, and its clock first move, up to 2 s later
+    /// (measured: 1.6-2.0 s of a 2.3 s start-up). Suspending and resuming such a sink, which nobody
+    /// else was playing to, starts it again from now. Only on PulseAudio (PipeWire starts streams
+    /// at once and reports no sink latency), only when the sink was idle before our stream came,
+    /// and only when it is now more than 50 ms further ahead than our whole target latency. Inside
+    /// the connection's lock, with the caller's stream connected and corked (the audio output's,
+    /// the waveform output's).
+    package func restartIfRenderingFarAhead(_ sink: SinkInfo, latency: Double, server: Server) {
+        guard server == .pulseAudio, sink.state == PA_SINK_IDLE,
+              let now = try? sinkInfo(named: sink.name),
+              Double(now.latency) > latency * 1e6 + 50_000 else { return }
+        if suspend(sink: sink.index, true) { _ = suspend(sink: sink.index, false) }
+    }
+
     /// Which server speaks the protocol: they count time differently (see
     /// `PulseAudioOutput.PlaybackTiming`) and their pipe sinks keep different contracts.
     package enum Server: Sendable, Equatable {

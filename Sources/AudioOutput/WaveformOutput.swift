@@ -131,11 +131,14 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
                     }, me)
                     var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * rate * Double(frameBytes)),
                                               prebuf: 0, minreq: UInt32(0.005 * rate * Double(frameBytes)), fragsize: UInt32.max)
-                    let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                                  | PA_STREAM_ADJUST_LATENCY.rawValue)
+                    let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                                  | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
                     return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
                 }
+                // An idle sink far ahead would hear this stream late: the same restart the audio output does.
+                connection.restartIfRenderingFarAhead(sink, latency: configuration.latency, server: timing.server)
                 running.store(true, ordering: .releasing)
+                if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
                 return s
             }
         } catch {
