@@ -127,6 +127,29 @@ package final class PulseConnection: @unchecked Sendable {
         if suspend(sink: sink.index, true) { _ = suspend(sink: sink.index, false) }
     }
 
+    /// One sink as the server lists it.
+    package struct SinkListing: Sendable {
+        package var name: String
+        package var description: String
+        package var channels: Int
+    }
+
+    /// Every sink of the server. Inside `withLock`.
+    package func sinks() -> [SinkListing] {
+        var reply = Reply<[SinkListing]>(mainloop: mainloop, value: [])
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_get_sink_info_list(context, { _, info, eol, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<[SinkListing]>.self)
+                if eol == 0, let i = info?.pointee {
+                    reply.pointee.value.append(SinkListing(name: String(cString: i.name), description: i.description.map { String(cString: $0) } ?? "",
+                                                           channels: Int(i.sample_spec.channels)))
+                }
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        return reply.value
+    }
+
     /// Which server speaks the protocol: they count time differently (see
     /// `PulseAudioOutput.PlaybackTiming`) and their pipe sinks keep different contracts.
     package enum Server: Sendable, Equatable {

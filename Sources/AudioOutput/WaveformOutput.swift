@@ -240,3 +240,31 @@ extension HapticOutputSpec.WaveformChannels {
         }
     }
 }
+
+extension WaveformOutput {
+    /// A sink of the sound server, and whether it looks like a haptic device.
+    public struct Sink: Sendable, Equatable {
+        /// The sink's name (for `waveform:NAME`).
+        public var name: String
+        /// Its description.
+        public var description: String
+        /// Its channel count.
+        public var channels: Int
+
+        /// A DualSense (its USB audio device, by name), or nil when the name does not say so.
+        public var isDualSense: Bool {
+            let text = (name + " " + description).lowercased()
+            return text.contains("dualsense") || text.contains("wireless_controller") || text.contains("wireless controller")
+        }
+
+        /// The output to give it: `rear` on four channels or more, else `all`.
+        public var suggested: String { "waveform:\(name):\(channels >= 4 ? "rear" : "all")" }
+    }
+
+    /// The sinks of the sound server (`server`: nil for the default), or why not.
+    public static func sinks(server: String? = nil) throws -> [Sink] {
+        let connection = try PulseConnection(clientName: "HapSync devices", server: server, threadName: "hapsync-probe", onFailure: { _ in })
+        defer { connection.close() }
+        return connection.withLock { connection.sinks() }.map { Sink(name: $0.name, description: $0.description, channels: $0.channels) }
+    }
+}

@@ -1,4 +1,5 @@
 import AHAP
+import AudioOutput
 import HapticOutput
 
 /// `hapsync devices`: the input devices, and which can rumble for HapSync.
@@ -14,6 +15,10 @@ enum DevicesCommand {
 
             A device that another program has grabbed (EVIOCGRAB) accepts effects but the
             kernel drops them silently: close that program if a pad listed here stays still.
+
+            Then, when a sound server answers, its sinks, for voice-coil actuators driven as
+            audio ('--haptics waveform:SINK[:CHANNELS]'): a DualSense shows as a four-channel
+            USB sink. (--json lists the input devices only.)
             """,
         groups: [OptionGroup([CommonOptions.json])], positionals: .none, run: { parsed, context throws(CLIError) in
             list(json: parsed[CommonOptions.json], console: context.console)
@@ -32,6 +37,7 @@ enum DevicesCommand {
         }
         guard !devices.isEmpty else {
             console.out("no input devices: /dev/input has no event nodes (no gamepad plugged in, or no evdev driver loaded)\n")
+            listSinks(console: console)
             return
         }
         let nameWidth = min(40, max(4, devices.map(\.name.count).max() ?? 4))
@@ -50,6 +56,22 @@ enum DevicesCommand {
             console.out("\nevdev:auto plays on \(first.path) (\(first.name))\n")
         } else {
             console.out("\nno device here can rumble for this user; evdev:auto has nothing to play on\n")
+        }
+        listSinks(console: console)
+    }
+
+    /// The sound server's sinks, for waveform haptics; a line saying why when no server answers.
+    static func listSinks(console: HapSyncCLI.Console, server: String? = nil) {
+        guard let sinks = try? WaveformOutput.sinks(server: server) else {
+            console.out("\nno sound server answers: audio sinks for waveform haptics not listed\n")
+            return
+        }
+        let width = min(60, max(4, sinks.map(\.name.count).max() ?? 4))
+        console.out("\n" + "SINK".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "CHANNELS  HAPTICS\n")
+        for sink in sinks {
+            let kind = sink.isDualSense ? "a DualSense: \(sink.suggested)" : sink.channels >= 4 ? "4+ channels: \(sink.suggested)" : "\(sink.suggested) (a shaker, say)"
+            console.out(String(sink.name.prefix(width)).padding(toLength: width + 2, withPad: " ", startingAt: 0)
+                        + String(sink.channels).padding(toLength: 10, withPad: " ", startingAt: 0) + kind + "\n")
         }
     }
 }

@@ -89,6 +89,21 @@ struct WaveformOutputTests {
         try check(server: "unix:\(server.socket)")
     }
 
+    /// `hapsync devices` lists the server's sinks: a DualSense's USB sink, by its name, with rear.
+    @Test func sinksThatLookLikeHapticDevicesAreNamed() throws {
+        let server = try PrivatePulseServer()
+        try server.start()
+        let address = "unix:\(server.socket)"
+        let name = "alsa_output.usb-Sony_Interactive_Entertainment_Wireless_Controller-00.analog-surround-40"
+        _ = try run(["pactl", "-s", address, "load-module", "module-null-sink", "sink_name=\(name)", "channels=4",
+                     "channel_map=front-left,front-right,rear-left,rear-right"])
+        let sinks = try WaveformOutput.sinks(server: address)
+        let pad = try #require(sinks.first { $0.name == name }, "\(sinks)")
+        #expect(pad.isDualSense && pad.channels == 4 && pad.suggested == "waveform:\(name):rear")
+        let plain = try #require(sinks.first { $0.name == "private" })
+        #expect(!plain.isDualSense && plain.suggested == "waveform:private:all")
+    }
+
     /// On the server the tests run with: PulseAudio under .ci/with-pulse, PipeWire's
     /// pipewire-pulse under .ci/with-pipewire (CI runs this suite under both).
     @Test func theSameOnTheAmbientServer() throws {
