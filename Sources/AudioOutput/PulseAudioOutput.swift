@@ -168,7 +168,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                 mixer.live = liveParameters
                 written.store(0, ordering: .releasing)
                 let s = try connection.openStream(name: "HapSync playback", rate: sink.rate, onTiming: { [unowned self] info, at in
-                    timingUpdated(info, at: at)
+                    timing.observe(info, at: at, into: clock)
                 }) { s in
                     pa_stream_set_write_callback(s, { _, bytes, userdata in
                         Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
@@ -179,33 +179,18 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                         // Where frames are heard may have moved: fit afresh rather than slewing 25 µs at a time.
                         output.clock.restart()
                     }, me)
-                    let frameBytes = 8.0
-                    var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * sampleRate * frameBytes),
-                                              prebuf: 0, minreq: UInt32(0.005 * sampleRate * frameBytes), fragsize: UInt32.max)
-                    let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                                                  | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
-                    return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
+                    return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: configuration.latency,
+                                                                 rate: sampleRate, frameBytes: 8)
                 }
-                connection.restartIfRenderingFarAhead(sink, latency: configuration.latency, server: timing.server)
                 running.store(true, ordering: .releasing)
-                if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+                connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
                 return s
             }
+            // Players follow the clock only once its fit has settled (once per engine start, not per trigger).
+            try PulseConnection.awaitSettled(clock) { running.load(ordering: .acquiring) }
         } catch {
             close()
             throw error
-        }
-        // Players follow the clock only once its fit has settled (33 timing replies, one per write
-        // until then: about 0.17 s; once per engine start, not per trigger).
-        let giveUp = Date().addingTimeInterval(5)
-        while clock.observations < AudioClock.settlingObservations, Date() < giveUp, running.load(ordering: .acquiring) { usleep(2000) }
-        guard running.load(ordering: .acquiring) else {
-            close()
-            throw PulseError.noServer("the server went away while the stream was starting")
-        }
-        guard clock.isFitted else {
-            close()
-            throw PulseError.noClock
         }
     }
 
@@ -226,14 +211,6 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private func serverLost(_ why: String) {
         guard running.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else { return }
         onServerLost?(why)
-    }
-
-    /// Turns the server's timing info, taken at monotonic time `at`, into "frame F was heard at T".
-    private func timingUpdated(_ info: pa_timing_info, at: UInt64) {
-        guard info.read_index_corrupt == 0,
-              let frame = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
-        else { return }
-        clock.observe(frame: frame, heardAt: at)
     }
 
     // MARK: - Real-time (hapsync-audio, the PulseAudio mainloop thread)
@@ -269,10 +246,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        // Every write while the clock settles (a quicker start) and on PipeWire (which needs replies
-        // from consecutive cycles to know its quantum), else at most every 10 ms.
-        let settled = fit.observations >= AudioClock.settlingObservations
-        connection?.requestTimingInfo(every: settled && timing.server == .pulseAudio ? 10_000_000 : 0)
+        connection?.requestTimingInfo(clock: clock, server: timing.server)
     }
 }
 
@@ -337,6 +311,16 @@ extension PulseAudioOutput {
                 guard quantum > 0 else { return nil }
                 return read - quantum - Int64(latency.rounded())
             }
+        }
+
+        /// Turns a timing reply taken at monotonic time `at` into "frame F was heard at T" for
+        /// `clock` (nothing for a corrupt reply, or on PipeWire before its quantum is known).
+        /// Mainloop thread.
+        package mutating func observe(_ info: pa_timing_info, at: UInt64, into clock: AudioClock) {
+            guard info.read_index_corrupt == 0,
+                  let frame = heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
+            else { return }
+            clock.observe(frame: frame, heardAt: at)
         }
 
         /// Learns the quantum from a step of the read index: the smallest step seen (cycles taken

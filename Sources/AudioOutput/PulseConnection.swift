@@ -268,6 +268,44 @@ package final class PulseConnection: @unchecked Sendable {
         }
     }
 
+    /// Connects a playback stream made by `openStream` to `sink` (nil: the default), corked, with
+    /// `latency` seconds of buffer and a 5 ms request size at `rate` frames of `frameBytes`, timing
+    /// interpolated and updated: the one buffer and flag set of every output stream (audio and
+    /// waveform). Returns what `pa_stream_connect_playback` returned. Inside `withLock`.
+    package static func connectCorkedPlayback(_ s: OpaquePointer, sink: String?, latency: Double, rate: Double, frameBytes: Int) -> Int32 {
+        let bytes = Double(frameBytes)
+        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(latency * rate * bytes),
+                                  prebuf: 0, minreq: UInt32(0.005 * rate * bytes), fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        return pa_stream_connect_playback(s, sink, &attr, flags, nil, nil)
+    }
+
+    /// Starts a stream connected by `connectCorkedPlayback`: restarts an idle sink rendering far
+    /// ahead (`restartIfRenderingFarAhead`), then uncorks. Inside `withLock`.
+    package func uncork(_ s: OpaquePointer, on sink: SinkInfo, latency: Double, server: Server) {
+        restartIfRenderingFarAhead(sink, latency: latency, server: server)
+        if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+    }
+
+    /// Waits (at most 5 s) until `clock` has the observations its fit needs to settle (one per
+    /// write until then: about 0.17 s); throws `.noServer` if the stream stopped running meanwhile,
+    /// `.noClock` if no fit came. Not inside `withLock` (the replies need the mainloop).
+    package static func awaitSettled(_ clock: AudioClock, running: () -> Bool) throws(PulseError) {
+        let giveUp = MonotonicClock.nanoseconds() + 5_000_000_000
+        while clock.observations < AudioClock.settlingObservations, MonotonicClock.nanoseconds() < giveUp, running() { usleep(2000) }
+        guard running() else { throw .noServer("the server went away while the stream was starting") }
+        guard clock.isFitted else { throw .noClock }
+    }
+
+    /// Asks for timing info as an output's write wants it: after every write while its clock
+    /// settles (a quicker start) and on PipeWire (which needs replies from consecutive cycles to
+    /// know its quantum), else at most every 10 ms. Mainloop thread.
+    package func requestTimingInfo(clock: AudioClock, server: Server) {
+        let settled = clock.observations >= AudioClock.settlingObservations
+        requestTimingInfo(every: settled && server == .pulseAudio ? 10_000_000 : 0)
+    }
+
     /// Asks the server for the stream's timing info, unless the last request was less than
     /// `interval` ns ago (default 10 ms; 0: every call); a reply reaches `onTiming` with the
     /// CLOCK_MONOTONIC time the info was taken. Mainloop thread, from a stream callback (libpulse

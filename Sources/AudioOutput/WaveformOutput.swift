@@ -120,36 +120,21 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
                 scratch = .allocate(capacity: scratchFrames)
                 written.store(0, ordering: .releasing)
                 let s = try connection.openStream(name: "HapSync haptics (\(channels.rawValue))", rate: sink.rate, channels: layout.positions,
-                                                  onTiming: { [unowned self] info, at in
-                    guard info.read_index_corrupt == 0,
-                          let frame = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
-                    else { return }
-                    clock.observe(frame: frame, heardAt: at)
-                }) { s in
+                                                  onTiming: { [unowned self] info, at in timing.observe(info, at: at, into: clock) }) { s in
                     pa_stream_set_write_callback(s, { _, bytes, userdata in
                         Unmanaged<WaveformOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
                     }, me)
-                    var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(configuration.latency * rate * Double(frameBytes)),
-                                              prebuf: 0, minreq: UInt32(0.005 * rate * Double(frameBytes)), fragsize: UInt32.max)
-                    let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                                                  | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
-                    return pa_stream_connect_playback(s, configuration.sink, &attr, flags, nil, nil)
+                    return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: configuration.latency,
+                                                                 rate: rate, frameBytes: Int(frameBytes))
                 }
-                // An idle sink far ahead would hear this stream late: the same restart the audio output does.
-                connection.restartIfRenderingFarAhead(sink, latency: configuration.latency, server: timing.server)
                 running.store(true, ordering: .releasing)
-                if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+                connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
                 return s
             }
+            try PulseConnection.awaitSettled(clock) { running.load(ordering: .acquiring) }
         } catch {
             try? close()
             throw error
-        }
-        let giveUp = Date().addingTimeInterval(5)
-        while clock.observations < AudioClock.settlingObservations, Date() < giveUp, running.load(ordering: .acquiring) { usleep(2000) }
-        guard running.load(ordering: .acquiring), clock.isFitted else {
-            try? close()
-            throw PulseAudioOutput.PulseError.noClock
         }
     }
 
@@ -222,8 +207,7 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
         }
         pa_stream_write(s, data, frames * 4 * channels, nil, 0, PA_SEEK_RELATIVE)
         written.store(first + Int64(frames), ordering: .releasing)
-        let settled = clock.observations >= AudioClock.settlingObservations
-        connection?.requestTimingInfo(every: settled && timing.server == .pulseAudio ? 10_000_000 : 0)
+        connection?.requestTimingInfo(clock: clock, server: timing.server)
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import HapSyncRuntime
 
 /// OSC time tags (NTP: seconds since 1900 and a 2^-32 fraction) mapped to engine time
 /// (CLOCK_MONOTONIC), through the wall clock read beside the monotonic one at receipt.
@@ -19,13 +20,11 @@ public enum OSCTime {
     }
 
     /// CLOCK_MONOTONIC, seconds (the engine's `currentTime`).
-    public static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
+    public static func monotonic() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
     /// CLOCK_REALTIME, seconds since 1970.
-    public static func realtime() -> Double { read(CLOCK_REALTIME) }
-
-    private static func read(_ clock: clockid_t) -> Double {
+    public static func realtime() -> Double {
         var ts = timespec()
-        clock_gettime(clock, &ts)
+        clock_gettime(CLOCK_REALTIME, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
