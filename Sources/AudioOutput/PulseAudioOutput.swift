@@ -17,6 +17,13 @@ import Synchronization
 /// pipewire-pulse, which count differently), and feeds that to `clock`, which the scheduler uses
 /// to put haptics where the audio is heard. Underruns are counted; if the server goes away
 /// mid-play, `onServerLost` is called (the engine reports it and its haptics go on).
+///
+/// When a waveform haptic output plays to the same sink, it attaches its drive signal here
+/// (`attach`) and the stream carries both: the channel layout of the waveform's channels (for
+/// `rear`: front-left, front-right, rear-left, rear-right), the audio on the front pair (both
+/// channels' mean on a mono layout), the drive signal added on the driven channels. Haptics and
+/// audio then share one stream and one clock: a tap and a sound at the same pattern time start
+/// at the same frame (`OutputCommand.frame`), sample-locked by construction.
 public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// Settings.
     public struct Configuration: Sendable {
@@ -111,6 +118,14 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
     private let cache = AudioSampleCache()
+    /// A waveform output's drive signal mixed into this stream, set while closed (`attach`).
+    private var haptics: WaveformDrive?
+    /// With `haptics`: the stream's channel positions and which carry the drive, and the blocks
+    /// the audio (stereo) and the drive (mono) are rendered into before interleaving.
+    private var hapticLayout: (positions: [pa_channel_position_t], driven: [Bool]) = ([], [])
+    private var stereoBlock: UnsafeMutablePointer<Float>?
+    private var driveBlock: UnsafeMutablePointer<Float>?
+    private var blockFrames = 0
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {
@@ -122,6 +137,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     deinit {
         close()
         sources.deallocate()
+        stereoBlock?.deallocate()
+        driveBlock?.deallocate()
     }
 
     /// The first frame not yet handed to the server. Does not allocate, lock or block.
@@ -138,6 +155,13 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         guard slot >= 0, slot < configuration.maxPlayers else { return }
         sources[slot] = source
     }
+
+    /// Mixes a waveform output's drive signal into this stream from the next `open` on (nil: no
+    /// longer). Control side, while the output is closed.
+    func attach(_ drive: WaveformDrive?) { haptics = drive }
+
+    /// Whether a waveform output's drive signal is mixed into this stream.
+    public var carriesHaptics: Bool { haptics != nil }
 
     /// Decodes a timeline's files at the sink's rate, sharing samples between players of the same
     /// file: only what its voices can play, within `AudioFileDecoder.maxDecodedBytes` a pattern
@@ -167,7 +191,22 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                 mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
                 mixer.live = liveParameters
                 written.store(0, ordering: .releasing)
-                let s = try connection.openStream(name: "HapSync playback", rate: sink.rate, onTiming: { [unowned self] info, at in
+                var positions: [pa_channel_position_t]?
+                var frameBytes = 8
+                if let haptics {
+                    hapticLayout = haptics.channels.layout
+                    positions = hapticLayout.positions
+                    frameBytes = 4 * hapticLayout.positions.count
+                    haptics.reset(sampleRate: sampleRate)
+                    stereoBlock?.deallocate()
+                    driveBlock?.deallocate()
+                    blockFrames = Int(sampleRate)   // a second: more than any request
+                    stereoBlock = .allocate(capacity: 2 * blockFrames)
+                    driveBlock = .allocate(capacity: blockFrames)
+                    timing = PlaybackTiming(server: timing.server, sampleRate: sampleRate, frameBytes: Int64(frameBytes))
+                }
+                let s = try connection.openStream(name: haptics == nil ? "HapSync playback" : "HapSync playback and haptics (\(haptics!.channels.rawValue))",
+                                                  rate: sink.rate, channels: positions, onTiming: { [unowned self] info, at in
                     timing.observe(info, at: at, into: clock)
                 }) { s in
                     pa_stream_set_write_callback(s, { _, bytes, userdata in
@@ -180,7 +219,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                         output.clock.restart()
                     }, me)
                     return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: configuration.latency,
-                                                                 rate: sampleRate, frameBytes: 8)
+                                                                 rate: sampleRate, frameBytes: frameBytes)
                 }
                 running.store(true, ordering: .releasing)
                 connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
@@ -221,10 +260,11 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// allocations in that window); libpulse's own calls around it do, as its mainloop always does.
     private func write(_ bytes: Int) {
         guard let s = stream else { return }
+        let channels = haptics == nil ? 2 : hapticLayout.positions.count
         var data: UnsafeMutableRawPointer?
-        var size = bytes
+        var size = haptics == nil ? bytes : min(bytes, blockFrames * 4 * channels)
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
-        guard size >= 8 else { pa_stream_cancel_write(s); return }
+        guard size >= 4 * channels else { pa_stream_cancel_write(s); return }
         while let m = messages.pop() {
             switch m.kind {
             case .start:
@@ -236,17 +276,50 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
             case .stopAll: mixer.stopAll()
             }
         }
-        let frames = size / 8
+        let frames = min(size / (4 * channels), haptics == nil ? .max : blockFrames)
         let first = written.load(ordering: .relaxed)
         let out = data.assumingMemoryBound(to: Float.self)
         // This thread publishes the clock's fit, so reading it here never retries.
         let fit = clock.fit
-        mixer.render(into: out, frames: frames, firstFrame: first, blockTime: fit.time(ofFrame: first), nsPerFrame: fit.slope)
-        if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: frames * 2) }
-        pa_stream_write(s, data, frames * 8, nil, 0, PA_SEEK_RELATIVE)
+        let blockTime = fit.time(ofFrame: first)
+        if let haptics, let stereoBlock, let driveBlock {
+            mixer.render(into: stereoBlock, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
+            if muted.load(ordering: .relaxed) { stereoBlock.update(repeating: 0, count: frames * 2) }
+            haptics.render(into: driveBlock, frames: frames, time: blockTime ?? 0)
+            interleave(audio: stereoBlock, drive: driveBlock, into: out, frames: frames)
+        } else {
+            mixer.render(into: out, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
+            if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: frames * 2) }
+        }
+        pa_stream_write(s, data, frames * 4 * channels, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
         connection?.requestTimingInfo(clock: clock, server: timing.server)
+    }
+
+    /// The stream's frames from the audio (stereo) and the drive signal (mono): the audio on the
+    /// front pair (their mean on a mono layout), the drive added on the driven channels. Does not
+    /// allocate, lock or block.
+    private func interleave(audio: UnsafeMutablePointer<Float>, drive: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>,
+                            frames: Int) {
+        hapticLayout.positions.withUnsafeBufferPointer { positions in
+            hapticLayout.driven.withUnsafeBufferPointer { driven in
+                let n = positions.count
+                for i in 0..<frames {
+                    let l = audio[2 * i], r = audio[2 * i + 1], d = drive[i]
+                    for c in 0..<n {
+                        var v: Float = switch positions[c] {
+                        case PA_CHANNEL_POSITION_FRONT_LEFT: l
+                        case PA_CHANNEL_POSITION_FRONT_RIGHT: r
+                        case PA_CHANNEL_POSITION_MONO: (l + r) / 2
+                        default: 0
+                        }
+                        if driven[c] { v += d }
+                        out[i * n + c] = v
+                    }
+                }
+            }
+        }
     }
 }
 

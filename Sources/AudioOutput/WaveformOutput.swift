@@ -9,13 +9,21 @@ import Synchronization
 /// waveform:SINK[:CHANNELS]`): voice-coil actuators such as a DualSense's (its rear channels) or
 /// a bass shaker on a sound card.
 ///
-/// A stream of its own on the sink, following that sink's clock as the audio does: each command
-/// is placed at the frame heard at its time. For that the engine releases commands `lead` early
-/// (its `hapticLatency`: the stream's buffer and a margin, `lead(latency:)`), and the command's
-/// frame is the one heard at `scheduled + lead`. The drive signal is `WaveformSynth` with the
-/// channels' profile.
+/// Two ways, chosen at `open`:
+/// - **Mixed into the audio** when the engine's audio output (`Configuration.audio`) plays to the
+///   same sink of the same server: the drive signal rides in the audio's own stream
+///   (`PulseAudioOutput.attach`), and a command of a player with audio is placed at its
+///   `OutputCommand.frame`, the frame the player's audio at the same pattern time starts at:
+///   sample-locked, no drift by construction.
+/// - **A stream of its own** on the sink otherwise, following that sink's clock as the audio
+///   does: each command is placed at the frame heard at its time.
 ///
-/// `apply` (output thread) and the write callback (the PulseAudio mainloop thread) do not
+/// Either way the engine releases commands `lead` early (its `hapticLatency`: the stream's buffer
+/// and a margin, `lead(latency:)`), and a command without a frame goes to the frame heard at
+/// `scheduled + lead`. The drive signal is `WaveformSynth` with the channels' profile
+/// (`WaveformDrive`); a trace given as `recorder` gets one record per block rendered.
+///
+/// `apply` (output thread) and the stream's write callback (the PulseAudio mainloop thread) do not
 /// allocate, lock or block; they meet through a lock-free ring.
 public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     /// Which channels of the stream carry the drive signal (`HapticOutputSpec.WaveformChannels`).
@@ -33,14 +41,22 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
         public var lead: UInt64
         /// The server ("unix:/path/native"; nil: the default, as PULSE_SERVER says).
         public var server: String?
+        /// The engine's audio output: when it plays to the same sink, the drive signal is mixed
+        /// into its stream.
+        public var audio: PulseAudioOutput?
+        /// Takes a record of each block rendered (a trace), if set.
+        public var recorder: WaveformBlockRecorder?
 
         /// Settings with the lead for this latency (`WaveformOutput.lead(latency:)`).
-        public init(sink: String, channels: Channels? = nil, latency: Double = 0.020, server: String? = nil) {
+        public init(sink: String, channels: Channels? = nil, latency: Double = 0.020, server: String? = nil,
+                    audio: PulseAudioOutput? = nil, recorder: WaveformBlockRecorder? = nil) {
             self.sink = sink
             self.channels = channels
             self.latency = latency
             self.lead = WaveformOutput.lead(latency: latency)
             self.server = server
+            self.audio = audio
+            self.recorder = recorder
         }
     }
 
@@ -48,42 +64,36 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     /// 15 ms for the output thread and the server's request cycle. The one place it is worked out.
     public static func lead(latency: Double) -> UInt64 { UInt64((latency + 0.015) * 1e9) }
 
-    /// One command for the mainloop thread: what, and at which frame.
-    private struct Drive: BitwiseCopyable {
-        var frame: Int64
-        var kind: UInt8   // 0 level, 1 transient, 2 silence
-        var intensity: Float
-        var sharpness: Float
-    }
-
     /// The settings.
     public let configuration: Configuration
     /// "waveform".
     public var name: String { "waveform" }
     /// The sink and its channels, for summaries.
-    public var device: String { "\(configuration.sink) (\(chosen?.rawValue ?? configuration.channels?.rawValue ?? "auto") channels)" }
-    /// Frames ↔ CLOCK_MONOTONIC of this stream.
-    public let clock = AudioClock(sampleRate: 48_000)
+    public var device: String {
+        "\(configuration.sink) (\(drive?.channels.rawValue ?? configuration.channels?.rawValue ?? "auto") channels"
+            + (mixesIntoAudio ? ", mixed into the audio stream)" : ")")
+    }
+    /// Frames ↔ CLOCK_MONOTONIC of the stream carrying the signal (the audio's when mixed into it).
+    public var clock: AudioClock { mixedInto?.clock ?? ownClock }
     /// Commands whose frame had already gone to the server (played at the first frame not yet
     /// written: late by that much).
-    public var lateCommands: Int { late.load(ordering: .relaxed) }
+    public var lateCommands: Int { drive?.lateCommands ?? 0 }
     /// The channels in use (known after `open`).
-    public private(set) var chosen: Channels?
+    public var chosen: Channels? { drive?.channels }
+    /// The audio output the signal is mixed into while open, nil when it has a stream of its own.
+    public private(set) var mixedInto: PulseAudioOutput?
+    /// Whether the last `open` mixed the signal into the audio's stream (kept after `close`).
+    public private(set) var mixesIntoAudio = false
 
-    /// Producers: the output thread (`apply`), and the engine's stopping thread (`stopAll`) once
-    /// the output thread has been joined: one at a time.
-    private let drives = SPSCRing<Drive>(capacity: 4096, serializedProducers: true)
-    private var pending: Drive?
-    private var synth = WaveformSynth(profile: .generic, sampleRate: 48_000)
-    private var driven: [Bool] = []
+    private let ownClock = AudioClock(sampleRate: 48_000)
+    private var drive: WaveformDrive?
+    private var channelCount = 0
     private var scratch: UnsafeMutablePointer<Float>?
     private var scratchFrames = 0
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
     private var timing = PulseAudioOutput.PlaybackTiming(server: .pulseAudio, sampleRate: 48_000)
-    private let written = Atomic<Int64>(0)
     private let running = Atomic<Bool>(false)
-    private let late = Atomic<Int>(0)
 
     /// An output; nothing connects until `open`.
     public init(configuration: Configuration) { self.configuration = configuration }
@@ -95,119 +105,125 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
 
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Connects, opens the stream on the sink with the channels' layout, and waits until its clock
-    /// has settled.
+    /// Finds the sink; when the audio output plays to it too, attaches the drive signal to the
+    /// audio's stream (which the engine opens next); otherwise opens a stream of its own with the
+    /// channels' layout and waits until its clock has settled.
     public func open() throws {
-        guard connection == nil else { return }
+        guard connection == nil, mixedInto == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync haptics", server: configuration.server, threadName: "hapsync-waveform",
                                              onFailure: { [weak self] _ in self?.running.store(false, ordering: .releasing) })
         self.connection = connection
         do {
-            stream = try connection.withLock { () throws(PulseAudioOutput.PulseError) -> OpaquePointer in
+            let shared = try connection.withLock { () throws(PulseAudioOutput.PulseError) -> Bool in
                 let sink = try connection.sinkInfo(named: configuration.sink)
                 let channels = configuration.channels ?? (sink.channels >= 4 ? .rear : .all)
-                chosen = channels
-                let layout = channels.layout
-                driven = layout.driven
-                let rate = Double(sink.rate)
-                let frameBytes = Int64(4 * layout.positions.count)
-                timing = PulseAudioOutput.PlaybackTiming(server: PulseConnection.Server(serverName: connection.serverName()), sampleRate: rate,
-                                                         frameBytes: frameBytes)
-                clock.reset(sampleRate: rate)
-                synth = WaveformSynth(profile: channels.profile, sampleRate: rate)
-                scratch?.deallocate()
-                scratchFrames = Int(rate)   // a second: more than any request
-                scratch = .allocate(capacity: scratchFrames)
-                written.store(0, ordering: .releasing)
-                let s = try connection.openStream(name: "HapSync haptics (\(channels.rawValue))", rate: sink.rate, channels: layout.positions,
-                                                  onTiming: { [unowned self] info, at in timing.observe(info, at: at, into: clock) }) { s in
-                    pa_stream_set_write_callback(s, { _, bytes, userdata in
-                        Unmanaged<WaveformOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
-                    }, me)
-                    return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: configuration.latency,
-                                                                 rate: rate, frameBytes: Int(frameBytes))
+                let drive = WaveformDrive(channels: channels, sampleRate: Double(sink.rate))
+                drive.recorder = configuration.recorder
+                self.drive = drive
+                if let audio = configuration.audio, audio.configuration.server == configuration.server,
+                   (try? connection.sinkInfo(named: audio.configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name {
+                    audio.attach(drive)
+                    mixedInto = audio
+                    mixesIntoAudio = true
+                    return true
                 }
-                running.store(true, ordering: .releasing)
-                connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
-                return s
+                mixesIntoAudio = false
+                try openStream(on: sink, connection: connection, drive: drive)
+                return false
             }
-            try PulseConnection.awaitSettled(clock) { running.load(ordering: .acquiring) }
+            if shared {
+                connection.close()
+                self.connection = nil
+                return
+            }
+            try PulseConnection.awaitSettled(ownClock) { running.load(ordering: .acquiring) }
         } catch {
             try? close()
             throw error
         }
     }
 
-    /// Places a command at the frame heard at its time (`scheduled + lead`). Output thread; does
-    /// not allocate, lock or block.
-    public func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
-        let kind: UInt8
-        switch command.kind {
-        case .level: kind = 0
-        case .transient: kind = 1
-        case .stopAll: kind = 2
+    /// Opens the stream of its own (inside the connection's lock).
+    private func openStream(on sink: PulseConnection.SinkInfo, connection: PulseConnection, drive: WaveformDrive) throws(PulseAudioOutput.PulseError) {
+        let layout = drive.channels.layout
+        channelCount = layout.positions.count
+        driven = layout.driven
+        let rate = Double(sink.rate)
+        let frameBytes = Int64(4 * channelCount)
+        timing = PulseAudioOutput.PlaybackTiming(server: PulseConnection.Server(serverName: connection.serverName()), sampleRate: rate,
+                                                 frameBytes: frameBytes)
+        ownClock.reset(sampleRate: rate)
+        scratch?.deallocate()
+        scratchFrames = Int(rate)   // a second: more than any request
+        scratch = .allocate(capacity: scratchFrames)
+        let s = try connection.openStream(name: "HapSync haptics (\(drive.channels.rawValue))", rate: sink.rate, channels: layout.positions,
+                                          onTiming: { [unowned self] info, at in timing.observe(info, at: at, into: ownClock) }) { s in
+            pa_stream_set_write_callback(s, { _, bytes, userdata in
+                Unmanaged<WaveformOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
+            }, me)
+            return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: configuration.latency,
+                                                         rate: rate, frameBytes: Int(frameBytes))
         }
-        let frame = clock.frame(atTime: command.scheduled &+ configuration.lead) ?? written.load(ordering: .acquiring)
-        _ = drives.push(Drive(frame: frame, kind: kind, intensity: command.intensity, sharpness: command.sharpness))
+        stream = s
+        running.store(true, ordering: .releasing)
+        connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
+    }
+
+    private var driven: [Bool] = []
+
+    /// Places a command at its frame: when mixed into the audio, a player's command at its audio
+    /// frame (`OutputCommand.frame`); otherwise the frame heard at `scheduled + lead`. Output
+    /// thread; does not allocate, lock or block.
+    public func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
+        guard let drive else { return }
+        let frame: Int64
+        if mixedInto != nil, command.frame >= 0 {
+            frame = command.frame
+        } else {
+            frame = clock.frame(atTime: command.scheduled &+ configuration.lead) ?? drive.nextFrame
+        }
+        drive.place(command.kind, intensity: command.intensity, sharpness: command.sharpness, frame: frame)
     }
 
     /// Silences the actuators at the next frame written. Output thread; does not allocate, lock or block.
     public func stopAll() throws {
-        _ = drives.push(Drive(frame: written.load(ordering: .acquiring), kind: 2, intensity: 0, sharpness: 0))
+        drive?.silence()
     }
 
-    /// Stops the stream and disconnects.
+    /// Stops the stream and disconnects (when mixed into the audio: detaches from it; the audio
+    /// output's own close ends its stream).
     public func close() throws {
         running.store(false, ordering: .releasing)
         connection?.close()
         connection = nil
         stream = nil
+        mixedInto?.attach(nil)
+        mixedInto = nil
     }
 
     // MARK: - Real-time (hapsync-waveform, the PulseAudio mainloop thread)
 
-    /// The server wants `bytes` more: the drive signal, each command at its frame (or at once if
-    /// its frame went by), into the driven channels. Our code here does not allocate, lock or block.
+    /// The server wants `bytes` more: the drive signal into the driven channels. Our code here
+    /// does not allocate, lock or block.
     private func write(_ bytes: Int) {
-        guard let s = stream, let scratch else { return }
+        guard let s = stream, let scratch, let drive else { return }
         var data: UnsafeMutableRawPointer?
-        let channels = driven.count
+        let channels = channelCount
         var size = min(bytes, scratchFrames * 4 * channels)
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
         let frames = min(size / (4 * channels), scratchFrames)
         guard frames > 0 else { pa_stream_cancel_write(s); return }
-        let first = written.load(ordering: .relaxed)
-        var position = 0
-        while position < frames {
-            if pending == nil { pending = drives.pop() }
-            guard let d = pending else {
-                synth.render(into: scratch + position, count: frames - position)
-                position = frames
-                break
-            }
-            let at = d.frame - first
-            if at <= Int64(position) {
-                if d.frame < first { late.add(1, ordering: .relaxed) }
-                switch d.kind {
-                case 0: synth.setLevel(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
-                case 1: synth.trigger(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
-                default: synth.setLevel(intensity: 0, sharpness: 0)
-                }
-                pending = nil
-                continue
-            }
-            let end = Int(min(Int64(frames), at))
-            synth.render(into: scratch + position, count: end - position)
-            position = end
-        }
+        let first = drive.nextFrame
+        drive.render(into: scratch, frames: frames, time: ownClock.fit.time(ofFrame: first) ?? 0)
         let out = data.assumingMemoryBound(to: Float.self)
-        for i in 0..<frames {
-            let v = scratch[i]
-            for c in 0..<channels { out[i * channels + c] = driven[c] ? v : 0 }
+        driven.withUnsafeBufferPointer { driven in
+            for i in 0..<frames {
+                let v = scratch[i]
+                for c in 0..<channels { out[i * channels + c] = driven[c] ? v : 0 }
+            }
         }
         pa_stream_write(s, data, frames * 4 * channels, nil, 0, PA_SEEK_RELATIVE)
-        written.store(first + Int64(frames), ordering: .releasing)
-        connection?.requestTimingInfo(clock: clock, server: timing.server)
+        connection?.requestTimingInfo(clock: ownClock, server: timing.server)
     }
 }
 

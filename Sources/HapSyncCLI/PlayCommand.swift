@@ -60,7 +60,7 @@ enum PlayCommand {
             console.err("note: \(plural(timeline.voices.count, "audio event")) not played (--audio none); haptics run on the monotonic clock\n")
         }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
-        let backend = try hapticBackend(options, trace: trace, console: console)
+        let backend = try hapticBackend(options, trace: trace, audio: audioDevice, console: console)
 
         let engine: HapticEngine
         let session: PlaySession
@@ -117,8 +117,11 @@ enum PlayCommand {
         }
     }
 
-    /// The backend `--haptics` asks for: a rumble pad, a trace, both, or none.
-    static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
+    /// The backend `--haptics` asks for: a rumble pad, a waveform output (mixed into `audio`'s
+    /// stream when that plays to the same sink; the trace, if any, gets its block records), a
+    /// trace, several of them, or none.
+    static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, audio: PulseAudioOutput?,
+                              console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
         var backends: [HapticBackend] = []
         if let named = options.evdevPath {
             let path: String
@@ -133,9 +136,8 @@ enum PlayCommand {
                                                               burstLength: options.rumbleBurstNanoseconds)))
         }
         if let (sink, channels) = options.waveform {
-            var configuration = WaveformOutput.Configuration(sink: sink, channels: channels, latency: options.audioLatency)
-            configuration.server = nil
-            backends.append(WaveformOutput(configuration: configuration))
+            backends.append(WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: options.audioLatency,
+                                                                audio: audio, recorder: trace)))
         }
         if let trace { backends.append(trace) }
         return backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)

@@ -56,15 +56,28 @@ struct PlaySummary {
                     offsets.append(offset)
                 }
             }
-            let sorted = offsets.sorted()
+            // Commands go out `hapticLatency` before they are felt (a waveform stream's buffer, a
+            // pad's delay): the sync is what is felt against what is heard.
+            let lead = Int64(engine.configuration.hapticLatency)
+            let sorted = offsets.map { $0 + lead }.sorted()
             if !sorted.isEmpty {
-                line("sync", "haptic applied − audio heard: p50 \(Self.micro(Self.percentile(sorted, 50))), p99 \(Self.micro(Self.percentile(sorted, 99))), max |\(Self.micro(sorted.map { abs($0) }.max()!))| over \(sorted.count) commands (engine's audio clock)")
+                line("sync", "haptic applied" + (lead > 0 ? " + \(Self.micro(lead)) haptic latency" : "") + " − audio heard: p50 \(Self.micro(Self.percentile(sorted, 50))), p99 \(Self.micro(Self.percentile(sorted, 99))), max |\(Self.micro(sorted.map { abs($0) }.max()!))| over \(sorted.count) commands (engine's audio clock)")
             }
+        }
+        if let waveform = Self.waveform(in: engine.configuration.backend) {
+            line("waveform", "\(waveform.device): "
+                 + (waveform.mixesIntoAudio ? "each tap and level of a player with audio at its sound's own frame (sample-locked), " : "placed on the sink's clock, ")
+                 + "\(plural(waveform.lateCommands, "command")) late")
         }
         if let trace {
             line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.recordsWritten) records)")
         }
         return out
+    }
+
+    /// The waveform output among the backends, if any.
+    static func waveform(in backend: HapticBackend) -> WaveformOutput? {
+        (backend as? WaveformOutput) ?? (backend as? FanOutBackend)?.children.lazy.compactMap { $0 as? WaveformOutput }.first
     }
 
     /// The commands the run schedules when it plays to its end: the first loop's from `from` (and

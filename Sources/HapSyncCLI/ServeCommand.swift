@@ -70,9 +70,9 @@ enum ServeCommand {
         let signals = SignalWatch()
         defer { signals.cancel() }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
-        let backend = try PlayCommand.hapticBackend(options, trace: trace, console: console)
         let audio = options.audioChoice == PlaybackOptions.AudioChoice.none ? nil
             : PulseAudioOutput(configuration: .init(sink: options.sinkName, latency: options.audioLatency))
+        let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console)
         let engine: HapticEngine
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audio,

@@ -86,6 +86,13 @@ public struct WaveformSynth: Sendable {
     /// Samples per second.
     public let sampleRate: Double
 
+    /// The continuous level's intensity as last set (0...1).
+    public private(set) var levelIntensity = 0.0
+    /// The continuous level's sharpness as last set (0...1).
+    public private(set) var levelSharpness = 0.0
+    /// The oscillator's frequency now (Hz; gliding towards the level's).
+    public var currentFrequency: Double { frequency }
+
     private var phase = 0.0
     private var amplitude = 0.0, targetAmplitude = 0.0
     private var frequency: Double, targetFrequency: Double
@@ -125,6 +132,8 @@ public struct WaveformSynth: Sendable {
 
     /// The continuous level from now on. Does not allocate, lock or block.
     public mutating func setLevel(intensity: Double, sharpness: Double) {
+        levelIntensity = intensity
+        levelSharpness = sharpness
         targetAmplitude = ActuatorProfile.amplitude(intensity: intensity)
         // A level that falls silent keeps its frequency, so the fade-out does not sweep.
         if intensity > 0 { targetFrequency = profile.frequency(sharpness: sharpness) }

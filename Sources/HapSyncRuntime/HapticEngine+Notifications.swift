@@ -19,6 +19,7 @@ extension HapticEngine {
                 }
                 if let player, player.id == n.player {
                     awaitOutput(through: n.outputMark)
+                    if case .finished(let at) = n.event { awaitFelt(at) }
                     if case .finished = n.event { player.completionHandler?(.finished) } else { player.completionHandler?(.stopped) }
                 }
                 _ = oneShot   // a one-shot player is released here, after its handler, outside the lock
@@ -53,6 +54,18 @@ extension HapticEngine {
             }
         }
         checkFinished()
+    }
+
+    /// Waits (notifier thread) until the end of a run that finished at deadline `at` is felt and
+    /// heard: the engine releases commands `hapticLatency` early (a waveform stream's buffer, a
+    /// pad's delay), so its last ones and its audio play out until `at + hapticLatency`. A
+    /// handler that stops the engine then cuts nothing off. Not in manual mode (the test's clock
+    /// moves only when told).
+    func awaitFelt(_ at: UInt64) {
+        guard configuration.threading != .manual, configuration.hapticLatency > 0 else { return }
+        let felt = at &+ configuration.hapticLatency
+        let now = configuration.clock.now()
+        if felt > now { usleep(UInt32(min(felt - now, 1_000_000_000) / 1000)) }
     }
 
     /// Waits (notifier thread, polling every 0.5 ms, at most 2 s) until the output thread has

@@ -28,9 +28,14 @@ public struct OutputCommand: Sendable, Equatable, BitwiseCopyable {
     public var sharpness: Float
     /// Pattern time (seconds) of the command in its player's timeline, or -1 for engine commands.
     public var patternTime: Double
+    /// The audio output frame of `patternTime` when the player follows the audio (the frame its
+    /// audio at the same pattern time starts at, by the same conversion), else −1. A backend
+    /// mixed into the audio's own stream places the command there, sample-locked.
+    public var frame: Int64
 
     /// Makes a command.
-    public init(scheduled: UInt64, released: UInt64, player: UInt32, kind: Kind, intensity: Float, sharpness: Float, patternTime: Double) {
+    public init(scheduled: UInt64, released: UInt64, player: UInt32, kind: Kind, intensity: Float, sharpness: Float, patternTime: Double,
+                frame: Int64 = -1) {
         self.scheduled = scheduled
         self.released = released
         self.player = player
@@ -38,5 +43,6 @@ public struct OutputCommand: Sendable, Equatable, BitwiseCopyable {
         self.intensity = intensity
         self.sharpness = sharpness
         self.patternTime = patternTime
+        self.frame = frame
     }
 }

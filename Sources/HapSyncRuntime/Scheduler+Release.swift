@@ -84,13 +84,22 @@ extension Scheduler {
                 }
                 let sharpness = Float(live.applied(.hapticSharpness, slot: s, at: event.time, to: c.sharpness))
                 pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
-                                                   intensity: intensity, sharpness: sharpness, patternTime: c.time)) || pushed
+                                                   intensity: intensity, sharpness: sharpness, patternTime: c.time,
+                                                   frame: audioFrame(s, c.time))) || pushed
             case .level:
                 slots[s].intensity = Float(c.intensity)
                 slots[s].sharpness = Float(c.sharpness)
-                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: c.time, pushed: &pushed)
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: c.time,
+                               frame: audioFrame(s, c.time), pushed: &pushed)
             }
         }
+    }
+
+    /// The audio output frame of pattern time `patternTime` of slot `s`, or −1 when the slot does
+    /// not follow the audio (`OutputCommand.frame`). Does not allocate, lock or block.
+    @inline(__always) func audioFrame(_ s: Int, _ patternTime: Double) -> Int64 {
+        guard slots[s].startFrame >= 0, let audio else { return -1 }
+        return frame(s, patternTime, sampleRate: audio.sampleRate)
     }
 
     /// How a slot's run ends.
@@ -142,12 +151,13 @@ extension Scheduler {
 
     /// Pushes the mix of every active player's level (and the one just silenced). A lone
     /// contributor passes through unchanged, so a single player's stream equals its render.
+    /// `frame`: the audio frame of the event that caused it (`OutputCommand.frame`), −1 if none.
     /// Does not allocate, lock or block.
-    func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, pushed: inout Bool) {
+    func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, frame: Int64 = -1, pushed: inout Bool) {
         let m = mix(at: scheduled)
         lastMix = m
         pushed = output.push(OutputCommand(scheduled: scheduled, released: released, player: player, kind: .level,
-                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime)) || pushed
+                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime, frame: frame)) || pushed
     }
 
     /// Pushes the mix again if live parameters or mutes changed it. Does not allocate, lock or block.

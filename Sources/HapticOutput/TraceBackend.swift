@@ -29,7 +29,7 @@ import Synchronization
 /// `start()`), the trace goes on after what it holds: never truncated. A Chrome trace is reopened
 /// by cutting its closing `]}` and continuing the event list (on a device or FIFO, where nothing can
 /// be cut, a second document follows the first).
-public final class TraceBackend: HapticBackend, @unchecked Sendable {
+public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecked Sendable {
     /// The file format.
     public enum Format: String, Sendable {
         /// One JSON object per line.
@@ -61,6 +61,8 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
     public let replacing: Bool
     /// The output thread's hand-off to the writer thread.
     private let ring: SPSCRing<Record>
+    /// The waveform output's audio thread's hand-off to the writer thread (block records).
+    private let blocks = SPSCRing<WaveformBlock>(capacity: 4096)
     /// The writer's figures, read by the control side.
     private let progress = Locked(Progress())
     /// The writer running now (between `open` and `close`).
@@ -96,7 +98,7 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
     /// Records written to the file so far (all opens together).
     public var recordsWritten: Int { progress.withLock { $0.written } }
     /// Records lost because the ring was full (the disk did not keep up).
-    public var recordsDropped: Int { ring.overflowCount }
+    public var recordsDropped: Int { ring.overflowCount + blocks.overflowCount }
     /// Why the trace failed, if it did.
     public var failure: TraceError? { progress.withLock { $0.failure } }
 
@@ -132,6 +134,7 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
             $0.chromeBodyEnd = file.bytesWritten
         }
         ring.resetOwnership()
+        blocks.resetOwnership()
         let w = Writer(trace: self, file: file)
         writer = w
         w.start()
@@ -143,6 +146,12 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
     /// full ring counts the record as dropped.
     public func apply(_ command: OutputCommand, appliedAt: UInt64) {
         _ = ring.push(Record(command: command, applied: appliedAt))
+    }
+
+    /// Hands a waveform block's record to the writer thread (the waveform output's audio thread).
+    /// Does not allocate, lock or block: a full ring counts the record as dropped.
+    public func record(_ block: WaveformBlock) {
+        _ = blocks.push(block)
     }
 
     /// Nothing to silence: a trace has no motors.
@@ -158,7 +167,7 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
         w.finish()
         let (failure, written) = progress.withLock { ($0.failure, $0.written) }
         if let failure { throw failure }
-        let dropped = ring.overflowCount
+        let dropped = ring.overflowCount + blocks.overflowCount
         if dropped > 0 {
             let lost = TraceError.recordsDropped(path: path, dropped: dropped, kept: written)
             progress.withLock { $0.failure = lost }
@@ -208,6 +217,12 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
                     count += 1
                     if batch.utf8.count >= 1 << 16 { flush(&batch, count); batch.removeAll(keepingCapacity: true); count = 0 }
                 }
+                while let b = trace.blocks.pop() {
+                    if failed { continue }
+                    appendBlock(b, to: &batch)
+                    count += 1
+                    if batch.utf8.count >= 1 << 16 { flush(&batch, count); batch.removeAll(keepingCapacity: true); count = 0 }
+                }
                 if count > 0 { flush(&batch, count) }
                 if last { break }
                 _ = wake.wait(timeout: .now() + .milliseconds(20))
@@ -222,6 +237,13 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
             case .chrome:
                 // The header's metadata events come first, so every event follows a comma.
                 for event in TraceBackend.chromeEvents(r) { batch += ",\n" + event }
+            }
+        }
+
+        func appendBlock(_ b: WaveformBlock, to batch: inout String) {
+            switch trace.format {
+            case .jsonLines: batch += TraceBackend.jsonLine(b)
+            case .chrome: batch += ",\n" + TraceBackend.chromeEvent(b)
             }
         }
 
@@ -299,7 +321,20 @@ public final class TraceBackend: HapticBackend, @unchecked Sendable {
         let c = r.command
         return "{\"scheduled_ns\":\(c.scheduled),\"released_ns\":\(c.released),\"applied_ns\":\(r.applied),"
             + "\"dispatch_ns\":\(Int64(bitPattern: c.released &- c.scheduled)),\"player\":\(c.player),\"kind\":\"\(kindName(c.kind))\","
-            + "\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))}\n"
+            + "\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))"
+            + (c.frame >= 0 ? ",\"frame\":\(c.frame)}\n" : "}\n")
+    }
+
+    /// A waveform block's JSON Lines record, with its newline.
+    static func jsonLine(_ b: WaveformBlock) -> String {
+        "{\"kind\":\"block\",\"frame\":\(b.frame),\"frames\":\(b.frames),\"time_ns\":\(b.time),\"intensity\":\(number(Double(b.intensity))),"
+            + "\"sharpness\":\(number(Double(b.sharpness))),\"frequency_hz\":\(number(Double(b.frequency))),\"transients\":\(b.transients)}\n"
+    }
+
+    /// A waveform block's Chrome trace event: the "drive" counter at the block's time.
+    static func chromeEvent(_ b: WaveformBlock) -> String {
+        "{\"name\":\"drive\",\"ph\":\"C\",\"pid\":1,\"ts\":\(number(Double(b.time) / 1000)),\"args\":{\"intensity\":\(number(Double(b.intensity))),"
+            + "\"sharpness\":\(number(Double(b.sharpness))),\"frequency_hz\":\(number(Double(b.frequency)))}}"
     }
 
     static let chromeHeader = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"

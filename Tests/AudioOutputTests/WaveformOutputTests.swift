@@ -116,6 +116,105 @@ struct WaveformOutputTests {
         try check(server: address)
     }
 
+    /// Assets/clicks.ahap with its audio on the same 4-channel sink: one stream carries both, the
+    /// clicks on the front pair, the bursts on the rear; each burst starts within one sample of its
+    /// click (private PulseAudio server).
+    @Test func audioAndHapticsOnOneSinkShareAStreamSampleLocked() throws {
+        let server = try PrivatePulseServer()
+        try server.start()
+        try checkMixed(server: "unix:\(server.socket)")
+    }
+
+    /// The same on the ambient server (PulseAudio, or PipeWire in CI's PipeWire run).
+    @Test func audioAndHapticsShareAStreamOnTheAmbientServer() throws {
+        let address = ProcessInfo.processInfo.environment["PULSE_SERVER"]
+        guard try run(["pactl"] + (address.map { ["-s", $0] } ?? []) + ["info"]).contains("Server Name") else {
+            print("skipped: no sound server answers (run under .ci/with-pulse or .ci/with-pipewire)")
+            return
+        }
+        try checkMixed(server: address)
+    }
+
+    /// Loads a 4-channel null sink (FL FR RL RR, 48 kHz), records its monitor with parec while
+    /// `body` plays to it, and returns the four channels recorded.
+    private func recordQuadSink(server address: String?, _ body: (String) throws -> Void) throws -> [[Float]] {
+        let s = address.map { ["-s", $0] } ?? []
+        let sinkName = "quad-\(UUID().uuidString.prefix(8))"
+        let module = try run(["pactl"] + s + ["load-module", "module-null-sink", "sink_name=\(sinkName)", "channels=4",
+                              "channel_map=front-left,front-right,rear-left,rear-right", "rate=48000"])
+        try #require(Int(module) != nil, "the 4-channel null sink: \(module)")
+        defer { _ = try? run(["pactl"] + s + ["unload-module", module]) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-quad-\(UUID().uuidString).raw")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var recorder = spawn(["parec"] + s + ["-d", "\(sinkName).monitor", "--format=float32le", "--channels=4",
+                              "--channel-map=front-left,front-right,rear-left,rear-right", "--rate=48000", "--latency-msec=10", "--raw", file.path])
+        try #require(recorder > 0, "parec (pulseaudio-utils)")
+        defer { if recorder > 0 { kill(recorder, SIGTERM); wait(recorder) } }
+        usleep(300_000)
+        try body(sinkName)
+        // The recorder gets what the monitor has buffered (PipeWire hands it on in larger pieces).
+        usleep(300_000)
+        kill(recorder, SIGTERM)
+        wait(recorder)
+        recorder = -1
+        let bytes = try Data(contentsOf: file)
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        return (0..<4).map { c in stride(from: c, to: samples.count, by: 4).map { samples[$0] } }
+    }
+
+    private func checkMixed(server address: String?) throws {
+        let clicks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Assets/clicks.ahap")
+        let wav = "audio/click-48k-mono-16.wav"
+        var mixed = false, late = -1
+        let channels = try recordQuadSink(server: address) { sinkName in
+            let audio = PulseAudioOutput(configuration: .init(sink: sinkName, server: address))
+            let output = WaveformOutput(configuration: .init(sink: sinkName, channels: .rear, server: address, audio: audio))
+            let engine = try HapticEngine(configuration: .init(backend: output, audio: audio, hapticLatency: output.configuration.lead))
+            try engine.start()
+            let pattern = try AHAPReader().read(contentsOf: clicks).pattern
+            let player = try engine.makePlayer(with: pattern, audioFiles: [wav: clicks.deletingLastPathComponent().appendingPathComponent(wav)])
+            let done = DispatchSemaphore(value: 0)
+            player.completionHandler = { _ in done.signal() }
+            try player.start(atTime: engine.currentTime + 0.3)
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            mixed = output.mixedInto === audio
+            #expect(engine.stop() == nil)
+            late = output.lateCommands
+        }
+        #expect(mixed, "the drive signal rode in the audio's stream")
+        #expect(late == 0)
+        #expect(channels[0] == channels[1], "the mono click in both front channels")
+        #expect(channels[2] == channels[3], "both actuators get the same signal")
+        let front = channels[0], rear = channels[2]
+        // Click onsets: each click's first sample is 0.708 of full scale.
+        let clickStarts = onsets(front, quiet: 2_400)
+        try #require(clickStarts.count == 8, "8 clicks in front: \(clickStarts)")
+        // Burst starts, to the sample: the recorded rear matched against the burst the synthesizer
+        // makes for this tap (intensity 1, sharpness 0.8), at each lag within ±48 frames of the
+        // threshold onset (a Hann-windowed burst crosses any threshold some frames after it starts).
+        var synth = WaveformSynth(profile: .dualSense, sampleRate: 48_000)
+        synth.trigger(intensity: 1, sharpness: 0.8)
+        var template = [Float](repeating: 0, count: 480)
+        template.withUnsafeMutableBufferPointer { synth.render(into: $0.baseAddress!, count: 480) }
+        let burstOnsets = onsets(rear, quiet: 2_400)
+        try #require(burstOnsets.count == 8, "8 bursts in the rear: \(burstOnsets)")
+        var offsets: [Int] = []
+        for (click, onset) in zip(clickStarts, burstOnsets) {
+            let lags = max(0, onset - 48)...min(rear.count - template.count, onset)
+            let best = lags.min { a, b in
+                let ea = template.indices.reduce(Float(0)) { $0 + (rear[a + $1] - template[$1]) * (rear[a + $1] - template[$1]) }
+                let eb = template.indices.reduce(Float(0)) { $0 + (rear[b + $1] - template[$1]) * (rear[b + $1] - template[$1]) }
+                return ea < eb
+            }!
+            offsets.append(best - click)
+            // No haptic signal in front, no click in the rear.
+            #expect(front[(click + 200)..<(click + 480)].allSatisfy { $0 == 0 }, "front after the click is silent")
+        }
+        print("mixed stream: burst start − click onset per pair: \(offsets) samples")
+        #expect(offsets.allSatisfy { abs($0) <= 1 }, "within one sample: \(offsets)")
+    }
+
     private func check(server address: String?) throws {
         let s = address.map { ["-s", $0] } ?? []
         let sinkName = "quad-\(UUID().uuidString.prefix(8))"

@@ -1,0 +1,107 @@
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// The drive signal of a waveform haptic output, as the stream that carries it wants it: commands
+/// placed at stream frames (from the output thread), rendered block by block (on the audio thread)
+/// with `WaveformSynth`, each command at its frame or, if that frame has gone, at the block's start
+/// (counted late). One of these feeds either the waveform output's own stream or, when the audio
+/// plays to the same sink, the audio output's stream, mixed there (`PulseAudioOutput`).
+///
+/// `place`, `render` and `silence` do not allocate, lock or block; they meet through a lock-free ring.
+final class WaveformDrive: @unchecked Sendable {
+    /// One command for the audio thread: what, and at which frame.
+    private struct Drive: BitwiseCopyable {
+        var frame: Int64
+        var kind: UInt8   // 0 level, 1 transient, 2 silence
+        var intensity: Float
+        var sharpness: Float
+    }
+
+    /// The channels carrying the signal, and the profile driving them.
+    let channels: HapticOutputSpec.WaveformChannels
+    /// Commands whose frame had already been rendered.
+    var lateCommands: Int { late.load(ordering: .relaxed) }
+    /// The first frame not yet rendered. Does not allocate, lock or block.
+    var nextFrame: Int64 { rendered.load(ordering: .acquiring) }
+    /// Where each block's record goes (a trace), set before the stream starts.
+    var recorder: WaveformBlockRecorder?
+
+    /// Producers: the output thread, and the engine's stopping thread once the output thread has
+    /// been joined: one at a time.
+    private let drives = SPSCRing<Drive>(capacity: 4096, serializedProducers: true)
+    private var pending: Drive?
+    private var synth: WaveformSynth
+    private let late = Atomic<Int>(0)
+    private let rendered = Atomic<Int64>(0)
+
+    /// A silent drive for `channels` at `sampleRate`.
+    init(channels: HapticOutputSpec.WaveformChannels, sampleRate: Double) {
+        self.channels = channels
+        synth = WaveformSynth(profile: channels.profile, sampleRate: sampleRate)
+    }
+
+    /// Starts afresh at frame 0 at `sampleRate` (a stream about to start; control side, with no
+    /// stream rendering).
+    func reset(sampleRate: Double) {
+        synth = WaveformSynth(profile: channels.profile, sampleRate: sampleRate)
+        // This thread drains the ring, then hands both roles to the threads that come next.
+        drives.resetOwnership()
+        while drives.pop() != nil {}
+        drives.resetOwnership()
+        pending = nil
+        rendered.store(0, ordering: .releasing)
+    }
+
+    /// Places a command at `frame` (a past frame: the next block's start). Output thread; does
+    /// not allocate, lock or block.
+    func place(_ kind: OutputCommand.Kind, intensity: Float, sharpness: Float, frame: Int64) {
+        let code: UInt8 = switch kind {
+        case .level: 0
+        case .transient: 1
+        case .stopAll: 2
+        }
+        _ = drives.push(Drive(frame: frame, kind: code, intensity: intensity, sharpness: sharpness))
+    }
+
+    /// Silences the actuators at the next frame rendered. Does not allocate, lock or block.
+    func silence() {
+        _ = drives.push(Drive(frame: rendered.load(ordering: .acquiring), kind: 2, intensity: 0, sharpness: 0))
+    }
+
+    /// Renders the next `frames` frames (mono, the drive signal) into `output`; `time`: when the
+    /// block's first frame is heard (for the block record). Audio thread; does not allocate,
+    /// lock or block.
+    func render(into output: UnsafeMutablePointer<Float>, frames: Int, time: UInt64) {
+        let first = rendered.load(ordering: .relaxed)
+        var position = 0, transients: Int32 = 0
+        while position < frames {
+            if pending == nil { pending = drives.pop() }
+            guard let d = pending else {
+                synth.render(into: output + position, count: frames - position)
+                position = frames
+                break
+            }
+            let at = d.frame - first
+            if at <= Int64(position) {
+                if d.frame < first { late.add(1, ordering: .relaxed) }
+                switch d.kind {
+                case 0: synth.setLevel(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
+                case 1:
+                    synth.trigger(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
+                    transients += 1
+                default: synth.setLevel(intensity: 0, sharpness: 0)
+                }
+                pending = nil
+                continue
+            }
+            let end = Int(min(Int64(frames), at))
+            synth.render(into: output + position, count: end - position)
+            position = end
+        }
+        rendered.store(first + Int64(frames), ordering: .releasing)
+        recorder?.record(WaveformBlock(frame: first, frames: Int32(clamping: frames), time: time, intensity: Float(synth.levelIntensity),
+                                       sharpness: Float(synth.levelSharpness), frequency: Float(synth.currentFrequency), transients: transients))
+    }
+}
