@@ -48,10 +48,10 @@ let package = Package(
         // and libsndfile does not. Headers only: the libraries are opened with dlopen when first needed.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
-        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CPulse", "CFFmpeg"]),
+        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "CSndFile", "CSampleRate", "CPulse", "CFFmpeg"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
-        .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
+        .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
         // Backends at the edge: trace and evdev rumble.
         .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
         // Fuzz targets (the logic; .ci/fuzz links it with libFuzzer, HapSyncFuzzTests replays kept inputs).
@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),
-        .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport"]),
+        .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "AHAP", "HapSyncRuntime", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport"]),

@@ -10,7 +10,8 @@ import HapticOutput
 ///
 /// There is no device list here, so `init()` picks its outputs from the environment:
 /// - `HAPSYNC_HAPTICS`: `evdev:auto` (the first rumble pad this user can open), `evdev:PATH`,
-///   `trace:PATH` or `none`. Unset: the first rumble pad if there is one, else none (then
+///   `trace:PATH`, `waveform:SINK[:CHANNELS]` (voice-coil actuators fed as audio, mixed into the
+///   audio's stream when it plays to the same sink) or `none`. Unset: the first rumble pad if there is one, else none (then
 ///   `supportsHaptics` is false). `on`/`off` keep their accessibility meaning (haptics on or off).
 /// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink;
 ///   `PULSE_SERVER`: the server, as for every PulseAudio client.
@@ -80,28 +81,22 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// Makes an engine whose outputs come from `environment` (the variables in the type's note).
     public init(environment: [String: String]) throws {
-        var haptics: HapticBackend
         let spec = environment["HAPSYNC_HAPTICS"].flatMap { HapticOutputSpec(parsing: $0) }
-        if let spec {
-            do {
-                haptics = try spec.backend()
-            } catch {
-                throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(spec): \(error)")
-            }
-        } else {
-            haptics = HapticOutputSpec.defaultBackend()
-        }
-        if let path = environment["HAPSYNC_TRACE"], !path.isEmpty {
-            let trace = TraceBackend(path: path, replacing: true)
-            haptics = haptics is NullHapticBackend ? trace : FanOutBackend([haptics, trace])
-        }
+        let playsAudio: Bool
         switch environment["HAPSYNC_AUDIO"] ?? "pulse" {
-        case "pulse":
-            // PULSE_SERVER as every PulseAudio client reads it, from the environment given.
-            audioOutput = PulseAudioOutput(configuration: .init(sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"]))
-        case "none": audioOutput = nil
+        case "pulse": playsAudio = true
+        case "none": playsAudio = false
         case let other: throw CHHapticError(.invalidEngineParameter, "HAPSYNC_AUDIO: '\(other)' is not pulse or none")
         }
+        let outputs: LibraryOutputs
+        do throws(LibraryOutputs.Failure) {
+            // PULSE_SERVER as every PulseAudio client reads it, from the environment given.
+            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio,
+                                         sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"])
+        } catch {
+            throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.spec): \(error.description)")
+        }
+        audioOutput = outputs.audio
         let policy: HapticPolicy
         do {
             policy = try HapticPolicy().applying(environment: environment)
@@ -109,7 +104,8 @@ public final class CHHapticEngine: @unchecked Sendable {
             throw CHHapticError(.invalidEngineParameter, "\(error)")
         }
         do {
-            hapSyncEngine = try HapticEngine(configuration: .init(backend: haptics, audio: audioOutput, policy: policy))
+            hapSyncEngine = try HapticEngine(configuration: .init(backend: outputs.backend, audio: audioOutput, hapticLatency: outputs.hapticLatency,
+                                                                  policy: policy))
         } catch {
             throw CHHapticError(.invalidEngineParameter, "\(error)")
         }

@@ -63,25 +63,31 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
             if let h = config.pointee.haptics { hapticsText = String(cString: h) }
             if let a = config.pointee.audio { audioText = String(cString: a) }
         }
-        let haptics: HapticBackend
+        var spec: HapticOutputSpec?
         if let hapticsText, hapticsText != "on", hapticsText != "off" {
-            guard let spec = HapticOutputSpec(parsing: hapticsText) else {
+            guard let parsed = HapticOutputSpec(parsing: hapticsText) else {
                 throw .invalid("haptics \"\(hapticsText)\" is not \(HapticOutputSpec.expectation)")
             }
-            do { haptics = try spec.backend() } catch { throw CFailure(status: HS_ERROR_ENGINE, message: "haptics \(spec): \(error)") }
-        } else {
-            haptics = HapticOutputSpec.defaultBackend()
+            spec = parsed
         }
-        let audio: PulseAudioOutput?
+        let playsAudio: Bool
         switch audioText {
-        case "pulse": audio = PulseAudioOutput(configuration: .init(sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"]))
-        case "none": audio = nil
+        case "pulse": playsAudio = true
+        case "none": playsAudio = false
         default: throw .invalid("audio \"\(audioText)\" is not pulse or none")
+        }
+        let outputs: LibraryOutputs
+        do throws(LibraryOutputs.Failure) {
+            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio, sink: environment["HAPSYNC_SINK"],
+                                         server: environment["PULSE_SERVER"])
+        } catch {
+            throw CFailure(status: HS_ERROR_ENGINE, message: "haptics \(error.description)")
         }
         let policy: HapticPolicy
         do { policy = try HapticPolicy().applying(environment: environment) } catch { throw .invalid("\(error)") }
         do {
-            let engine = try HapticEngine(configuration: .init(backend: haptics, audio: audio, policy: policy))
+            let engine = try HapticEngine(configuration: .init(backend: outputs.backend, audio: outputs.audio, hapticLatency: outputs.hapticLatency,
+                                                               policy: policy))
             out.pointee = Handles.make(EngineBox(engine: engine))
         } catch {
             throw cFailure(error)

@@ -3,6 +3,8 @@ import AudioOutput
 import Foundation
 import Glibc
 import HapSyncCore
+import HapSyncMeasurement
+import HapticOutput
 import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
@@ -13,48 +15,7 @@ import Testing
 /// the taps and events lie where the pattern puts them, counted in the sink's own frames.
 @Suite("Waveform haptics on an audio sink", .serialized)
 struct WaveformOutputTests {
-    /// Starts a program with posix_spawn (Foundation's `Process` is not reaped once a private
-    /// pulseaudio runs: see `PrivatePulseServer`), its output into `output`.
-    private func spawn(_ args: [String], output: String = "/dev/null") -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // The test's threads block signals; the child must not inherit that (SIGTERM ends parec).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), defaults = sigset_t()
-        sigemptyset(&none)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = args.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
-        guard posix_spawnp(&pid, args[0], &actions, &attributes, argv, environ) == 0 else { return -1 }
-        return pid
-    }
-
-    /// Waits for a spawned program; its exit status.
-    @discardableResult
-    private func wait(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        return status
-    }
-
-    /// Runs a program to its end; what it printed.
-    private func run(_ args: [String]) throws -> String {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-run-\(UUID().uuidString)").path
-        defer { unlink(out) }
-        wait(spawn(args, output: out))
-        return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    private func run(_ args: [String]) throws -> String { SoundTools.run(args) }
 
     /// Upward zero crossings over a stretch: the frequency, Hz.
     private func frequency(_ x: ArraySlice<Float>, rate: Double) -> Double {
@@ -66,20 +27,6 @@ struct WaveformOutputTests {
         }
         guard crossings.count > 2 else { return 0 }
         return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
-    }
-
-    /// Where the signal starts after at least `quiet` frames of silence (|x| ≤ 0.02).
-    private func onsets(_ x: [Float], quiet: Int) -> [Int] {
-        var found: [Int] = [], silent = Int.max
-        for (i, v) in x.enumerated() {
-            if abs(v) > 0.02 {
-                if silent >= quiet { found.append(i) }
-                silent = 0
-            } else if silent < Int.max {
-                silent += 1
-            }
-        }
-        return found
     }
 
     /// On a private PulseAudio server of the test's own.
@@ -135,104 +82,68 @@ struct WaveformOutputTests {
         try checkMixed(server: address)
     }
 
-    /// Loads a 4-channel null sink (FL FR RL RR, 48 kHz), records its monitor with parec while
-    /// `body` plays to it, and returns the four channels recorded.
-    private func recordQuadSink(server address: String?, _ body: (String) throws -> Void) throws -> [[Float]] {
-        let s = address.map { ["-s", $0] } ?? []
-        let sinkName = "quad-\(UUID().uuidString.prefix(8))"
-        let module = try run(["pactl"] + s + ["load-module", "module-null-sink", "sink_name=\(sinkName)", "channels=4",
-                              "channel_map=front-left,front-right,rear-left,rear-right", "rate=48000"])
-        try #require(Int(module) != nil, "the 4-channel null sink: \(module)")
-        defer { _ = try? run(["pactl"] + s + ["unload-module", module]) }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-quad-\(UUID().uuidString).raw")
-        defer { try? FileManager.default.removeItem(at: file) }
-        var recorder = spawn(["parec"] + s + ["-d", "\(sinkName).monitor", "--format=float32le", "--channels=4",
-                              "--channel-map=front-left,front-right,rear-left,rear-right", "--rate=48000", "--latency-msec=10", "--raw", file.path])
-        try #require(recorder > 0, "parec (pulseaudio-utils)")
-        defer { if recorder > 0 { kill(recorder, SIGTERM); wait(recorder) } }
-        usleep(300_000)
-        try body(sinkName)
-        // The recorder gets what the monitor has buffered (PipeWire hands it on in larger pieces).
-        usleep(300_000)
-        kill(recorder, SIGTERM)
-        wait(recorder)
-        recorder = -1
-        let bytes = try Data(contentsOf: file)
-        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        return (0..<4).map { c in stride(from: c, to: samples.count, by: 4).map { samples[$0] } }
+    /// The trace's block records: consecutive frames from 0, one burst begun, and the drive in
+    /// force as the pattern says (0.8 at 60 Hz, then 0.8 at 300 Hz).
+    private func checkBlocks(_ path: String) {
+        let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
+        let blocks = lines.compactMap { line -> [String: Any]? in
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["kind"] as? String == "block" else { return nil }
+            return o
+        }
+        #expect(blocks.count > 20, "a record per block: \(blocks.count)")
+        var next = 0
+        for b in blocks {
+            #expect(b["frame"] as? Int == next, "blocks follow each other: \(b)")
+            next = (b["frame"] as? Int ?? 0) + (b["frames"] as? Int ?? 0)
+        }
+        #expect(blocks.reduce(0) { $0 + ($1["transients"] as? Int ?? 0) } == 1, "one burst")
+        let levels = Set(blocks.compactMap { b -> String? in
+            guard let i = b["intensity"] as? Double, i > 0, let f = b["frequency_hz"] as? Double else { return nil }
+            return "\(i) \((f).rounded())"
+        })
+        #expect(levels.contains("0.8 60.0") && levels.contains("0.8 300.0"), "the drive in force per block: \(levels)")
     }
 
     private func checkMixed(server address: String?) throws {
         let clicks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Assets/clicks.ahap")
         let wav = "audio/click-48k-mono-16.wav"
-        var mixed = false, late = -1
-        let channels = try recordQuadSink(server: address) { sinkName in
-            let audio = PulseAudioOutput(configuration: .init(sink: sinkName, server: address))
-            let output = WaveformOutput(configuration: .init(sink: sinkName, channels: .rear, server: address, audio: audio))
-            let engine = try HapticEngine(configuration: .init(backend: output, audio: audio, hapticLatency: output.configuration.lead))
-            try engine.start()
-            let pattern = try AHAPReader().read(contentsOf: clicks).pattern
-            let player = try engine.makePlayer(with: pattern, audioFiles: [wav: clicks.deletingLastPathComponent().appendingPathComponent(wav)])
-            let done = DispatchSemaphore(value: 0)
-            player.completionHandler = { _ in done.signal() }
-            try player.start(atTime: engine.currentTime + 0.3)
-            #expect(done.wait(timeout: .now() + 30) == .success)
-            mixed = output.mixedInto === audio
-            #expect(engine.stop() == nil)
-            late = output.lateCommands
-        }
-        #expect(mixed, "the drive signal rode in the audio's stream")
-        #expect(late == 0)
+        let recording = try QuadSinkRecording(server: address)
+        let audio = PulseAudioOutput(configuration: .init(sink: recording.sink, server: address))
+        let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, server: address, audio: audio))
+        let engine = try HapticEngine(configuration: .init(backend: output, audio: audio, hapticLatency: output.configuration.lead))
+        try engine.start()
+        let pattern = try AHAPReader().read(contentsOf: clicks).pattern
+        let player = try engine.makePlayer(with: pattern, audioFiles: [wav: clicks.deletingLastPathComponent().appendingPathComponent(wav)])
+        let done = DispatchSemaphore(value: 0)
+        player.completionHandler = { _ in done.signal() }
+        try player.start(atTime: engine.currentTime + 0.3)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(output.mixedInto === audio, "the drive signal rode in the audio's stream")
+        #expect(engine.stop() == nil)
+        #expect(output.lateCommands == 0)
+        let channels = try recording.finish()
         #expect(channels[0] == channels[1], "the mono click in both front channels")
         #expect(channels[2] == channels[3], "both actuators get the same signal")
         let front = channels[0], rear = channels[2]
-        // Click onsets: each click's first sample is 0.708 of full scale.
-        let clickStarts = onsets(front, quiet: 2_400)
-        try #require(clickStarts.count == 8, "8 clicks in front: \(clickStarts)")
-        // Burst starts, to the sample: the recorded rear matched against the burst the synthesizer
-        // makes for this tap (intensity 1, sharpness 0.8), at each lag within ±48 frames of the
-        // threshold onset (a Hann-windowed burst crosses any threshold some frames after it starts).
-        var synth = WaveformSynth(profile: .dualSense, sampleRate: 48_000)
-        synth.trigger(intensity: 1, sharpness: 0.8)
-        var template = [Float](repeating: 0, count: 480)
-        template.withUnsafeMutableBufferPointer { synth.render(into: $0.baseAddress!, count: 480) }
-        let burstOnsets = onsets(rear, quiet: 2_400)
-        try #require(burstOnsets.count == 8, "8 bursts in the rear: \(burstOnsets)")
-        var offsets: [Int] = []
-        for (click, onset) in zip(clickStarts, burstOnsets) {
-            let lags = max(0, onset - 48)...min(rear.count - template.count, onset)
-            let best = lags.min { a, b in
-                let ea = template.indices.reduce(Float(0)) { $0 + (rear[a + $1] - template[$1]) * (rear[a + $1] - template[$1]) }
-                let eb = template.indices.reduce(Float(0)) { $0 + (rear[b + $1] - template[$1]) * (rear[b + $1] - template[$1]) }
-                return ea < eb
-            }!
-            offsets.append(best - click)
-            // No haptic signal in front, no click in the rear.
-            #expect(front[(click + 200)..<(click + 480)].allSatisfy { $0 == 0 }, "front after the click is silent")
+        // Each burst's start found to the sample by matching the burst the synthesizer makes for
+        // this tap (intensity 1, sharpness 0.8), against each click's onset.
+        let m = BurstAlignment.measure(audio: front, drive: rear, burst: BurstAlignment.burst(profile: .dualSense, intensity: 1, sharpness: 0.8))
+        try #require(m.clicks.count == 8 && m.bursts.count == 8 && m.offsets.count == 8, "8 clicks \(m.clicks) and 8 bursts \(m.bursts)")
+        for click in m.clicks {
+            #expect(front[(click + 200)..<(click + 480)].allSatisfy { $0 == 0 }, "no drive signal in front after the click")
         }
-        print("mixed stream: burst start − click onset per pair: \(offsets) samples")
-        #expect(offsets.allSatisfy { abs($0) <= 1 }, "within one sample: \(offsets)")
+        print("mixed stream: burst start − click onset per pair: \(m.offsets) samples")
+        #expect(m.offsets.allSatisfy { abs($0) <= 1 }, "within one sample: \(m.offsets)")
     }
 
     private func check(server address: String?) throws {
-        let s = address.map { ["-s", $0] } ?? []
-        let sinkName = "quad-\(UUID().uuidString.prefix(8))"
-        let module = try run(["pactl"] + s + ["load-module", "module-null-sink", "sink_name=\(sinkName)", "channels=4",
-                              "channel_map=front-left,front-right,rear-left,rear-right", "rate=48000"])
-        try #require(Int(module) != nil, "the 4-channel null sink: \(module)")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-quad-\(UUID().uuidString).raw")
-        defer { try? FileManager.default.removeItem(at: file) }
-        var recorder = spawn(["parec"] + s + ["-d", "\(sinkName).monitor", "--format=float32le", "--channels=4",
-                              "--channel-map=front-left,front-right,rear-left,rear-right", "--rate=48000", "--latency-msec=10", "--raw", file.path])
-        try #require(recorder > 0, "parec (pulseaudio-utils)")
-        defer { if recorder > 0 { kill(recorder, SIGTERM); wait(recorder) } }
-        usleep(300_000)
-
-        var configuration = WaveformOutput.Configuration(sink: sinkName, channels: .rear)
-        configuration.server = address
-        let output = WaveformOutput(configuration: configuration)
-        let engine = try HapticEngine(configuration: .init(backend: output, hapticLatency: configuration.lead))
+        let recording = try QuadSinkRecording(server: address)
+        let tracePath = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-blocks-\(UUID().uuidString).jsonl").path
+        defer { unlink(tracePath) }
+        let trace = TraceBackend(path: tracePath)
+        let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, server: address, recorder: trace))
+        let engine = try HapticEngine(configuration: .init(backend: FanOutBackend([output, trace]), hapticLatency: output.configuration.lead))
         try engine.start()
         // A tap (sharpness 0.8: 217 Hz), then 0.3 s at sharpness 0 (60 Hz) and 0.3 s at 1 (300 Hz).
         let pattern = try AHAPPatternBuilder().transient(at: 0, intensity: 1, sharpness: 0.8)
@@ -245,23 +156,16 @@ struct WaveformOutputTests {
         #expect(done.wait(timeout: .now() + 10) == .success)
         usleep(400_000)
         print("waveform: \(engine.statistics.applied) commands applied, \(output.lateCommands) late")
+        #expect(output.mixedInto == nil, "no audio: a stream of its own")
         #expect(engine.stop() == nil)
-        // The recorder gets what the monitor has buffered (PipeWire hands it on in larger pieces).
-        usleep(300_000)
-        kill(recorder, SIGTERM)
-        wait(recorder)
-        recorder = -1
-        _ = try? run(["pactl"] + s + ["unload-module", module])
-
-        let bytes = try Data(contentsOf: file)
-        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let channels = (0..<4).map { c in stride(from: c, to: samples.count, by: 4).map { samples[$0] } }
+        let channels = try recording.finish()
+        checkBlocks(tracePath)
         let peaks = channels.map { $0.map { abs($0) }.max() ?? 0 }
         #expect(peaks[0] < 1e-4 && peaks[1] < 1e-4, "front channels silent: \(peaks)")
         #expect(peaks[2] > 0.5 && peaks[2] <= 0.9 + 1e-6, "rear carries the signal within the profile's peak: \(peaks)")
         #expect(channels[2] == channels[3], "both actuators get the same signal")
         let rear = channels[2]
-        let starts = onsets(rear, quiet: 2_400)
+        let starts = BurstAlignment.onsets(rear)
         let envelope = stride(from: 0, to: rear.count, by: 480).map { i in rear[i..<min(rear.count, i + 480)].map { abs($0) }.max() ?? 0 }
         try #require(starts.count == 3, "a tap and two events: \(starts); 10 ms peaks: \(envelope.map { ($0 * 100).rounded() / 100 })")
         // Counted in the sink's frames: 0.2 s and 0.7 s after the tap, within 2 ms (the pattern

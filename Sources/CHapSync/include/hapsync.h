@@ -81,7 +81,10 @@ typedef enum {
 /** Where an engine plays. */
 typedef struct {
     /** As the CLI spells them: "trace:/tmp/t.jsonl", "evdev:auto", "evdev:/dev/input/event5",
-        "none". NULL: HAPSYNC_HAPTICS from the environment, else the first rumble pad, else none. */
+        "waveform:SINK[:rear|mono|left|right|all]" (voice-coil actuators fed as audio, mixed into
+        the audio's stream when it plays to the same sink), "none". NULL: HAPSYNC_HAPTICS from the
+        environment, else the first rumble pad, else none. HAPSYNC_TRACE=PATH writes a trace
+        beside it; HAPSYNC_SINK and PULSE_SERVER choose the audio's sink and server. */
     const char *haptics;
     /** "pulse" or "none". NULL: HAPSYNC_AUDIO from the environment, else "pulse". */
     const char *audio;

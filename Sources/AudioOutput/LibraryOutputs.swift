@@ -1,0 +1,53 @@
+import HapSyncRuntime
+import HapticOutput
+
+/// The outputs an engine made by a library front end plays to (`import CoreHaptics`, the C API):
+/// the one place a haptic output spec, a trace beside it and the audio output are put together.
+///
+/// - Haptics: the spec's backend (`HapticOutputSpec.backend()`), or the first rumble pad when no
+///   spec is given; a waveform output (`waveform:SINK[:CHANNELS]`) is mixed into the audio's
+///   stream when both play to one sink, and gets the trace's block records.
+/// - A trace beside it (`HAPSYNC_TRACE`), written with whatever the haptic output is.
+/// - Audio through PulseAudio (or none), on `sink` of `server` (nil: the defaults).
+/// - The engine's haptic latency: a waveform stream's lead, else 0.
+public struct LibraryOutputs {
+    /// The haptic backend.
+    public let backend: HapticBackend
+    /// The audio output, if any.
+    public let audio: PulseAudioOutput?
+    /// The engine's `hapticLatency` these outputs need (ns).
+    public let hapticLatency: UInt64
+
+    /// Why the outputs could not be made.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The haptic output that failed.
+        public let spec: HapticOutputSpec
+        /// Why.
+        public let description: String
+    }
+
+    /// Makes the outputs. Throws `Failure` when the haptic output cannot be made (a rumble pad
+    /// that cannot be opened).
+    public init(haptics spec: HapticOutputSpec?, tracePath: String?, audio playsAudio: Bool, sink: String?, server: String?) throws(Failure) {
+        let audio = playsAudio ? PulseAudioOutput(configuration: .init(sink: sink, server: server)) : nil
+        let trace = tracePath.flatMap { $0.isEmpty ? nil : TraceBackend(path: $0, replacing: true) }
+        var haptics: HapticBackend
+        var latency: UInt64 = 0
+        switch spec {
+        case .waveform(let sink, let channels):
+            let waveform = WaveformOutput(configuration: .init(sink: sink, channels: channels, server: server, audio: audio, recorder: trace))
+            latency = waveform.configuration.lead
+            haptics = waveform
+        case let spec?:
+            do { haptics = try spec.backend() } catch { throw Failure(spec: spec, description: "\(spec): \(error)") }
+        case nil:
+            haptics = HapticOutputSpec.defaultBackend()
+        }
+        if let trace {
+            haptics = haptics is NullHapticBackend ? trace : FanOutBackend([haptics, trace])
+        }
+        backend = haptics
+        self.audio = audio
+        hapticLatency = latency
+    }
+}
