@@ -198,3 +198,56 @@ func realDriftBenchmark(seconds: Double, assets: URL) throws -> [DriftSeries] {
             series("real, follows audio clock (by monitor)", pa, \.independent),
             series("real, open-loop (by monitor)", pb, \.independent)]
 }
+
+/// A waveform sync series: burst start − click onset per click+tap pair, in sink frames.
+struct WaveformSync {
+    var subject: String
+    var offsets: [Int]
+
+    /// The p-th percentile of the offsets (frames).
+    func percentile(_ p: Double) -> Int {
+        let s = offsets.sorted()
+        guard !s.isEmpty else { return 0 }
+        return s[min(s.count - 1, max(0, Int((p / 100 * Double(s.count)).rounded(.up)) - 1))]
+    }
+}
+
+/// sync, waveform: Assets/clicks.ahap played `loops` times with its audio and waveform haptics
+/// (`rear`, the DualSense profile) on one 4-channel null sink of the ambient server, its monitor
+/// recorded by parec: per pair, where the burst starts (to the sample, by the burst's shape)
+/// minus where its click starts, in sink frames. Mixed into the audio's stream (what HapSync does
+/// when both play to one sink) beside the baseline of the same run: the drive signal in a stream
+/// of its own on the same sink, placed by the sink's clock.
+func waveformSyncBenchmark(loops: Int, assets: URL) throws -> [WaveformSync] {
+    let url = assets.appendingPathComponent("clicks.ahap")
+    let pattern = try AHAPReader().read(contentsOf: url).pattern
+    let wav = "audio/click-48k-mono-16.wav"
+    let files = [wav: assets.appendingPathComponent(wav)]
+    let burst = BurstAlignment.burst(profile: .dualSense, intensity: 1, sharpness: 0.8)
+    var result: [WaveformSync] = []
+    for mixed in [true, false] {
+        let recording = try QuadSinkRecording(server: nil)
+        let audio = PulseAudioOutput(configuration: .init(sink: recording.sink))
+        let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, audio: mixed ? audio : nil))
+        let engine = try HapticEngine(configuration: .init(backend: output, lockMemory: true, audio: audio, hapticLatency: output.configuration.lead))
+        try engine.start()
+        Thread.sleep(forTimeInterval: 1)   // both streams settled before the first pair
+        let t0 = engine.currentTime + 0.3
+        var players: [HapticPatternPlayer] = []
+        for k in 0..<loops {
+            let player = try engine.makePlayer(with: pattern, audioFiles: files)
+            try player.start(atTime: t0 + Double(k) * 2.25)
+            players.append(player)
+        }
+        Thread.sleep(forTimeInterval: 0.3 + Double(loops) * 2.25 + 0.5)
+        let late = output.lateCommands
+        engine.stop()
+        players.removeAll()
+        let channels = try recording.finish()
+        let m = BurstAlignment.measure(audio: channels[0], drive: channels[2], burst: burst)
+        let subject = mixed ? "one stream: drive mixed into the audio (sample-locked)" : "baseline: drive in its own stream on the same sink"
+        print("sync (waveform, \(mixed ? "mixed" : "two streams")): \(loops) × clicks.ahap on a 4-channel null sink of \(audio.serverName); \(m.clicks.count) clicks, \(m.bursts.count) bursts, \(m.offsets.count) pairs; \(late) late commands; \(audio.underruns) underruns")
+        result.append(WaveformSync(subject: subject, offsets: m.offsets))
+    }
+    return result
+}

@@ -196,6 +196,7 @@ if names.contains("render") { rows += renderBenchmark(corpus: corpus) }
 if names.contains("ring") { rows += ringBenchmark(items: Int(max(1, dispatchSeconds / 30) * 5_000_000)) }
 var distributions: [Distribution] = []
 var drift: [DriftSeries] = []
+var waveformSync: [WaveformSync] = []
 do {
     if names.contains("inversion") { distributions += inversionBenchmark(seconds: max(1, dispatchSeconds / 6)) }
     if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
@@ -203,6 +204,7 @@ do {
     let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
     if names.contains("sync") {
         distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
+        waveformSync = try waveformSyncBenchmark(loops: max(1, Int(dispatchSeconds / 4.5)), assets: assets)
     }
     if names.contains("drift") {
         // Simulated: 10 minutes (1 in the smoke run) at -200, 0 and +200 ppm, both modes.
@@ -242,6 +244,15 @@ if !distributions.isEmpty {
     for d in distributions {
         let byRound = d.roundP99.isEmpty ? "-" : d.roundP99.map(fmt).joined(separator: " / ")
         print("| \(d.benchmark) | \(d.subject) | \(d.values.count) | \(fmt(d.percentile(50))) | \(fmt(d.percentile(90))) | \(fmt(d.percentile(99))) | \(fmt(d.percentile(99.9))) | \(fmt(d.values.max() ?? 0)) | \(d.overOneMillisecond) | \(byRound) |")
+    }
+}
+if !waveformSync.isEmpty {
+    print("")
+    print("| sync (waveform) | pairs | p50 samples | p99 samples | max abs samples | max abs µs at 48 kHz |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for w in waveformSync {
+        let worst = w.offsets.map(abs).max() ?? 0
+        print("| \(w.subject) | \(w.offsets.count) | \(w.percentile(50)) | \(w.percentile(99)) | \(worst) | \(fmt(Double(worst) / 48)) |")
     }
 }
 if !drift.isEmpty {
@@ -310,6 +321,10 @@ if let jsonPath {
                      ("p50", .number(d.percentile(50))), ("p90", .number(d.percentile(90))), ("p99", .number(d.percentile(99))),
                      ("p999", .number(d.percentile(99.9))), ("max", .number(d.values.max() ?? 0)), ("over1ms", .integer(d.overOneMillisecond)),
                      ("p99ByRound", .array(d.roundP99.map { .number($0) }))])
+        })),
+        ("waveformSync", .array(waveformSync.map { w in
+            .object([("subject", .string(w.subject)), ("pairs", .integer(w.offsets.count)), ("p50Samples", .integer(w.percentile(50))),
+                     ("p99Samples", .integer(w.percentile(99))), ("maxAbsSamples", .integer(w.offsets.map(abs).max() ?? 0))])
         })),
         ("drift", .array(drift.map { d in
             .object([("series", .string(d.name)), ("pairs", .integer(d.points.count)), ("maxAbsOffsetMicroseconds", .number(d.maxAbs)),
