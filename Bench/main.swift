@@ -252,7 +252,7 @@ if !waveformSync.isEmpty {
     print("|---|---:|---:|---:|---:|---:|")
     for w in waveformSync {
         let worst = w.offsets.map(abs).max() ?? 0
-        print("| \(w.subject) | \(w.offsets.count) | \(w.percentile(50)) | \(w.percentile(99)) | \(worst) | \(fmt(Double(worst) / 48)) |")
+        print("| \(w.subject) | \(w.offsets.count) | \(w.percentile(50)) | \(w.percentile(99)) | \(worst) | \(fmt(Double(worst) * 1e6 / 48_000)) |")
     }
 }
 if !drift.isEmpty {

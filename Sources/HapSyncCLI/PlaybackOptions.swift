@@ -26,7 +26,9 @@ struct PlaybackOptions {
               waveform:SINK[:rear|mono|left|right|all]
                           a voice-coil actuator's drive signal on an audio sink:
                           rear = a DualSense's (4 channels), mono = a bass
-                          shaker; default rear on 4-channel sinks, else all
+                          shaker; default rear on 4-channel sinks, else all;
+                          with the audio on the same sink, one stream
+                          carries both, sample-locked
               trace:PATH  record every command with its scheduled, released and
                           applied times (CLOCK_MONOTONIC ns): PATH.jsonl gives
                           JSON Lines, PATH.json Chrome trace events (Perfetto)

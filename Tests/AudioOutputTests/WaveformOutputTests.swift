@@ -83,7 +83,7 @@ struct WaveformOutputTests {
     }
 
     /// The trace's block records: consecutive frames from 0, one burst begun, and the drive in
-    /// force as the pattern says (0.8 at 60 Hz, then 0.8 at 300 Hz).
+    /// force as the pattern says (0.8 at 60 Hz, then 0.5 at 300 Hz).
     private func checkBlocks(_ path: String) {
         let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
         let blocks = lines.compactMap { line -> [String: Any]? in
@@ -101,7 +101,7 @@ struct WaveformOutputTests {
             guard let i = b["intensity"] as? Double, i > 0, let f = b["frequency_hz"] as? Double else { return nil }
             return "\(i) \((f).rounded())"
         })
-        #expect(levels.contains("0.8 60.0") && levels.contains("0.8 300.0"), "the drive in force per block: \(levels)")
+        #expect(levels.contains("0.8 60.0") && levels.contains("0.5 300.0"), "the drive in force per block: \(levels)")
     }
 
     private func checkMixed(server address: String?) throws {
@@ -145,10 +145,11 @@ struct WaveformOutputTests {
         let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, server: address, recorder: trace))
         let engine = try HapticEngine(configuration: .init(backend: FanOutBackend([output, trace]), hapticLatency: output.configuration.lead))
         try engine.start()
-        // A tap (sharpness 0.8: 217 Hz), then 0.3 s at sharpness 0 (60 Hz) and 0.3 s at 1 (300 Hz).
+        // A tap (sharpness 0.8: 217 Hz), then 0.3 s at intensity 0.8, sharpness 0 (60 Hz) and 0.3 s
+        // at intensity 0.5, sharpness 1 (300 Hz).
         let pattern = try AHAPPatternBuilder().transient(at: 0, intensity: 1, sharpness: 0.8)
             .continuous(at: 0.2, duration: 0.3, intensity: 0.8, sharpness: 0, attack: 0, release: 0)
-            .continuous(at: 0.7, duration: 0.3, intensity: 0.8, sharpness: 1, attack: 0, release: 0).build()
+            .continuous(at: 0.7, duration: 0.3, intensity: 0.5, sharpness: 1, attack: 0, release: 0).build()
         let player = try engine.makePlayer(with: pattern)
         let done = DispatchSemaphore(value: 0)
         player.completionHandler = { _ in done.signal() }
@@ -176,6 +177,13 @@ struct WaveformOutputTests {
         let low = frequency(rear[(starts[1] + 2_400)..<(starts[1] + 12_000)], rate: 48_000)
         let high = frequency(rear[(starts[2] + 2_400)..<(starts[2] + 12_000)], rate: 48_000)
         #expect(abs(low - 60) < 2 && abs(high - 300) < 3, "sharpness 0 → \(low) Hz, 1 → \(high) Hz")
+        // Amplitude by intensity: intensity^(1/0.6) of full scale (0.8 → 0.689, 0.5 → 0.315), as
+        // the steady part's peak; 60 Hz loses 1.4 % in the 10 Hz DC blocker.
+        let lowPeak = rear[(starts[1] + 2_400)..<(starts[1] + 12_000)].map { abs($0) }.max() ?? 0
+        let highPeak = rear[(starts[2] + 2_400)..<(starts[2] + 12_000)].map { abs($0) }.max() ?? 0
+        let expected = (ActuatorProfile.amplitude(intensity: 0.8), ActuatorProfile.amplitude(intensity: 0.5))
+        #expect(abs(Double(lowPeak) / expected.0 - 1) < 0.04 && abs(Double(highPeak) / expected.1 - 1) < 0.04,
+                "intensity 0.8 → \(lowPeak) (expected \(expected.0)), 0.5 → \(highPeak) (expected \(expected.1))")
         #expect(output.lateCommands == 0)
     }
 }
