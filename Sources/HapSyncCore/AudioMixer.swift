@@ -259,7 +259,9 @@ public final class AudioMixer: @unchecked Sendable {
         guard count > 0 else { return (0, 0) }
         var p = position
         if loop {
-            p = p.truncatingRemainder(dividingBy: Double(count))
+            // fmod, not truncatingRemainder: unspecialized (debug builds) that goes through a
+            // lazily made protocol witness table, an allocation the first time on this thread.
+            p = fmod(p, Double(count))
         } else if p > Double(count - 1) {
             return (0, 0)
         }
