@@ -118,11 +118,15 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
     private let cache = AudioSampleCache()
-    /// A waveform output's drive signal mixed into this stream, set while closed (`attach`).
+    /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
     private var haptics: WaveformDrive?
-    /// With `haptics`: the stream's channel positions and which carry the drive, and the blocks
-    /// the audio (stereo) and the drive (mono) are rendered into before interleaving.
-    private var hapticLayout: (positions: [pa_channel_position_t], driven: [Bool]) = ([], [])
+    /// The drive mixed into the running stream: set by `open` before the stream starts, cleared
+    /// by `close` after its mainloop has stopped; the only one `write` reads.
+    private var streamHaptics: WaveformDrive?
+    /// With `streamHaptics`: what each of the stream's channels carries (its position's audio:
+    /// 0 left, 1 right, 2 the mean of both, 3 none; and whether the drive is added), and the
+    /// blocks the audio (stereo) and the drive (mono) are rendered into before interleaving.
+    private var channelRoles: [(audio: UInt8, drive: Bool)] = []
     private var stereoBlock: UnsafeMutablePointer<Float>?
     private var driveBlock: UnsafeMutablePointer<Float>?
     private var blockFrames = 0
@@ -156,12 +160,12 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         sources[slot] = source
     }
 
-    /// Mixes a waveform output's drive signal into this stream from the next `open` on (nil: no
-    /// longer). Control side, while the output is closed.
+    /// Mixes a waveform output's drive signal into the stream the next `open` makes (nil: no
+    /// longer). Control side; a running stream keeps what it was opened with.
     func attach(_ drive: WaveformDrive?) { haptics = drive }
 
-    /// Whether a waveform output's drive signal is mixed into this stream.
-    public var carriesHaptics: Bool { haptics != nil }
+    /// Whether a waveform output's drive signal is mixed into the running stream.
+    public var carriesHaptics: Bool { streamHaptics != nil }
 
     /// Decodes a timeline's files at the sink's rate, sharing samples between players of the same
     /// file: only what its voices can play, within `AudioFileDecoder.maxDecodedBytes` a pattern
@@ -193,10 +197,20 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
                 written.store(0, ordering: .releasing)
                 var positions: [pa_channel_position_t]?
                 var frameBytes = 8
+                streamHaptics = haptics
                 if let haptics {
-                    hapticLayout = haptics.channels.layout
-                    positions = hapticLayout.positions
-                    frameBytes = 4 * hapticLayout.positions.count
+                    let layout = haptics.channels.layout
+                    channelRoles = zip(layout.positions, layout.driven).map { position, driven in
+                        let audio: UInt8 = switch position {
+                        case PA_CHANNEL_POSITION_FRONT_LEFT: 0
+                        case PA_CHANNEL_POSITION_FRONT_RIGHT: 1
+                        case PA_CHANNEL_POSITION_MONO: 2
+                        default: 3
+                        }
+                        return (audio, driven)
+                    }
+                    positions = layout.positions
+                    frameBytes = 4 * layout.positions.count
                     haptics.reset(sampleRate: sampleRate)
                     stereoBlock?.deallocate()
                     driveBlock?.deallocate()
@@ -242,6 +256,7 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         connection?.close()
         connection = nil
         stream = nil
+        streamHaptics = nil
     }
 
     // MARK: - Mainloop thread
@@ -260,7 +275,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// allocations in that window); libpulse's own calls around it do, as its mainloop always does.
     private func write(_ bytes: Int) {
         guard let s = stream else { return }
-        let channels = haptics == nil ? 2 : hapticLayout.positions.count
+        let haptics = streamHaptics
+        let channels = haptics == nil ? 2 : channelRoles.count
         var data: UnsafeMutableRawPointer?
         var size = haptics == nil ? bytes : min(bytes, blockFrames * 4 * channels)
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
@@ -302,21 +318,15 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// allocate, lock or block.
     private func interleave(audio: UnsafeMutablePointer<Float>, drive: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>,
                             frames: Int) {
-        hapticLayout.positions.withUnsafeBufferPointer { positions in
-            hapticLayout.driven.withUnsafeBufferPointer { driven in
-                let n = positions.count
-                for i in 0..<frames {
-                    let l = audio[2 * i], r = audio[2 * i + 1], d = drive[i]
-                    for c in 0..<n {
-                        var v: Float = switch positions[c] {
-                        case PA_CHANNEL_POSITION_FRONT_LEFT: l
-                        case PA_CHANNEL_POSITION_FRONT_RIGHT: r
-                        case PA_CHANNEL_POSITION_MONO: (l + r) / 2
-                        default: 0
-                        }
-                        if driven[c] { v += d }
-                        out[i * n + c] = v
-                    }
+        channelRoles.withUnsafeBufferPointer { roles in
+            let n = roles.count
+            for i in 0..<frames {
+                let l = audio[2 * i], r = audio[2 * i + 1], d = drive[i]
+                for c in 0..<n {
+                    let role = roles[c]
+                    var v: Float = role.audio == 0 ? l : role.audio == 1 ? r : role.audio == 2 ? (l + r) / 2 : 0
+                    if role.drive { v += d }
+                    out[i * n + c] = v
                 }
             }
         }

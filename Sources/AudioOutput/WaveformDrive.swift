@@ -23,6 +23,8 @@ final class WaveformDrive: @unchecked Sendable {
     let channels: HapticOutputSpec.WaveformChannels
     /// Commands whose frame had already been rendered.
     var lateCommands: Int { late.load(ordering: .relaxed) }
+    /// Commands lost because the ring was full (nothing rendered them: the stream had stopped).
+    var droppedCommands: Int { drives.overflowCount }
     /// The first frame not yet rendered. Does not allocate, lock or block.
     var nextFrame: Int64 { rendered.load(ordering: .acquiring) }
     /// Where each block's record goes (a trace), set before the stream starts.
@@ -85,7 +87,9 @@ final class WaveformDrive: @unchecked Sendable {
             }
             let at = d.frame - first
             if at <= Int64(position) {
-                if d.frame < first { late.add(1, ordering: .relaxed) }
+                // Late: its frame was already rendered (in an earlier block, or earlier in this one
+                // behind a command placed before it).
+                if at < Int64(position) { late.add(1, ordering: .relaxed) }
                 switch d.kind {
                 case 0: synth.setLevel(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
                 case 1:

@@ -41,19 +41,27 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
         public var lead: UInt64
         /// The server ("unix:/path/native"; nil: the default, as PULSE_SERVER says).
         public var server: String?
-        /// The engine's audio output: when it plays to the same sink, the drive signal is mixed
-        /// into its stream.
+        /// The engine's audio output (the same object the engine is given): when it plays to the
+        /// same sink, the drive signal is mixed into its stream.
         public var audio: PulseAudioOutput?
         /// Takes a record of each block rendered (a trace), if set.
         public var recorder: WaveformBlockRecorder?
+        /// How much earlier than its sound a command is felt, ns: the actuator's own delay the
+        /// user makes up for (`--haptic-latency-ms`, which the engine's `hapticLatency` also
+        /// holds beside `lead`). Mixed into the audio, a command with an audio frame goes that
+        /// much before it; one without, like every command in a stream of its own, at
+        /// `scheduled + lead`, which the engine's latency already makes that much earlier.
+        public var advance: UInt64
 
-        /// Settings with the lead for this latency (`WaveformOutput.lead(latency:)`).
+        /// Settings with the lead for this latency, or the audio's when that is longer
+        /// (`WaveformOutput.lead(latency:)`).
         public init(sink: String, channels: Channels? = nil, latency: Double = 0.020, server: String? = nil,
-                    audio: PulseAudioOutput? = nil, recorder: WaveformBlockRecorder? = nil) {
+                    audio: PulseAudioOutput? = nil, recorder: WaveformBlockRecorder? = nil, advance: UInt64 = 0) {
             self.sink = sink
             self.channels = channels
             self.latency = latency
-            self.lead = WaveformOutput.lead(latency: latency)
+            self.lead = WaveformOutput.lead(latency: max(latency, audio?.configuration.latency ?? 0))
+            self.advance = advance
             self.server = server
             self.audio = audio
             self.recorder = recorder
@@ -66,6 +74,10 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
 
     /// The settings.
     public let configuration: Configuration
+    /// 5 ms: each command is placed by its scheduled time (or its audio frame), and the engine
+    /// releases it a lead of the stream's buffer plus 15 ms early, so releasing it a few
+    /// milliseconds later changes nothing that is heard or felt.
+    public var timingResolution: UInt64 { 5_000_000 }
     /// "waveform".
     public var name: String { "waveform" }
     /// The sink and its channels, for summaries.
@@ -78,6 +90,9 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     /// Commands whose frame had already gone to the server (played at the first frame not yet
     /// written: late by that much).
     public var lateCommands: Int { drive?.lateCommands ?? 0 }
+    /// Commands lost because the stream did not take them in time (its ring was full: the
+    /// stream had stopped).
+    public var droppedCommands: Int { drive?.droppedCommands ?? 0 }
     /// The channels in use (known after `open`).
     public var chosen: Channels? { drive?.channels }
     /// The audio output the signal is mixed into while open, nil when it has a stream of its own.
@@ -87,6 +102,8 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
 
     private let ownClock = AudioClock(sampleRate: 48_000)
     private var drive: WaveformDrive?
+    /// `advance` in the sink's frames.
+    private var advanceFrames: Int64 = 0
     private var channelCount = 0
     private var scratch: UnsafeMutablePointer<Float>?
     private var scratchFrames = 0
@@ -106,8 +123,9 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
     /// Finds the sink; when the audio output plays to it too, attaches the drive signal to the
-    /// audio's stream (which the engine opens next); otherwise opens a stream of its own with the
-    /// channels' layout and waits until its clock has settled.
+    /// audio's stream (which the engine opens next; once attached it stays, so a reopen keeps the
+    /// same drive); otherwise opens a stream of its own with the channels' layout and waits until
+    /// its clock has settled.
     public func open() throws {
         guard connection == nil, mixedInto == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync haptics", server: configuration.server, threadName: "hapsync-waveform",
@@ -120,6 +138,7 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
                 let drive = WaveformDrive(channels: channels, sampleRate: Double(sink.rate))
                 drive.recorder = configuration.recorder
                 self.drive = drive
+                advanceFrames = Int64((Double(configuration.advance) * Double(sink.rate) / 1e9).rounded())
                 if let audio = configuration.audio, audio.configuration.server == configuration.server,
                    (try? connection.sinkInfo(named: audio.configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name {
                     audio.attach(drive)
@@ -178,7 +197,7 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
         guard let drive else { return }
         let frame: Int64
         if mixedInto != nil, command.frame >= 0 {
-            frame = command.frame
+            frame = command.frame - advanceFrames
         } else {
             frame = clock.frame(atTime: command.scheduled &+ configuration.lead) ?? drive.nextFrame
         }
@@ -190,15 +209,18 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
         drive?.silence()
     }
 
-    /// Stops the stream and disconnects (when mixed into the audio: detaches from it; the audio
-    /// output's own close ends its stream).
+    /// Stops the stream and disconnects. Mixed into the audio, it silences the actuators and
+    /// stays attached: the audio output's stream is the audio's to end, and a reopen (the engine
+    /// restarting, or reopening its outputs after an error) goes on with the same drive.
     public func close() throws {
+        if mixedInto != nil {
+            drive?.silence()
+            return
+        }
         running.store(false, ordering: .releasing)
         connection?.close()
         connection = nil
         stream = nil
-        mixedInto?.attach(nil)
-        mixedInto = nil
     }
 
     // MARK: - Real-time (hapsync-waveform, the PulseAudio mainloop thread)

@@ -94,7 +94,7 @@ public final class CHHapticEngine: @unchecked Sendable {
             outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio,
                                          sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"])
         } catch {
-            throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.spec): \(error.description)")
+            throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.description)")
         }
         audioOutput = outputs.audio
         let policy: HapticPolicy

@@ -137,7 +137,7 @@ enum PlayCommand {
         }
         if let (sink, channels) = options.waveform {
             backends.append(WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: options.audioLatency,
-                                                                audio: audio, recorder: trace)))
+                                                                audio: audio, recorder: trace, advance: options.userHapticLatencyNanoseconds)))
         }
         if let trace { backends.append(trace) }
         return backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)

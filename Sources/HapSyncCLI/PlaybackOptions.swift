@@ -86,8 +86,10 @@ struct PlaybackOptions {
     var sinkName: String?
     /// Seconds.
     var audioLatency: Double
-    /// Nanoseconds.
+    /// The engine's haptic latency, nanoseconds: `--haptic-latency-ms` and a waveform stream's lead.
     var hapticLatencyNanoseconds: UInt64
+    /// `--haptic-latency-ms` alone, nanoseconds (the actuator's own delay).
+    var userHapticLatencyNanoseconds: UInt64
     var rumbleIntervalNanoseconds: UInt64
     var rumbleBurstNanoseconds: UInt64
     var replacesTrace: Bool
@@ -121,7 +123,8 @@ struct PlaybackOptions {
         audioChoice = parsed[Self.audio]
         sinkName = parsed[Self.sink]
         audioLatency = parsed[Self.latency] / 1000
-        hapticLatencyNanoseconds = UInt64(parsed[Self.hapticLatency] * 1_000_000)
+        userHapticLatencyNanoseconds = UInt64(parsed[Self.hapticLatency] * 1_000_000)
+        hapticLatencyNanoseconds = userHapticLatencyNanoseconds
         // A waveform stream needs its commands its buffer early (WaveformOutput.lead).
         if waveform != nil { hapticLatencyNanoseconds += WaveformOutput.lead(latency: audioLatency) }
         rumbleIntervalNanoseconds = UInt64(parsed[Self.rumbleInterval] * 1_000_000)

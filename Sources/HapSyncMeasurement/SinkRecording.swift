@@ -90,6 +90,16 @@ public final class QuadSinkRecording {
         if recorder > 0 { _ = try? finish() }
     }
 
+    /// Playback streams on the sink now (`pactl list short sink-inputs`): one when audio and
+    /// haptics share a stream.
+    public func playbackStreams() -> Int {
+        let sinks = SoundTools.run(["pactl"] + server + ["list", "short", "sinks"]).split(separator: "\n")
+        guard let index = sinks.first(where: { $0.split(separator: "\t").dropFirst().first.map(String.init) == sink })?
+            .split(separator: "\t").first else { return -1 }
+        let inputs = SoundTools.run(["pactl"] + server + ["list", "short", "sink-inputs"]).split(separator: "\n")
+        return inputs.filter { $0.split(separator: "\t").dropFirst().first == index }.count
+    }
+
     /// Stops the recording (after 0.3 s for what the monitor still buffers: PipeWire hands it on in
     /// larger pieces), unloads the sink, and returns the four channels.
     public func finish() throws -> [[Float]] {

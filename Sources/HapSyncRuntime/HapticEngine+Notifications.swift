@@ -19,7 +19,11 @@ extension HapticEngine {
                 }
                 if let player, player.id == n.player {
                     awaitOutput(through: n.outputMark)
-                    if case .finished(let at) = n.event { awaitFelt(at) }
+                    if case .finished(let at) = n.event, let due = feltTime(at) {
+                        // Its last commands and audio still play out: the handler runs when they have.
+                        finishesToFeel.withLock { $0.append(FinishToFeel(player: player, due: due, oneShot: oneShot)) }
+                        continue
+                    }
                     if case .finished = n.event { player.completionHandler?(.finished) } else { player.completionHandler?(.stopped) }
                 }
                 _ = oneShot   // a one-shot player is released here, after its handler, outside the lock
@@ -53,20 +57,43 @@ extension HapticEngine {
                 handler?(.systemError(reason))
             }
         }
+        deliverFelt(all: false)
         checkFinished()
     }
 
-    /// Waits (notifier thread) until the end of a run that finished at deadline `at` is felt and
-    /// heard: the engine releases commands `hapticLatency` early (a waveform stream's buffer, a
-    /// pad's delay), so its last ones and its audio play out until `at + hapticLatency`. A
-    /// handler that stops the engine then cuts nothing off. Not in manual mode (the test's clock
-    /// moves only when told).
-    func awaitFelt(_ at: UInt64) {
-        guard configuration.threading != .manual, configuration.hapticLatency > 0 else { return }
-        let felt = at &+ configuration.hapticLatency
-        let now = configuration.clock.now()
-        if felt > now { usleep(UInt32(min(felt - now, 1_000_000_000) / 1000)) }
+    /// A run that finished whose end is still being felt and heard: its handler runs at `due`.
+    struct FinishToFeel {
+        let player: HapticPatternPlayer
+        let due: UInt64
+        /// A one-shot player, kept until its handler has run.
+        let oneShot: HapticPatternPlayer?
     }
+
+    /// Runs the completion handlers of finished runs whose end has been felt (`all`: every one,
+    /// the engine stopping). Notifier thread or `pump`.
+    func deliverFelt(all: Bool) {
+        let now = configuration.clock.now()
+        let due = finishesToFeel.withLock { list -> [FinishToFeel] in
+            let ready = list.filter { all || $0.due <= now }
+            list.removeAll { all || $0.due <= now }
+            return ready
+        }
+        for f in due { f.player.completionHandler?(.finished) }
+    }
+
+    /// When the end of a run that finished at deadline `at` is felt and heard, if that is still
+    /// to come: the engine releases commands `hapticLatency` early (a waveform stream's buffer, a
+    /// pad's delay), so its last ones and its audio play out until `at + hapticLatency`, and a
+    /// handler that stops the engine then cuts nothing off. Nil in manual mode (the test's clock
+    /// moves only when told) or without a haptic latency.
+    func feltTime(_ at: UInt64) -> UInt64? {
+        guard configuration.threading != .manual, configuration.hapticLatency > 0 else { return nil }
+        let felt = at &+ configuration.hapticLatency
+        return felt > configuration.clock.now() ? felt : nil
+    }
+
+    /// The earliest time a finished run's handler is due, if any (the notifier wakes for it).
+    var nextFeltTime: UInt64? { finishesToFeel.withLock { $0.map(\.due).min() } }
 
     /// Waits (notifier thread, polling every 0.5 ms, at most 2 s) until the output thread has
     /// dealt with every command pushed before output mark `mark`, so that a player's handler runs
@@ -95,6 +122,8 @@ extension HapticEngine {
 
     /// Runs the finished handler if every player has ended (notifier thread or `pump`).
     func checkFinished() {
+        // Not while a finished run's end is still being felt: its handler comes first.
+        guard finishesToFeel.withLock({ $0.isEmpty }) else { return }
         let handler = control.withLock { state -> (@Sendable (Error?) -> FinishedAction)? in
             guard !state.anyPlaying, let h = state.finishedHandler else { return nil }
             state.finishedHandler = nil

@@ -87,7 +87,8 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
         self.replacing = replacing
         var slots = 16
         while slots < capacity { slots <<= 1 }
-        ring = SPSCRing(capacity: slots)
+        // Pushed by whichever thread drains the engine's output stage (one at a time).
+        ring = SPSCRing(capacity: slots, serializedProducers: true)
     }
 
     /// "trace".
@@ -219,8 +220,7 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
                 }
                 while let b = trace.blocks.pop() {
                     if failed { continue }
-                    appendBlock(b, to: &batch)
-                    count += 1
+                    if appendBlock(b, to: &batch) { count += 1 }
                     if batch.utf8.count >= 1 << 16 { flush(&batch, count); batch.removeAll(keepingCapacity: true); count = 0 }
                 }
                 if count > 0 { flush(&batch, count) }
@@ -240,11 +240,16 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
             }
         }
 
-        func appendBlock(_ b: WaveformBlock, to batch: inout String) {
+        /// Appends a block's record; false when it has none (Chrome: a block from before the
+        /// stream's clock had a fit has no time to put it at).
+        func appendBlock(_ b: WaveformBlock, to batch: inout String) -> Bool {
             switch trace.format {
             case .jsonLines: batch += TraceBackend.jsonLine(b)
-            case .chrome: batch += ",\n" + TraceBackend.chromeEvent(b)
+            case .chrome:
+                guard b.time > 0 else { return false }
+                batch += ",\n" + TraceBackend.chromeEvent(b)
             }
+            return true
         }
 
         /// Writes a batch of `count` whole records; on failure keeps the whole records that reached

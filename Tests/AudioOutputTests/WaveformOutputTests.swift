@@ -118,6 +118,7 @@ struct WaveformOutputTests {
         let done = DispatchSemaphore(value: 0)
         player.completionHandler = { _ in done.signal() }
         try player.start(atTime: engine.currentTime + 0.3)
+        #expect(recording.playbackStreams() == 1, "one stream on the sink carries audio and haptics")
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(output.mixedInto === audio, "the drive signal rode in the audio's stream")
         #expect(engine.stop() == nil)
@@ -131,10 +132,11 @@ struct WaveformOutputTests {
         let m = BurstAlignment.measure(audio: front, drive: rear, burst: BurstAlignment.burst(profile: .dualSense, intensity: 1, sharpness: 0.8))
         try #require(m.clicks.count == 8 && m.bursts.count == 8 && m.offsets.count == 8, "8 clicks \(m.clicks) and 8 bursts \(m.bursts)")
         for click in m.clicks {
-            #expect(front[(click + 200)..<(click + 480)].allSatisfy { $0 == 0 }, "no drive signal in front after the click")
+            #expect(front[min(front.count, click + 200)..<min(front.count, click + 480)].allSatisfy { $0 == 0 }, "no drive signal in front after the click")
         }
         print("mixed stream: burst start − click onset per pair: \(m.offsets) samples")
-        #expect(m.offsets.allSatisfy { abs($0) <= 1 }, "within one sample: \(m.offsets)")
+        // The issue asks for one sample; one stream makes it exact (two streams measure up to 4).
+        #expect(m.offsets.allSatisfy { $0 == 0 }, "at the same sample: \(m.offsets)")
     }
 
     private func check(server address: String?) throws {
