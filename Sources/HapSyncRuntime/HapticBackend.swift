@@ -2,9 +2,10 @@ import HapSyncCore
 
 /// Where haptic commands end up: a trace file, a gamepad's motors, nothing.
 ///
-/// The engine's output thread calls `apply` for each command, in order, with the time it applies
-/// it. Implementations document whether `apply` allocates; it must not lock or block for long, as
-/// it runs on the output thread.
+/// The engine's output stage calls `apply` for each command, in order, with the time it applies
+/// it, from one thread at a time: the output thread, or the scheduler thread handing commands it
+/// just released straight on (both real-time). Implementations document whether `apply`
+/// allocates; it must not lock or block for long.
 public protocol HapticBackend: AnyObject {
     /// A short name for capability reports and summaries ("trace", "evdev", "none").
     var name: String { get }
@@ -24,6 +25,13 @@ public protocol HapticBackend: AnyObject {
     /// on the output thread; returns when it next needs to be called (engine ns), or nil. The
     /// output thread calls it after every batch of commands and at the time it asked for.
     func service(now: UInt64) throws -> UInt64?
+    /// How finely this output can use the moment a command is released, ns: 0 for exact (a
+    /// trace records it; the scheduler then spins the last stretch before each deadline); a
+    /// rumble pad's update interval (it applies a level at most that often); a waveform stream's
+    /// slack (it places each command by its scheduled time, not the moment it came). Above 0 the
+    /// scheduler sleeps to each deadline without spinning and lets level changes wait up to half
+    /// of it, to go out together (`HapticEngine.Configuration.precise` overrides this).
+    var timingResolution: UInt64 { get }
 }
 
 extension HapticBackend {
@@ -33,6 +41,8 @@ extension HapticBackend {
     public var device: String { name }
     /// No motors, for backends that drive none (a trace, none).
     public var motors: Int { 0 }
+    /// Exact, unless the backend says otherwise.
+    public var timingResolution: UInt64 { 0 }
 }
 
 /// Thrown by a backend whose device went away (unplugged): the engine reports

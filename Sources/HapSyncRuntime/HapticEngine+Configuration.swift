@@ -52,6 +52,10 @@ extension HapticEngine {
         public var playsAudioOnly: Bool
         /// Accessibility and policy settings (default: as authored, 100 ms per-source limit).
         public var policy: HapticPolicy
+        /// Release every command as exactly as the machine allows (spinning the last stretch
+        /// before each deadline), whatever the backend's `timingResolution`: for measurement runs
+        /// (default false: precision by need; a trace is exact anyway).
+        public var precise: Bool
 
         /// Makes a configuration; every argument has the default described on its property.
         public init(backend: HapticBackend, clock: EngineClock = MonotonicClock(), threading: Threading = .realtime,
@@ -59,7 +63,8 @@ extension HapticEngine {
                     maxPlayers: Int = 32, outputCapacity: Int = 4096, statisticsCapacity: Int = 1 << 20,
                     audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, audioSync: AudioSync = .followAudioClock,
                     idleTimeout: TimeInterval? = nil, playsHapticsOnly: Bool = false, playsAudioOnly: Bool = false,
-                    policy: HapticPolicy = HapticPolicy()) {
+                    policy: HapticPolicy = HapticPolicy(), precise: Bool = false) {
+            self.precise = precise
             self.audio = audio
             self.idleTimeout = idleTimeout
             self.playsHapticsOnly = playsHapticsOnly

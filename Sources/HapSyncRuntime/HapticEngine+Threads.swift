@@ -39,6 +39,8 @@ extension HapticEngine {
     /// The real-time loop. Does not allocate, lock or block: it sleeps only until deadlines
     /// (a semaphore wait, cut short by control messages, while the deadline is more than a
     /// millisecond away; then clock_nanosleep to `spinMargin` before it) and spins the rest.
+    /// With a `timingResolution` above 0 (a backend that cannot use that precision, and not
+    /// `precise`) it only sleeps: the semaphore wait to the deadline.
     ///
     /// After a long sleep (over 2 ms: sparse taps) a virtual CPU that went idle wakes later than
     /// after a short one (measured on the shared VM: naive sleepers ~200 µs late against
@@ -62,6 +64,12 @@ extension HapticEngine {
             }
             if deadline <= now { continue }
             let remaining = deadline - now
+            if timingResolution > 0 {
+                // Precision by need: the backend cannot use sub-wake-up precision, so sleep to the
+                // deadline (a control message still cuts the wait short) and spin not at all.
+                schedulerWake.wait(untilMonotonic: deadline)
+                continue
+            }
             let long = remaining > 2_000_000
             let m = long ? max(margin, min(longLateness.margin, 1_000_000)) : margin
             if remaining > m + wakeWindow {
@@ -104,12 +112,12 @@ extension HapticEngine {
         Syscalls.prefaultStack()
         _ = Syscalls.setFIFO(priority: max(1, configuration.realtimePriority - 1))
         while outputRunning.load(ordering: .sequentiallyConsistent) {
-            output.drain()
+            output.drainIfFree()
             let now = Syscalls.monotonicNanoseconds()
             let backendDeadline = output.serviceBackend() ?? .max
             outputWake.wait(untilMonotonic: min(backendDeadline, now &+ 50_000_000))
         }
-        output.drain()
+        output.drainIfFree()
     }
 
     // MARK: - Notifier thread (not real-time: runs handlers)
@@ -121,9 +129,11 @@ extension HapticEngine {
         while notifierRunning.load(ordering: .sequentiallyConsistent) {
             deliverNotifications()
             checkIdle()
-            notifierWake.wait(untilMonotonic: Syscalls.monotonicNanoseconds() &+ 50_000_000)
+            let wake = Syscalls.monotonicNanoseconds() &+ 50_000_000
+            notifierWake.wait(untilMonotonic: min(wake, nextFeltTime ?? wake))
         }
         deliverNotifications()
+        deliverFelt(all: true)
     }
 
     /// Runs handlers for what the scheduler and output thread reported (notifier thread; may allocate).

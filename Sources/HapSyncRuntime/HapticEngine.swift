@@ -104,7 +104,8 @@ public final class HapticEngine: @unchecked Sendable {
     let controlRing = SPSCRing<ControlMessage>(capacity: 1024, serializedProducers: true)
     let outputRing: SPSCRing<OutputCommand>
     let schedulerNotifications = SPSCRing<EngineNotification>(capacity: 1024)
-    let outputNotifications = SPSCRing<EngineNotification>(capacity: 64)
+    /// Pushed by whichever thread drains the output stage (one at a time).
+    let outputNotifications = SPSCRing<EngineNotification>(capacity: 64, serializedProducers: true)
     let scheduler: Scheduler
     let output: OutputStage
     let schedulerWake = Syscalls.Semaphore()
@@ -122,6 +123,12 @@ public final class HapticEngine: @unchecked Sendable {
     /// The notifier thread's id (`currentThreadID()`) while it runs (0 otherwise).
     let notifierThread = Atomic<UInt>(0)
     let status = Locked(RealtimeStatus.unknown)
+    /// Finished runs whose handlers wait until their end is felt (notifier thread).
+    let finishesToFeel = Locked<[FinishToFeel]>([])
+    /// How finely commands are released, ns: 0 (exact: the scheduler spins the last stretch before
+    /// each deadline) when `precise` or the backend needs it, else the backend's
+    /// `timingResolution` (sleeping to deadlines; level changes up to half of it late, together).
+    public let timingResolution: UInt64
 
     /// Makes an engine; nothing runs until `start()`.
     public init(configuration: Configuration) throws(EngineError) {
@@ -143,20 +150,27 @@ public final class HapticEngine: @unchecked Sendable {
             throw .invalidConfiguration("playsHapticsOnly and playsAudioOnly cannot both be set")
         }
         self.configuration = configuration
+        timingResolution = configuration.precise ? 0 : configuration.backend.timingResolution
         live = LiveParameters(slots: configuration.maxPlayers)
         configuration.audio?.liveParameters = live
         var initial = ControlState(freeSlots: Array((0..<configuration.maxPlayers).reversed()))
         initial.idleTimeout = configuration.idleTimeout
         initial.policy = policy
         control = Locked(initial)
-        outputRing = SPSCRing(capacity: configuration.outputCapacity)
+        // Drained by the output thread, or by the scheduler handing commands straight on.
+        outputRing = SPSCRing(capacity: configuration.outputCapacity, serializedConsumers: true)
         let outputWake = self.outputWake, notifierWake = self.notifierWake
+        let output = OutputStage(ring: outputRing, notifications: outputNotifications, backend: configuration.backend,
+                                 clock: configuration.clock, statsCapacity: configuration.statisticsCapacity, notify: { notifierWake.post() })
+        self.output = output
+        // The scheduler applies what it released itself when the output stage is free (one
+        // wake-up from a start to the backend instead of two), then posts the output thread,
+        // which re-arms the backend's own timers (and drains whatever it found taken).
         scheduler = Scheduler(capacity: configuration.maxPlayers, control: controlRing, output: outputRing,
-                              notifications: schedulerNotifications, notify: { notifierWake.post() }, wakeOutput: { outputWake.post() },
+                              notifications: schedulerNotifications, notify: { notifierWake.post() },
+                              wakeOutput: { output.drainIfFree(); outputWake.post() },
                               audio: configuration.audio, hapticLatency: configuration.hapticLatency,
-                              openLoop: configuration.audioSync == .openLoop, live: live)
-        output = OutputStage(ring: outputRing, notifications: outputNotifications, backend: configuration.backend,
-                             clock: configuration.clock, statsCapacity: configuration.statisticsCapacity, notify: { notifierWake.post() })
+                              openLoop: configuration.audioSync == .openLoop, live: live, levelSlack: timingResolution / 2)
         applyHapticsSettings()
     }
 
@@ -314,9 +328,11 @@ public final class HapticEngine: @unchecked Sendable {
             pump()
         }
         try? configuration.backend.stopAll()
+        // The audio first: a waveform output mixed into its stream stops with it, and no block
+        // record reaches a trace after the trace has closed.
+        configuration.audio?.close()
         var closeError: Error?
         do { try configuration.backend.close() } catch { closeError = error }
-        configuration.audio?.close()
         let retired = control.withLock { state -> [Unmanaged<PlayerAudio>] in
             defer { state.retiredAudio = [] }
             return state.retiredAudio

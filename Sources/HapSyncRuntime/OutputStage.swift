@@ -5,9 +5,13 @@ import Synchronization
 /// The output side: takes released commands from the ring and hands them to the backend, stamping
 /// each with the time it was applied, and keeps the timing figures of every command.
 ///
-/// `drain()` runs on the output thread (or in `pump()` with a manual clock). On the normal path it
-/// does not allocate, lock or block beyond what the backend's `apply` does; the failure path
-/// (a backend error) takes a lock to store the error and tries to close and reopen the backend once.
+/// `drain()` runs on the output thread (or in `pump()` with a manual clock), and on the scheduler
+/// thread when it hands commands straight on (`drainIfFree`: an immediate start then reaches the
+/// backend in one thread wake-up, not two). A flag lets one thread at a time drain: whoever finds
+/// it taken does not wait (the scheduler posts the output thread instead; the output thread goes
+/// back to its wait, and the scheduler drains what it pushed itself). On the normal path it does
+/// not allocate, lock or block beyond what the backend's `apply` does; the failure path (a backend
+/// error) takes a lock to store the error and tries to close and reopen the backend once.
 final class OutputStage: @unchecked Sendable {
     let ring: SPSCRing<OutputCommand>
     let notifications: SPSCRing<EngineNotification>
@@ -33,6 +37,8 @@ final class OutputStage: @unchecked Sendable {
     let intensityScaleBits = Atomic<UInt32>(Float(1).bitPattern)
     private let suppressed = Atomic<Int>(0)
     private let stops = Atomic<Int>(0)
+    /// Taken by the thread draining (the output thread or the scheduler).
+    private let draining = Atomic<Bool>(false)
 
     /// Stop-all commands applied (the engine's stops and restarts, not the pattern's).
     var stopsApplied: Int { stops.load(ordering: .relaxed) }
@@ -65,8 +71,22 @@ final class OutputStage: @unchecked Sendable {
 
     // MARK: - Real-time (output thread)
 
-    /// Applies every waiting command; returns how many. Does not allocate, lock or block on the
-    /// normal path (see the type's note for the failure path).
+    /// Applies every waiting command unless another thread is draining; returns how many, or nil
+    /// when another thread held the stage (it applies them). Does not allocate, lock or block on
+    /// the normal path (see the type's note for the failure path).
+    @discardableResult
+    func drainIfFree() -> Int? {
+        // Acquiring: what the previous drainer did (statistics, the backend's state) is visible.
+        guard draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
+        let n = drain()
+        // Releasing: hands all of it to the next drainer.
+        draining.store(false, ordering: .releasing)
+        return n
+    }
+
+    /// Applies every waiting command; returns how many. The caller holds the stage
+    /// (`drainIfFree`), or is the only thread (manual mode, the engine stopping). Does not
+    /// allocate, lock or block on the normal path.
     @discardableResult
     func drain() -> Int {
         var n = 0

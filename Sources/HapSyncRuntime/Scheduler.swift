@@ -84,7 +84,8 @@ final class Scheduler: @unchecked Sendable {
     let slots: UnsafeMutablePointer<SlotState>
     /// Called after pushing a notification (the notifier's semaphore post in threaded mode).
     private let notify: @Sendable () -> Void
-    /// Called after pushing output commands (the output thread's semaphore post in threaded mode).
+    /// Called after pushing output commands (in threaded mode: applies them here if the output
+    /// stage is free, and posts the output thread). Does not allocate, lock or block.
     private let wakeOutput: @Sendable () -> Void
     /// The audio output players with audio follow, if any.
     let audio: AudioDevice?
@@ -96,6 +97,9 @@ final class Scheduler: @unchecked Sendable {
     let openLoop: Bool
     /// Live parameters and mutes by slot.
     let live: LiveParameters
+    /// How late a level change may go out so that it goes with others (half the backend's
+    /// timing resolution; 0: each at its deadline).
+    let levelSlack: UInt64
     /// The mixed level last pushed (live re-evaluations push only changes).
     var lastMix: (intensity: Float, sharpness: Float) = (0, 0)
     /// This thread's snapshot of the audio clock's fit (nil without audio).
@@ -104,7 +108,8 @@ final class Scheduler: @unchecked Sendable {
     init(capacity: Int, control: SPSCRing<ControlMessage>, output: SPSCRing<OutputCommand>,
          notifications: SPSCRing<EngineNotification>, notify: @escaping @Sendable () -> Void,
          wakeOutput: @escaping @Sendable () -> Void, audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, openLoop: Bool = false,
-         live: LiveParameters? = nil) {
+         live: LiveParameters? = nil, levelSlack: UInt64 = 0) {
+        self.levelSlack = levelSlack
         self.audio = audio
         self.openLoop = openLoop
         self.live = live ?? LiveParameters(slots: capacity)
@@ -134,8 +139,11 @@ final class Scheduler: @unchecked Sendable {
 
     // MARK: - Real-time (scheduler thread): the pass
 
-    /// One scheduling pass at the clock's time; returns the next deadline (`UInt64.max` when
-    /// nothing is scheduled). Does not allocate, lock or block.
+    /// One scheduling pass at the clock's time; returns when the next pass is due (`UInt64.max`
+    /// when nothing is scheduled): the next deadline, or for a level change (a level command, a
+    /// live re-evaluation) up to `levelSlack` after its deadline, so that level changes close
+    /// together go out in one pass. Whatever a pass releases goes out in deadline order. Does not
+    /// allocate, lock or block.
     func service(clock: EngineClock) -> UInt64 {
         var pushed = false
         while let message = control.pop() {
@@ -155,8 +163,46 @@ final class Scheduler: @unchecked Sendable {
         }
         if pushed { wakeOutput() }
         var next = UInt64.max
-        for s in 0..<capacity where slots[s].active { next = min(next, nextEvent(s).time) }
+        for s in 0..<capacity where slots[s].active { next = min(next, nextPass(s)) }
         return next
+    }
+
+    /// When slot `s` next needs a pass: its next event's time, or, when that only changes the
+    /// level, up to `levelSlack` later, but no later than anything else the slot has before then
+    /// (a tap among the level changes, its stop, end or wrap). Does not allocate, lock or block.
+    private func nextPass(_ s: Int) -> UInt64 {
+        let e = nextEvent(s)
+        guard levelSlack > 0, isLevelChange(s, e.due) else { return e.time }
+        var wake = e.time > .max - levelSlack ? .max : e.time + levelSlack
+        let state = slots[s]
+        let endPoint = endPoint(s)
+        wake = min(wake, state.stopAt, deadline(s, endPoint.time))
+        guard let timeline = timelines[s] else { return wake }
+        return timeline._withUnsafeGuaranteedRef { tl in
+            var i = state.next
+            while i < tl.commands.count {
+                let c = tl.commands[i]
+                if endPoint.wraps, c.time >= endPoint.time { break }
+                let t = deadline(s, c.time)
+                if t >= wake { break }
+                if c.kind == .transient { return t }
+                i += 1
+            }
+            return wake
+        }
+    }
+
+    /// Whether what slot `s` has due next only changes the level (a level command, a live
+    /// re-evaluation). Does not allocate, lock or block.
+    private func isLevelChange(_ s: Int, _ due: Due) -> Bool {
+        switch due {
+        case .live: return true
+        case .command:
+            guard let timeline = timelines[s] else { return false }
+            let next = slots[s].next
+            return timeline._withUnsafeGuaranteedRef { next < $0.commands.count && $0.commands[next].kind == .level }
+        default: return false
+        }
     }
 
     /// The earliest thing slot `s` has to do and when: the level at a sought offset, its next

@@ -22,6 +22,11 @@ public final class RecordingHapticBackend: HapticBackend, @unchecked Sendable {
     /// When set, `apply` sleeps this many microseconds first (a slow device).
     public let applyDelayMicroseconds = Atomic<Int>(0)
 
+    /// The `timingResolution` it reports (set before the engine is made; default 0, exact).
+    public var resolution: UInt64 = 0
+    /// `resolution`.
+    public var timingResolution: UInt64 { resolution }
+
     /// Makes an empty recorder.
     public init() {}
 

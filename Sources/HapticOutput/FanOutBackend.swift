@@ -20,6 +20,8 @@ public final class FanOutBackend: HapticBackend, @unchecked Sendable {
     public var device: String { backends.map(\.device).joined(separator: " + ") }
     /// The most motors any of them drives.
     public var motors: Int { backends.map(\.motors).max() ?? 0 }
+    /// The finest of its backends' (a trace beside a pad: exact).
+    public var timingResolution: UInt64 { backends.map(\.timingResolution).min() ?? 0 }
 
     /// The backends still in use.
     public var children: [HapticBackend] { backends }

@@ -83,6 +83,8 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     public var device: String { deviceDescription }
     /// Two: the strong (low-frequency) and weak (high-frequency) rumble motors.
     public var motors: Int { 2 }
+    /// Its update interval: a level is applied at most that often.
+    public var timingResolution: UInt64 { configuration.minimumUpdateInterval }
     private var deviceDescription: String { deviceName.isEmpty ? configuration.path : "\(configuration.path) (\(deviceName))" }
 
     /// Opens the device and checks that it can rumble.
