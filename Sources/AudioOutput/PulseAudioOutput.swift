@@ -35,9 +35,14 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         public var maxPlayers: Int
         /// The server to connect to ("unix:/path/native"; nil: the default, as PULSE_SERVER says).
         public var server: String?
+        /// How often to ask PulseAudio for timing while only silence plays, once the clock has
+        /// settled, seconds (default 0.1; 0.01 while sound plays; PipeWire: after every write).
+        public var idleTimingInterval: Double
 
         /// Makes settings; defaults as described on each property.
-        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, server: String? = nil) {
+        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, server: String? = nil,
+                    idleTimingInterval: Double = 0.1) {
+            self.idleTimingInterval = idleTimingInterval
             self.server = server
             self.sink = sink
             self.latency = latency
@@ -130,6 +135,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private var stereoBlock: UnsafeMutablePointer<Float>?
     private var driveBlock: UnsafeMutablePointer<Float>?
     private var blockFrames = 0
+    /// `configuration.idleTimingInterval` in ns.
+    private var idleTimingInterval: UInt64 { UInt64(configuration.idleTimingInterval * 1e9) }
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {
@@ -310,7 +317,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         pa_stream_write(s, data, frames * 4 * channels, nil, 0, PA_SEEK_RELATIVE)
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)
-        connection?.requestTimingInfo(clock: clock, server: timing.server)
+        connection?.requestTimingInfo(clock: clock, server: timing.server,
+                                      idleInterval: haptics == nil && !mixer.isPlaying ? idleTimingInterval : nil)
     }
 
     /// The stream's frames from the audio (stereo) and the drive signal (mono): the audio on the

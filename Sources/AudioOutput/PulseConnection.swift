@@ -300,10 +300,12 @@ package final class PulseConnection: @unchecked Sendable {
 
     /// Asks for timing info as an output's write wants it: after every write while its clock
     /// settles (a quicker start) and on PipeWire (which needs replies from consecutive cycles to
-    /// know its quantum), else at most every 10 ms. Mainloop thread.
-    package func requestTimingInfo(clock: AudioClock, server: Server) {
+    /// know its quantum), else at most every 10 ms, or every `idleInterval` ns while the stream
+    /// plays only silence (the fit's slope is settled, and nothing is placed by it until something
+    /// plays; each request is a round trip to the server). Mainloop thread.
+    package func requestTimingInfo(clock: AudioClock, server: Server, idleInterval: UInt64? = nil) {
         let settled = clock.observations >= AudioClock.settlingObservations
-        requestTimingInfo(every: settled && server == .pulseAudio ? 10_000_000 : 0)
+        requestTimingInfo(every: !settled || server != .pulseAudio ? 0 : idleInterval ?? 10_000_000)
     }
 
     /// Asks the server for the stream's timing info, unless the last request was less than

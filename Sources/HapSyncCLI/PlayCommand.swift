@@ -66,7 +66,8 @@ enum PlayCommand {
         let session: PlaySession
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audioDevice,
-                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy))
+                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy,
+                                                           precise: options.precise))
             // The session installs the engine's handlers before it starts: the audio server can go
             // away while the stream is starting.
             session = PlaySession(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : playable.audioFiles,

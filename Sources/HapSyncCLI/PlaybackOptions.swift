@@ -45,6 +45,7 @@ struct PlaybackOptions {
                                                help: "shortest time between two rumble updates")
     static let rumbleBurst = Option<Double>("rumble-burst", "MS", .decimal("milliseconds", .from(1, to: 10_000)), default: 30,
                                             help: "shortest rumble a transient makes")
+    static let precise = Option(flag: "precise", help: "release every command as exactly as the machine allows, whatever the output can use (measurement runs; a trace is exact anyway)")
     static let force = Option(flag: "force", help: "replace the trace file if it exists (with feedback --export: the AHAP files)")
     static let at: Option<Double> = {
         let milliseconds = ValueParser<Double>.decimal("milliseconds", .from(0, to: 3_600_000))
@@ -68,7 +69,7 @@ struct PlaybackOptions {
 
     /// The playback options under `title` (nil: `OPTIONS`), then the accessibility options.
     static func groups(title: String? = nil) -> [OptionGroup] {
-        [OptionGroup(title, [haptics, audio, sink, latency, hapticLatency, rumbleInterval, rumbleBurst, force, at, loop,
+        [OptionGroup(title, [haptics, audio, sink, latency, hapticLatency, rumbleInterval, rumbleBurst, precise, force, at, loop,
                              CommonOptions.controlRate, CommonOptions.resources, playbackRate, from]),
          OptionGroup("ACCESSIBILITY (also from the environment; flags win)", [noHaptics, intensityScale, rateLimit])]
     }
@@ -93,6 +94,8 @@ struct PlaybackOptions {
     var rumbleIntervalNanoseconds: UInt64
     var rumbleBurstNanoseconds: UInt64
     var replacesTrace: Bool
+    /// `--precise`.
+    var precise: Bool
     /// Seconds from now to the start.
     var startDelay: Double
     var loops: Int
@@ -130,6 +133,7 @@ struct PlaybackOptions {
         rumbleIntervalNanoseconds = UInt64(parsed[Self.rumbleInterval] * 1_000_000)
         rumbleBurstNanoseconds = UInt64(parsed[Self.rumbleBurst] * 1_000_000)
         replacesTrace = parsed[Self.force]
+        precise = parsed[Self.precise]
         startDelay = parsed[Self.at] / 1000
         loops = parsed[Self.loop]
         render = RenderOptions(controlRate: parsed[CommonOptions.controlRate])

@@ -76,7 +76,8 @@ enum ServeCommand {
         let engine: HapticEngine
         do {
             engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audio,
-                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy))
+                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy,
+                                                           precise: options.precise))
             try engine.start()
         } catch {
             throw .failure("\(error)", hint: audio == nil ? nil : "without a PulseAudio server, pass --audio none")

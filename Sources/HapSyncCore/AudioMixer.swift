@@ -101,6 +101,12 @@ public final class AudioMixer: @unchecked Sendable {
     /// Voices sounding or waiting to sound.
     public var activeVoices: Int { (0..<capacity).reduce(0) { $0 + (voices[$1].active ? 1 : 0) } }
 
+    /// Whether any voice is sounding or waiting to sound. Does not allocate, lock or block.
+    public var isPlaying: Bool {
+        for i in 0..<capacity where voices[i].active { return true }
+        return false
+    }
+
     /// Live parameters and player mutes applied to voices (set before rendering starts).
     public var live: LiveParameters?
 
