@@ -281,11 +281,18 @@ public final class AudioMixer: @unchecked Sendable {
     @inline(__always)
     static func tone(phase: Double, brightness: Double) -> Float {
         let w = 2 * Double.pi * phase
-        var saw = 0.0
+        let s1 = sin(w)
+        guard brightness > 0 else { return Float(s1) }
+        // sin(n·w) for n = 1...8 by the recurrence sin((n+1)w) = 2 cos(w) sin(nw) − sin((n−1)w):
+        // one sin and one cos per sample instead of nine sines.
+        let twoCos = 2 * cos(w)
+        var previous = 0.0, current = s1, saw = 0.0, sign = 1.0
         for n in 1...8 {
-            saw += (n % 2 == 1 ? 1.0 : -1.0) * sin(Double(n) * w) / Double(n)
+            saw += sign * current / Double(n)
+            (previous, current) = (current, twoCos * current - previous)
+            sign = -sign
         }
         saw *= 2 / Double.pi
-        return Float((1 - brightness) * sin(w) + brightness * saw)
+        return Float((1 - brightness) * s1 + brightness * saw)
     }
 }
