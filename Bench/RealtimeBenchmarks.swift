@@ -96,9 +96,15 @@ func ringBenchmark(items: Int) -> [Row] {
 /// A backend that remembers when the last command was applied (for the trigger benchmark).
 final class LastAppliedBackend: HapticBackend, @unchecked Sendable {
     let last = Atomic<UInt64>(0)
+    /// When the scheduler released the last tap.
+    let released = Atomic<UInt64>(0)
     var name: String { "bench" }
     func open() {}
-    func apply(_ command: OutputCommand, appliedAt: UInt64) { if command.kind == .transient { last.store(appliedAt, ordering: .releasing) } }
+    func apply(_ command: OutputCommand, appliedAt: UInt64) {
+        guard command.kind == .transient else { return }
+        released.store(command.released, ordering: .relaxed)
+        last.store(appliedAt, ordering: .releasing)
+    }
     func stopAll() {}
     func close() {}
 }
@@ -111,19 +117,25 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
     try engine.start()
     defer { engine.stop() }
     let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).build())
-    var triggers: [Double] = []
+    var triggers: [Double] = [], toRelease: [Double] = [], toReturn: [Double] = []
     // The first 10 starts are a warm-up and not counted.
     for i in 0..<(count + 10) {
         Thread.sleep(forTimeInterval: 0.03)
         let t0 = MonotonicClock.nanoseconds()
         try player.start(atTime: HapticEngine.timeImmediate)
+        let returned = MonotonicClock.nanoseconds()
         while backend.last.load(ordering: .acquiring) < t0 {
             if MonotonicClock.nanoseconds() - t0 > 2_000_000_000 {
                 FileHandle.standardError.write(Data("error: trigger: no output within 2 s of a start\n".utf8))
                 exit(1)
             }
         }
-        if i >= 10 { triggers.append(Double(backend.last.load(ordering: .acquiring) - t0) / 1000) }
+        if i >= 10 {
+            let applied = backend.last.load(ordering: .acquiring)
+            triggers.append(Double(applied - t0) / 1000)
+            toRelease.append(Double(backend.released.load(ordering: .relaxed) &- t0) / 1000)
+            toReturn.append(Double(returned - t0) / 1000)
+        }
     }
     // Floor: how long a post on one thread takes to wake a waiting thread.
     let wake = DispatchSemaphore(value: 0), woke = Atomic<UInt64>(0), posted = Atomic<UInt64>(0)
@@ -173,6 +185,8 @@ func triggerBenchmark(count: Int) throws -> [Distribution] {
     }
     print("trigger: 10 warm-up + \(count) immediate starts of a one-tap pattern on a running engine (\(engine.realtimeStatus)); then \(count) through the C API interleaved with \(count) more Swift ones")
     return [Distribution(benchmark: "trigger", subject: "start(atTime: immediate) → first output applied", values: triggers),
+            Distribution(benchmark: "trigger", subject: "  of which: the start call itself (control side)", values: toReturn),
+            Distribution(benchmark: "trigger", subject: "  of which: start → the scheduler released the tap", values: toRelease),
             Distribution(benchmark: "trigger", subject: "C API hs_player_start(HS_TIME_IMMEDIATE) → applied", values: cTriggers),
             Distribution(benchmark: "trigger", subject: "Swift start(atTime: immediate), interleaved with the C calls", values: swiftTriggers),
             Distribution(benchmark: "trigger", subject: "floor: semaphore post → other thread awake", values: floor)]
