@@ -29,8 +29,9 @@ public protocol HapticBackend: AnyObject {
     /// trace records it; the scheduler then spins the last stretch before each deadline); a
     /// rumble pad's update interval (it applies a level at most that often); a waveform stream's
     /// slack (it places each command by its scheduled time, not the moment it came). Above 0 the
-    /// scheduler sleeps to each deadline without spinning and lets level changes wait up to half
-    /// of it, to go out together (`HapticEngine.Configuration.precise` overrides this).
+    /// scheduler sleeps to each deadline without spinning and lets level changes wait up to that
+    /// long, to go out together: the backend could not tell them apart in time anyway
+    /// (`HapticEngine.Configuration.precise` overrides this).
     var timingResolution: UInt64 { get }
 }
 

@@ -127,7 +127,7 @@ public final class HapticEngine: @unchecked Sendable {
     let finishesToFeel = Locked<[FinishToFeel]>([])
     /// How finely commands are released, ns: 0 (exact: the scheduler spins the last stretch before
     /// each deadline) when `precise` or the backend needs it, else the backend's
-    /// `timingResolution` (sleeping to deadlines; level changes up to half of it late, together).
+    /// `timingResolution` (sleeping to deadlines; level changes up to that late, together).
     public let timingResolution: UInt64
 
     /// Makes an engine; nothing runs until `start()`.
@@ -170,7 +170,7 @@ public final class HapticEngine: @unchecked Sendable {
                               notifications: schedulerNotifications, notify: { notifierWake.post() },
                               wakeOutput: { output.drainIfFree(); outputWake.post() },
                               audio: configuration.audio, hapticLatency: configuration.hapticLatency,
-                              openLoop: configuration.audioSync == .openLoop, live: live, levelSlack: timingResolution / 2)
+                              openLoop: configuration.audioSync == .openLoop, live: live, levelSlack: timingResolution)
         applyHapticsSettings()
     }
 

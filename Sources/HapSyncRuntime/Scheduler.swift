@@ -97,8 +97,8 @@ final class Scheduler: @unchecked Sendable {
     let openLoop: Bool
     /// Live parameters and mutes by slot.
     let live: LiveParameters
-    /// How late a level change may go out so that it goes with others (half the backend's
-    /// timing resolution; 0: each at its deadline).
+    /// How late a level change may go out so that it goes with others (the backend's timing
+    /// resolution; 0: each at its deadline).
     let levelSlack: UInt64
     /// The mixed level last pushed (live re-evaluations push only changes).
     var lastMix: (intensity: Float, sharpness: Float) = (0, 0)
