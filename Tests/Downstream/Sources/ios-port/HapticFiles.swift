@@ -90,7 +90,9 @@ final class HapticFiles {
         try player.pause(atTime: engine.currentTime + 0.5)
         try player.seek(toOffset: 0.1)
         try player.resume(atTime: engine.currentTime + 0.6)
-        try player.stop(atTime: engine.currentTime + 1.2)
+        // 1.1 s: well before the wrap at 1.2 s (a stop at that very moment would race the wrap's
+        // tap by however long the seek took to reach the scheduler).
+        try player.stop(atTime: engine.currentTime + 1.1)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             player.completionHandler = { error in
                 if let error { continuation.resume(throwing: error) } else { continuation.resume() }
