@@ -150,7 +150,8 @@ func cpuBenchmark(seconds: Double) throws -> [Row] {
     let waveform = WaveformOutput(configuration: .init(sink: "@DEFAULT_SINK@", channels: .all))
     try playing("playing: the same pattern as waveform haptics (drive signal in its own stream on the default sink)", backend: waveform,
                 lead: waveform.configuration.lead, tone: false)
-    print("cpu: process CPU time (CLOCK_PROCESS_CPUTIME_ID) over 1-s windows, \(max(1, Int(seconds))) per state; the sound server's from /proc/PID/stat (utime + stime, 10 ms ticks) of \(soundServerPIDs().pids.count) process(es), \(soundServerPIDs().source)")
+    let servers = soundServerPIDs()
+    print("cpu: process CPU time (CLOCK_PROCESS_CPUTIME_ID) over 1-s windows, \(max(1, Int(seconds))) per state; the sound server's from /proc/PID/stat (utime + stime, 10 ms ticks) of \(servers.pids.count) process(es), \(servers.source)")
     return rows
 }
 

@@ -104,7 +104,8 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     private var drive: WaveformDrive?
     /// `advance` in the sink's frames.
     private var advanceFrames: Int64 = 0
-    private var channelCount = 0
+    /// Which channels of its own stream carry the signal (their count is the stream's).
+    private var driven: [Bool] = []
     private var scratch: UnsafeMutablePointer<Float>?
     private var scratchFrames = 0
     private var connection: PulseConnection?
@@ -165,10 +166,9 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     /// Opens the stream of its own (inside the connection's lock).
     private func openStream(on sink: PulseConnection.SinkInfo, connection: PulseConnection, drive: WaveformDrive) throws(PulseAudioOutput.PulseError) {
         let layout = drive.channels.layout
-        channelCount = layout.positions.count
         driven = layout.driven
         let rate = Double(sink.rate)
-        let frameBytes = Int64(4 * channelCount)
+        let frameBytes = Int64(4 * driven.count)
         timing = PulseAudioOutput.PlaybackTiming(server: PulseConnection.Server(serverName: connection.serverName()), sampleRate: rate,
                                                  frameBytes: frameBytes)
         ownClock.reset(sampleRate: rate)
@@ -187,8 +187,6 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
         running.store(true, ordering: .releasing)
         connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
     }
-
-    private var driven: [Bool] = []
 
     /// Places a command at its frame: when mixed into the audio, a player's command at its audio
     /// frame (`OutputCommand.frame`); otherwise the frame heard at `scheduled + lead`. Output
@@ -230,7 +228,7 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     private func write(_ bytes: Int) {
         guard let s = stream, let scratch, let drive else { return }
         var data: UnsafeMutableRawPointer?
-        let channels = channelCount
+        let channels = driven.count
         var size = min(bytes, scratchFrames * 4 * channels)
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
         let frames = min(size / (4 * channels), scratchFrames)

@@ -4,18 +4,24 @@ import Testing
 
 @Suite("SPSC ring")
 struct SPSCRingTests {
+    /// An empty ring whose indices have moved to `offset` (wrapping past the end when offset >
+    /// capacity), each item on the way pushed and popped back.
+    static func emptyRing(capacity: Int, movedBy offset: Int) -> SPSCRing<UInt32> {
+        let ring = SPSCRing<UInt32>(capacity: capacity)
+        for i in 0..<offset {
+            #expect(ring.push(UInt32(i)))
+            #expect(ring.pop() == UInt32(i))
+        }
+        return ring
+    }
+
     /// Every capacity 2...32 × every start offset × every count up to capacity + 2: FIFO order,
     /// exactly `capacity` accepted, the rest refused and counted, nothing left behind.
     @Test func exhaustiveSmallCases() {
         for capacity in [2, 4, 8, 16, 32] {
             for offset in 0..<(2 * capacity) {
                 for count in 0...(capacity + 2) {
-                    let ring = SPSCRing<UInt32>(capacity: capacity)
-                    // Move the indices to `offset` (wrapping past the end when offset > capacity).
-                    for i in 0..<offset {
-                        #expect(ring.push(UInt32(i)))
-                        #expect(ring.pop() == UInt32(i))
-                    }
+                    let ring = Self.emptyRing(capacity: capacity, movedBy: offset)
                     var accepted: [UInt32] = []
                     for i in 0..<count where ring.push(UInt32(1000 + i)) { accepted.append(UInt32(1000 + i)) }
                     #expect(accepted.count == min(count, capacity))
@@ -37,11 +43,7 @@ struct SPSCRingTests {
         for capacity in [2, 4, 8, 16] {
             for offset in 0..<(2 * capacity) {
                 for size in 0...(capacity + 2) {
-                    let ring = SPSCRing<UInt32>(capacity: capacity)
-                    for i in 0..<offset {
-                        #expect(ring.push(UInt32(i)))
-                        #expect(ring.pop() == UInt32(i))
-                    }
+                    let ring = Self.emptyRing(capacity: capacity, movedBy: offset)
                     // One single item first, then a batch: room for capacity − 1.
                     #expect(ring.push(7))
                     let batch = (0..<size).map { UInt32(100 + $0) }
