@@ -2,6 +2,7 @@ import AHAP
 import AudioOutput
 import Foundation
 import HapSyncCore
+import HapSyncLiveTesting
 import HapSyncMeasurement
 import HapSyncRuntime
 import HapSyncTestSupport
@@ -75,23 +76,25 @@ struct SyncTests {
         #expect(xs.allSatisfy { abs($0) < each }, "\(what): \(text(xs)) ms", sourceLocation: sourceLocation)
     }
 
-    @Test func clickOnsetsInTheMonitorMeetTheTaps() throws {
-        // Record the sink's monitor first: this also keeps an idle null sink in low-latency mode.
-        let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@")
-        try recorder.start()
-        defer { recorder.stop() }
-        let audio = PulseAudioOutput()
-        let run = try Self.playClicks(on: audio)
-        // From the outside: click onsets in the monitor recording, on CLOCK_MONOTONIC.
-        let onsets = ClickOnsets.frames(in: recorder.recording).compactMap { recorder.heardTime(ofRecordedFrame: Int64($0)) }
-        #expect(onsets.count == 8, "found \(onsets.count) click onsets in the monitor")
-        let measured = Self.offsets(run.taps.map(\.command.released), from: onsets).sorted()
-        let engineOffsets = run.engineOffsets(audio)
-        print("sync (\(audio.serverName)): monitor onset − haptic release (ms): \(Self.text(measured.map { -$0 }))")
-        print("sync (\(audio.serverName)): haptic release − audio heard by the engine's clock (ms): \(Self.text(engineOffsets))")
-        print("sync (\(audio.serverName)): sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm, underruns \(audio.underruns)")
-        Self.expectEight(measured, median: 30, each: 100, "haptic release − monitor onset")
-        #expect(engineOffsets.allSatisfy { abs($0) < 50 })
+    @Test func clickOnsetsInTheMonitorMeetTheTaps() async throws {
+        try await retryingWhenStalled("sync, monitor recording") {
+            // Record the sink's monitor first: this also keeps an idle null sink in low-latency mode.
+            let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@")
+            try recorder.start()
+            defer { recorder.stop() }
+            let audio = PulseAudioOutput()
+            let run = try Self.playClicks(on: audio)
+            // From the outside: click onsets in the monitor recording, on CLOCK_MONOTONIC.
+            let onsets = ClickOnsets.frames(in: recorder.recording).compactMap { recorder.heardTime(ofRecordedFrame: Int64($0)) }
+            #expect(onsets.count == 8, "found \(onsets.count) click onsets in the monitor")
+            let measured = Self.offsets(run.taps.map(\.command.released), from: onsets).sorted()
+            let engineOffsets = run.engineOffsets(audio)
+            print("sync (\(audio.serverName)): monitor onset − haptic release (ms): \(Self.text(measured.map { -$0 }))")
+            print("sync (\(audio.serverName)): haptic release − audio heard by the engine's clock (ms): \(Self.text(engineOffsets))")
+            print("sync (\(audio.serverName)): sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm, underruns \(audio.underruns)")
+            Self.expectEight(measured, median: 30, each: 100, "haptic release − monitor onset")
+            #expect(engineOffsets.allSatisfy { abs($0) < 50 })
+        }
     }
 
     /// The engine's claim against a speaker's: where its audio clock says each click is heard,
@@ -100,25 +103,27 @@ struct SyncTests {
     /// Through pipewire-pulse they differed by one PipeWire quantum (5.3 ms at the default 20 ms
     /// latency, 10.7 ms at 50 ms) until the output learned how it counts.
     @Test(arguments: [0.020, 0.050])
-    func aPipeSinkHearsEachClickWhereTheEngineSaysItIsHeard(latency: Double) throws {
-        let reader = PipeSinkReader()
-        try reader.start()
-        defer { reader.stop() }
-        let audio = PulseAudioOutput(configuration: .init(sink: reader.sinkName, latency: latency))
-        let run = try Self.playClicks(on: audio)
-        let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
-        #expect(onsets.count == 8, "found \(onsets.count) click onsets in the pipe (\(reader.reads) reads)")
-        // Where the engine's clock says each click is heard, and how far after that the pipe got it.
-        let fit = audio.clock.fit
-        let claimed = run.taps.compactMap { fit.time(ofFrame: run.startFrame + FrameTiming.frames($0.command.patternTime, sampleRate: audio.sampleRate)) }
-        let late = Self.offsets(onsets, from: claimed)
-        let engineOffsets = run.engineOffsets(audio)
-        let byPipe = Self.offsets(run.taps.map(\.command.released), from: onsets)
-        print("sync (\(audio.serverName), pipe sink, \(Int(latency * 1000)) ms latency, reader \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")): "
-              + "heard by the pipe − heard by the engine's clock (ms): \(Self.text(late))")
-        print("sync (\(audio.serverName), pipe sink): haptic release − heard by the pipe (ms): \(Self.text(byPipe)); by the engine's clock: \(Self.text(engineOffsets))")
-        print("sync (\(audio.serverName), pipe sink): \(reader.reads) reads, \(reader.discontinuities.count) discontinuities, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm, underruns \(audio.underruns)")
-        Self.expectEight(late, median: 1, each: 10, "heard by the pipe − heard by the engine's clock")
+    func aPipeSinkHearsEachClickWhereTheEngineSaysItIsHeard(latency: Double) async throws {
+        try await retryingWhenStalled("sync, pipe sink, \(Int(latency * 1000)) ms") {
+            let reader = PipeSinkReader()
+            try reader.start()
+            defer { reader.stop() }
+            let audio = PulseAudioOutput(configuration: .init(sink: reader.sinkName, latency: latency))
+            let run = try Self.playClicks(on: audio)
+            let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+            #expect(onsets.count == 8, "found \(onsets.count) click onsets in the pipe (\(reader.reads) reads)")
+            // Where the engine's clock says each click is heard, and how far after that the pipe got it.
+            let fit = audio.clock.fit
+            let claimed = run.taps.compactMap { fit.time(ofFrame: run.startFrame + FrameTiming.frames($0.command.patternTime, sampleRate: audio.sampleRate)) }
+            let late = Self.offsets(onsets, from: claimed)
+            let engineOffsets = run.engineOffsets(audio)
+            let byPipe = Self.offsets(run.taps.map(\.command.released), from: onsets)
+            print("sync (\(audio.serverName), pipe sink, \(Int(latency * 1000)) ms latency, reader \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")): "
+                  + "heard by the pipe − heard by the engine's clock (ms): \(Self.text(late))")
+            print("sync (\(audio.serverName), pipe sink): haptic release − heard by the pipe (ms): \(Self.text(byPipe)); by the engine's clock: \(Self.text(engineOffsets))")
+            print("sync (\(audio.serverName), pipe sink): \(reader.reads) reads, \(reader.discontinuities.count) discontinuities, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm, underruns \(audio.underruns)")
+            Self.expectEight(late, median: 1, each: 10, "heard by the pipe − heard by the engine's clock")
+        }
     }
 
     @Test func aModuleTheServerRefusesIsNamedWithItsArguments() throws {

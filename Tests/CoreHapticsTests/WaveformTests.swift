@@ -1,5 +1,6 @@
 import CoreHaptics
 import Foundation
+import HapSyncLiveTesting
 import HapSyncMeasurement
 import HapSyncTestSupport
 import Testing
@@ -13,38 +14,40 @@ struct CoreHapticsWaveformTests {
     @Test func aWaveformOutputFromTheEnvironmentPlaysBesideTheAudio() async throws {
         let server = try PrivatePulseServer()
         try server.start()
-        let address = "unix:\(server.socket)"
-        let recording = try QuadSinkRecording(server: address)
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-ch-waveform-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
-        let engine = try CHHapticEngine(environment: ["HAPSYNC_HAPTICS": "waveform:\(recording.sink):rear", "HAPSYNC_SINK": recording.sink,
-                                                      "PULSE_SERVER": address, "HAPSYNC_TRACE": trace.path])
-        try await engine.start()
-        let click = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Assets/audio/click-48k-mono-16.wav")
-        let resource = try engine.registerAudioResource(click, options: [CHHapticAudioResourceKeyUseVolumeEnvelope: false])
-        // Assets/clicks.ahap as an app builds it: eight clicks, each with a tap at the same time.
-        let events = (1...8).flatMap { k in
-            [CHHapticEvent(audioResourceID: resource, parameters: [], relativeTime: 0.25 * Double(k)),
-             CHHapticEvent(eventType: .hapticTransient, parameters: [CHHapticEventParameter(parameterID: .hapticIntensity, value: 1),
-                                                                     CHHapticEventParameter(parameterID: .hapticSharpness, value: 0.8)],
-                           relativeTime: 0.25 * Double(k))]
+        try await retryingWhenStalled("Core Haptics, waveform beside the audio") {
+            let address = "unix:\(server.socket)"
+            let recording = try QuadSinkRecording(server: address)
+            let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-ch-waveform-\(UUID().uuidString).jsonl")
+            defer { try? FileManager.default.removeItem(at: trace) }
+            let engine = try CHHapticEngine(environment: ["HAPSYNC_HAPTICS": "waveform:\(recording.sink):rear", "HAPSYNC_SINK": recording.sink,
+                                                          "PULSE_SERVER": address, "HAPSYNC_TRACE": trace.path])
+            try await engine.start()
+            let click = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Assets/audio/click-48k-mono-16.wav")
+            let resource = try engine.registerAudioResource(click, options: [CHHapticAudioResourceKeyUseVolumeEnvelope: false])
+            // Assets/clicks.ahap as an app builds it: eight clicks, each with a tap at the same time.
+            let events = (1...8).flatMap { k in
+                [CHHapticEvent(audioResourceID: resource, parameters: [], relativeTime: 0.25 * Double(k)),
+                 CHHapticEvent(eventType: .hapticTransient, parameters: [CHHapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                                                                         CHHapticEventParameter(parameterID: .hapticSharpness, value: 0.8)],
+                               relativeTime: 0.25 * Double(k))]
+            }
+            let player = try engine.makeAdvancedPlayer(with: CHHapticPattern(events: events, parameters: []))
+            let done = AsyncStream<Error?>.makeStream()
+            player.completionHandler = { done.continuation.yield($0) }
+            try player.start(atTime: CHHapticTimeImmediate)
+            #expect(recording.playbackStreams() == 1, "one stream on the sink carries audio and haptics")
+            for await error in done.stream {
+                #expect(error == nil)
+                break
+            }
+            try await engine.stop()
+            let channels = try recording.finish()
+            let m = BurstAlignment.measure(audio: channels[0], drive: channels[2],
+                                           burst: BurstAlignment.burst(profile: .dualSense, intensity: 1, sharpness: 0.8))
+            #expect(m.offsets.count == 8 && m.offsets.allSatisfy { $0 == 0 }, "clicks \(m.clicks), bursts \(m.bursts): \(m.offsets)")
+            let text = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
+            #expect(text.contains("\"kind\":\"block\"") && text.contains("\"kind\":\"transient\""), "the trace: \(text.prefix(300))")
         }
-        let player = try engine.makeAdvancedPlayer(with: CHHapticPattern(events: events, parameters: []))
-        let done = AsyncStream<Error?>.makeStream()
-        player.completionHandler = { done.continuation.yield($0) }
-        try player.start(atTime: CHHapticTimeImmediate)
-        #expect(recording.playbackStreams() == 1, "one stream on the sink carries audio and haptics")
-        for await error in done.stream {
-            #expect(error == nil)
-            break
-        }
-        try await engine.stop()
-        let channels = try recording.finish()
-        let m = BurstAlignment.measure(audio: channels[0], drive: channels[2],
-                                       burst: BurstAlignment.burst(profile: .dualSense, intensity: 1, sharpness: 0.8))
-        #expect(m.offsets.count == 8 && m.offsets.allSatisfy { $0 == 0 }, "clicks \(m.clicks), bursts \(m.bursts): \(m.offsets)")
-        let text = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
-        #expect(text.contains("\"kind\":\"block\"") && text.contains("\"kind\":\"transient\""), "the trace: \(text.prefix(300))")
     }
 }
