@@ -24,7 +24,7 @@ let package = Package(
         // The umbrella: `import HapSync` re-exports the modules below.
         // Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
         .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
-        .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput", "HapticGeneration"]),
         // Pure core: AHAP model, reader, writer, resource resolution. Foundation only.
         .target(name: "AHAP"),
         // Pure core: what a pattern means over time (timeline, command stream, voices, mixer,
@@ -49,6 +49,9 @@ let package = Package(
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
         .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "CSndFile", "CSampleRate", "CPulse", "CFFmpeg"]),
+        // Haptics from a sound file: onsets by spectral flux, a felt-loudness and centroid layer,
+        // written as AHAP (`hapsync generate`).
+        .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "AudioOutput"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
@@ -71,14 +74,14 @@ let package = Package(
         .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
         // `hapsync serve`: OSC datagrams (decoded and encoded by liblo) in, engine commands out.
         .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
-        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC"]),
+        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncC", "CHapSync"], path: "Bench", exclude: ["results"]),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncC", "CHapSync", "HapticGeneration"], path: "Bench", exclude: ["results"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
@@ -86,6 +89,7 @@ let package = Package(
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapticGenerationTests", dependencies: ["HapticGeneration", "AHAP", "HapSyncCore", "AudioOutput"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),

@@ -13,3 +13,5 @@
 @_exported import HapticOutput
 // PulseAudio output and audio decoding.
 @_exported import AudioOutput
+// Haptics generated from a sound file.
+@_exported import HapticGeneration

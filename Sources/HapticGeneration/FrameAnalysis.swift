@@ -1,0 +1,109 @@
+import Foundation
+
+/// The short-time analysis everything in generation reads, computed in one pass over the signal:
+/// per frame (hop 5 ms), the spectral flux, the spectral centroid and a felt loudness.
+public struct FrameAnalysis: Sendable {
+    /// What one pass gives, one value per hop.
+    public struct Frames: Sendable {
+        /// Samples per frame.
+        public var size: Int
+        /// Samples between frame centres.
+        public var hop: Int
+        /// Samples in the signal analysed.
+        public var samples: Int
+        /// Half-wave rectified increase of the log-compressed band magnitudes (onset detection).
+        public var flux: [Double]
+        /// Spectral centroid, Hz (from 30 Hz up; 0 in silence).
+        public var centroid: [Double]
+        /// Felt loudness, dB full scale: the frame's power weighted by `FrameAnalysis.feltWeight`.
+        public var loudness: [Double]
+    }
+
+    /// Samples a second.
+    public let sampleRate: Double
+    /// Samples per frame: 1,024, or 2,048 above 64 kHz (about 21 ms either way).
+    public let size: Int
+    /// Samples between frames: 5 ms.
+    public let hop: Int
+    private let spectrum: Spectrum
+    private let lowBin: Int, highBin: Int
+    private let weights: [Double]
+    /// Bin ranges of the onset bands: three to an octave from 30 Hz to 16 kHz, at least a bin each.
+    private let bands: [Range<Int>]
+
+    /// Analysis of signals at `sampleRate` Hz.
+    public init(sampleRate: Double) {
+        self.sampleRate = sampleRate
+        size = sampleRate > 64_000 ? 2_048 : 1_024
+        hop = max(1, Int((sampleRate * 0.005).rounded()))
+        spectrum = Spectrum(size: size)
+        let binHz = sampleRate / Double(size)
+        lowBin = max(1, Int((30 / binHz).rounded(.up)))
+        highBin = min(size / 2, Int(16_000 / binHz))
+        weights = (0...size / 2).map { FrameAnalysis.feltWeight(hertz: Double($0) * binHz) }
+        var edges: [Int] = []
+        var f = 30.0
+        while f < 16_000 * 1.26 {
+            let bin = min(max(Int((f / binHz).rounded()), lowBin), highBin + 1)
+            if edges.last.map({ bin > $0 }) ?? true { edges.append(bin) }
+            f *= pow(2, 1.0 / 3)
+        }
+        bands = zip(edges, edges.dropFirst()).map { $0..<$1 }
+    }
+
+    /// How much a frequency counts toward felt loudness (power weight): skin and the hand feel
+    /// vibration best from about 40 to 300 Hz (Pacinian corpuscles, most sensitive near 250 Hz)
+    /// and bass is what a body and a handheld actuator pass on, so the weight is 1 up to 250 Hz
+    /// and falls 12 dB an octave above it (a second-order low-pass), with a gentle fall below 30 Hz.
+    public static func feltWeight(hertz f: Double) -> Double {
+        let above = f / 250
+        let below = f < 30 ? (f / 30) * (f / 30) : 1
+        return below / (1 + above * above * above * above)
+    }
+
+    /// Analyses a mono signal.
+    public func analyze(_ mono: [Float]) -> Frames {
+        let count = mono.isEmpty ? 0 : mono.count / hop + 1
+        var flux = [Double](repeating: 0, count: count)
+        var centroid = [Double](repeating: 0, count: count)
+        var loudness = [Double](repeating: -120, count: count)
+        var magnitudes = [Float](repeating: 0, count: spectrum.bins)
+        var previous = [Float](repeating: 0, count: bands.count), current = previous
+        var real = [Float](repeating: 0, count: size), imaginary = [Float](repeating: 0, count: size)
+        let binHz = sampleRate / Double(size)
+        // Flux is taken of the signal scaled to a peak of 1, so how loud the file was recorded does
+        // not change what is an onset.
+        let peak = mono.reduce(Float(0)) { max($0, abs($1)) }
+        let gain: Float = peak > 0 ? 1 / peak : 1
+        // Power of a full-scale sine in one Hann-windowed frame's bins (for dB full scale).
+        let fullScale = Double(size) * Double(size) / 16 * 1.5 * 2
+        for i in 0..<count {
+            spectrum.magnitudes(mono, start: i * hop - size / 2, into: &magnitudes, real: &real, imaginary: &imaginary)
+            var rise: Float = 0, weighted = 0.0, moment = 0.0, total = 0.0
+            for (b, range) in bands.enumerated() {
+                var sum: Float = 0
+                for k in range { sum += magnitudes[k] }
+                current[b] = log1pf(100 * gain * sum / Float(range.count))
+            }
+            // Each band against the largest of itself and its neighbours a frame before (SuperFlux):
+            // a tone gliding into the next band (a kick's falling pitch, vibrato) is no rise.
+            for b in bands.indices {
+                let before = max(previous[max(b - 1, 0)], previous[b], previous[min(b + 1, bands.count - 1)])
+                let d = current[b] - before
+                if d > 0 { rise += d }
+            }
+            swap(&previous, &current)
+            for k in lowBin...highBin {
+                let m = magnitudes[k]
+                let p = Double(m) * Double(m)
+                weighted += p * weights[k]
+                moment += Double(m) * Double(k) * binHz
+                total += Double(m)
+            }
+            flux[i] = Double(rise)
+            centroid[i] = total > 1e-9 ? moment / total : 0
+            loudness[i] = 10 * log10(max(weighted / fullScale, 1e-12))
+        }
+        return Frames(size: size, hop: hop, samples: mono.count, flux: flux, centroid: centroid, loudness: loudness)
+    }
+}

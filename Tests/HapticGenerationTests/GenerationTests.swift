@@ -1,0 +1,249 @@
+import AHAP
+import Foundation
+import HapSyncCore
+import HapticGeneration
+import Testing
+
+/// Signals with known onsets, made here: a seeded generator, hits of three kinds, backgrounds.
+enum TestSignals {
+    static let rate = 48_000.0
+
+    /// xorshift64*: the same numbers on every run.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> Double {
+            state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+            return Double((state &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
+        }
+        mutating func noise() -> Float { Float(next() * 2 - 1) }
+    }
+
+    /// A hit of `kind` (0 kick, 1 snare, 2 hi-hat) at full scale.
+    static func hit(_ kind: Int, random: inout Random) -> [Float] {
+        let n = Int(rate * (kind == 2 ? 0.05 : 0.25))
+        return (0..<n).map { i in
+            let t = Double(i) / rate
+            // The last 20 ms fade out: a decay cut short is a click, a real onset.
+            let fade = Float(min(1, Double(n - i) / (rate * 0.02)))
+            return fade * sound(kind, t, &random)
+        }
+    }
+
+    private static func sound(_ kind: Int, _ t: Double, _ random: inout Random) -> Float {
+            switch kind {
+            case 0: return Float(sin(2 * .pi * (50 * t + 100 * 0.03 * (1 - exp(-t / 0.03)))) * exp(-t / 0.08))
+            case 1: return Float((0.6 * sin(2 * .pi * 200 * t) + 0.8 * Double(random.noise())) * exp(-t / 0.05))
+            default: return random.noise() * Float(exp(-t / 0.012))
+            }
+    }
+
+    /// `seconds` of signal with hits at `times` (kind by index, gain by `gains`), over `background`
+    /// (nil: silence) at `snr` dB (hits' power over the background's, over the whole signal).
+    static func mix(seconds: Double, times: [Double], gains: [Float], snr: Double?, seed: UInt64 = 7) -> [Float] {
+        var random = Random(state: seed)
+        var hits = [Float](repeating: 0, count: Int(seconds * rate))
+        for (k, t) in times.enumerated() {
+            let h = hit(k % 3, random: &random)
+            let start = Int(t * rate)
+            for i in h.indices where start + i < hits.count { hits[start + i] += gains[k % gains.count] * h[i] }
+        }
+        guard let snr else { return hits.map { $0 * 0.5 } }
+        let bed = (0..<hits.count).map { _ in random.noise() }
+        let power = { (x: [Float]) in x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(x.count, 1)) }
+        let scale = Float((power(hits) / power(bed) / pow(10, snr / 10)).squareRoot())
+        return zip(hits, bed).map { 0.4 * ($0 + scale * $1) }
+    }
+
+    /// Hits at irregular times, at least 80 ms apart.
+    static func times(count: Int, seed: UInt64 = 3) -> [Double] {
+        var random = Random(state: seed)
+        var t = 0.2
+        return (0..<count).map { _ in defer { t += 0.08 + random.next() * 0.3 }; return (t * 1000).rounded() / 1000 }
+    }
+
+    /// Precision, recall and F-measure of `found` against `truth`, each matched at most once
+    /// within `tolerance` seconds.
+    static func score(_ found: [Double], _ truth: [Double], tolerance: Double = 0.025) -> (p: Double, r: Double, f: Double) {
+        var used = Set<Int>()
+        var hits = 0
+        for t in found {
+            if let j = truth.indices.filter({ !used.contains($0) && abs(truth[$0] - t) <= tolerance }).min(by: { abs(truth[$0] - t) < abs(truth[$1] - t) }) {
+                used.insert(j)
+                hits += 1
+            }
+        }
+        let p = found.isEmpty ? 0 : Double(hits) / Double(found.count), r = truth.isEmpty ? 0 : Double(hits) / Double(truth.count)
+        return (p, r, p + r > 0 ? 2 * p * r / (p + r) : 0)
+    }
+}
+
+@Suite("Onset detection")
+struct OnsetDetectionTests {
+    @Test func hitsOverSilenceAreFoundWhereTheyStart() {
+        let truth = TestSignals.times(count: 40)
+        let signal = TestSignals.mix(seconds: truth.last! + 0.5, times: truth, gains: [1, 0.3, 0.6], snr: nil)
+        let onsets = OnsetDetector(sampleRate: TestSignals.rate).detect(signal)
+        #expect(onsets.count == truth.count, "\(onsets.map(\.time))")
+        for (o, t) in zip(onsets, truth) { #expect(abs(o.time - t) <= 0.005, "onset \(o.time) for a hit at \(t)") }
+    }
+
+    @Test(arguments: [20.0, 10.0])
+    func overNoiseAtTenDecibelsOrMoreTheFMeasureIsAtLeastPointNine(snr: Double) {
+        let truth = TestSignals.times(count: 60, seed: 11)
+        let signal = TestSignals.mix(seconds: truth.last! + 0.5, times: truth, gains: [1, 0.5, 0.7], snr: snr)
+        let s = TestSignals.score(OnsetDetector(sampleRate: TestSignals.rate).detect(signal).map(\.time), truth)
+        #expect(s.f >= 0.9, "SNR \(snr) dB: precision \(s.p), recall \(s.r)")
+    }
+
+    @Test func twoHitsCloserThanTheMinimumGapAreOne() {
+        let signal = TestSignals.mix(seconds: 1, times: [0.3, 0.31], gains: [1], snr: nil)
+        #expect(OnsetDetector(sampleRate: TestSignals.rate, minimumGap: 0.03).detect(signal).count == 1)
+        let apart = TestSignals.mix(seconds: 1, times: [0.3, 0.36], gains: [1], snr: nil)
+        #expect(OnsetDetector(sampleRate: TestSignals.rate, minimumGap: 0.03).detect(apart).count == 2)
+    }
+
+    @Test func lowerSensitivityNeverFindsMore() {
+        let truth = TestSignals.times(count: 40, seed: 5)
+        let signal = TestSignals.mix(seconds: truth.last! + 0.5, times: truth, gains: [1, 0.05, 0.2, 0.5], snr: 15)
+        let counts = [0.0, 0.25, 0.5, 0.75, 1].map { OnsetDetector(sampleRate: TestSignals.rate, sensitivity: $0).detect(signal).count }
+        #expect(counts == counts.sorted() && counts.first! < counts.last!, "\(counts)")
+    }
+
+    @Test func silenceAndEmptySignalsHaveNoOnsets() {
+        #expect(OnsetDetector(sampleRate: TestSignals.rate).detect([]).isEmpty)
+        #expect(OnsetDetector(sampleRate: TestSignals.rate).detect([Float](repeating: 0, count: 48_000)).isEmpty)
+        // A steady tone: one onset, where it starts.
+        let tone = (0..<48_000).map { i in Float(sin(2 * Double.pi * 440 * Double(i) / 48_000) * 0.5) }
+        let onsets = OnsetDetector(sampleRate: TestSignals.rate).detect([Float](repeating: 0, count: 4_800) + tone)
+        #expect(onsets.count == 1 && abs((onsets.first?.time ?? 0) - 0.1) < 0.002, "\(onsets)")
+    }
+
+    @Test func centroidTellsAKickFromAHiHat() {
+        let kick = TestSignals.mix(seconds: 0.6, times: [0.2], gains: [1], snr: nil)
+        let hat = TestSignals.mix(seconds: 0.6, times: [0, 0, 0.2].suffix(1).map { $0 }, gains: [1], snr: nil)
+        var random = TestSignals.Random(state: 1)
+        var hatOnly = [Float](repeating: 0, count: 28_800)
+        for (i, v) in TestSignals.hit(2, random: &random).enumerated() { hatOnly[9_600 + i] = v }
+        let k = OnsetDetector(sampleRate: TestSignals.rate).detect(kick), h = OnsetDetector(sampleRate: TestSignals.rate).detect(hatOnly)
+        #expect(k.count == 1 && h.count == 1 && hat.count == kick.count)
+        #expect(HapticGenerator.sharpness(centroid: k[0].centroid) < 0.4 && HapticGenerator.sharpness(centroid: h[0].centroid) > 0.7,
+                "kick \(k.first?.centroid ?? 0) Hz, hi-hat \(h.first?.centroid ?? 0) Hz")
+    }
+}
+
+@Suite("Line simplification")
+struct LineSimplificationTests {
+    @Test func everyDroppedSampleIsWithinTheBound() {
+        var random = TestSignals.Random(state: 9)
+        var value = 0.5
+        let points = (0..<2_000).map { i -> (time: Double, value: Double) in
+            value = min(max(value + (random.next() - 0.5) * 0.05, 0), 1)
+            return (Double(i) * 0.005, value)
+        }
+        for tolerance in [0.01, 0.05, 0.2] {
+            let kept = LineSimplification.keep(points, tolerance: tolerance)
+            #expect(kept.first == 0 && kept.last == points.count - 1 && kept.count < points.count)
+            for (a, b) in zip(kept, kept.dropFirst()) {
+                for i in a...b {
+                    let line = points[a].value + (points[b].value - points[a].value) * (points[i].time - points[a].time) / (points[b].time - points[a].time)
+                    #expect(abs(points[i].value - line) <= tolerance + 1e-12)
+                }
+            }
+        }
+        #expect(LineSimplification.keep([(0, 0), (1, 1), (2, 2), (3, 3)], tolerance: 0) == [0, 3], "a straight line is its two ends")
+    }
+}
+
+@Suite("Pattern generation")
+struct PatternGenerationTests {
+    static let song: [Float] = {
+        // 40 s: hits over a noise bed, so the layer is long and the events split at 30 s.
+        let truth = TestSignals.times(count: 150, seed: 21).filter { $0 < 39.5 }
+        return TestSignals.mix(seconds: 40, times: truth, gains: [1, 0.4, 0.7], snr: 12)
+    }()
+
+    static func curves(_ p: AHAPPattern) -> [AHAPParameterCurve] { p.entries.compactMap { if case .curve(let c) = $0 { return c } else { return nil } } }
+    static func events(_ p: AHAPPattern, _ type: AHAPEventType) -> [AHAPEvent] {
+        p.entries.compactMap { if case .event(let e) = $0, e.type == type { return e } else { return nil } }
+    }
+
+    @Test(arguments: [2, 4, 16, 100])
+    func curvesKeepThePointLimitAndMeetEndToEnd(most: Int) throws {
+        let g = HapticGenerator.generate(mono: Self.song, sampleRate: TestSignals.rate, options: .init(maxCurvePoints: most))
+        #expect(g.pattern.findings().isEmpty, "\(g.pattern.findings())")
+        for id in [AHAPDynamicParameterID.hapticIntensityControl, .hapticSharpnessControl] {
+            let curves = Self.curves(g.pattern).filter { $0.id == id }
+            #expect(!curves.isEmpty && curves.allSatisfy { $0.controlPoints.count <= most && $0.controlPoints.count >= 2 })
+            #expect(curves.first?.time == 0)
+            for (a, b) in zip(curves, curves.dropFirst()) {
+                let last = try #require(a.controlPoints.last), first = try #require(b.controlPoints.first)
+                #expect(abs(a.time + last.time - b.time) < 1e-9 && first.time == 0 && first.value == last.value, "curves meet end to end")
+            }
+        }
+        let continuous = Self.events(g.pattern, .hapticContinuous)
+        #expect(continuous.count == 2 && continuous.allSatisfy { ($0.duration ?? 0) <= 30 }, "40 s in events of at most 30 s")
+    }
+
+    @Test(arguments: GenerationStyle.allCases)
+    func transientsAreFeltAsIntendedThroughTheCurves(style: GenerationStyle) throws {
+        let g = HapticGenerator.generate(mono: Self.song, sampleRate: TestSignals.rate, options: .init(style: style))
+        let timeline = try PatternTimeline(pattern: g.pattern)
+        let taps = timeline.commands.filter { $0.kind == .transient }
+        #expect(taps.count == g.transients.count)
+        #expect(style.hasTransients == !taps.isEmpty)
+        for (tap, meant) in zip(taps, g.transients) {
+            #expect(abs(tap.time - meant.time) < 1e-9)
+            #expect(abs(tap.intensity - meant.intensity) < 0.002 && abs(tap.sharpness - meant.sharpness) < 0.002,
+                    "at \(meant.time): played \(tap.intensity)/\(tap.sharpness), meant \(meant.intensity)/\(meant.sharpness)")
+        }
+        let continuous = Self.events(g.pattern, .hapticContinuous)
+        #expect(continuous.allSatisfy { $0.parameters.first { $0.id == .hapticIntensity }?.value == style.continuousIntensity })
+    }
+
+    @Test func theCurveFollowsTheLoudnessWithinTheTolerance() {
+        // A swell: 2 s rising, 2 s falling, of a 120 Hz tone.
+        let n = 4 * 48_000
+        let signal = (0..<n).map { i -> Float in
+            let t = Double(i) / 48_000
+            return Float(sin(2 * .pi * 120 * t) * (t < 2 ? t / 2 : (4 - t) / 2) * 0.8)
+        }
+        let g = HapticGenerator.generate(mono: signal, sampleRate: 48_000, options: .init(style: .ambient))
+        let track = ParameterTrack(.hapticIntensityControl, entries: g.pattern.entries)
+        let peak = track.value(at: 2), early = track.value(at: 0.5), late = track.value(at: 3.5)
+        #expect(peak > 0.9 && early < peak && late < peak && early > 0.3, "0.5 s \(early), 2 s \(peak), 3.5 s \(late)")
+        #expect(Self.curves(g.pattern).filter { $0.id == .hapticIntensityControl }.reduce(0) { $0 + $1.controlPoints.count } < 40,
+                "a smooth swell needs few points")
+        // Sharpness of a 120 Hz tone: low.
+        #expect(ParameterTrack(.hapticSharpnessControl, entries: g.pattern.entries).value(at: 2) < 0.2)
+    }
+
+    @Test func silenceGivesAnEmptyValidPattern() {
+        let g = HapticGenerator.generate(mono: [Float](repeating: 0, count: 48_000), sampleRate: 48_000)
+        #expect(g.pattern.entries.isEmpty && g.onsets.isEmpty && g.pattern.findings().isEmpty)
+        let audio = HapticGenerator.generate(mono: [], sampleRate: 48_000, options: .init(audioPath: "song.wav"))
+        #expect(audio.pattern.entries.count == 1 && audio.pattern.findings().isEmpty)
+    }
+
+    @Test func includeAudioPlaysTheSourceFromTimeZero() throws {
+        let g = HapticGenerator.generate(mono: Self.song, sampleRate: TestSignals.rate, options: .init(audioPath: "music/song.wav"))
+        let audio = Self.events(g.pattern, .audioCustom)
+        #expect(audio.count == 1 && audio.first?.time == 0 && audio.first?.waveformPath == "music/song.wav")
+    }
+
+    @Test func aFileThatIsNoAudioIsAnErrorNamingIt() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-gen-\(UUID().uuidString).wav")
+        try Data("not a sound".utf8).write(to: path)
+        defer { try? FileManager.default.removeItem(at: path) }
+        #expect {
+            _ = try HapticGenerator.generate(contentsOf: path)
+        } throws: { "\($0)".contains(path.path) }
+    }
+
+    @Test func aBundledSoundGeneratesAValidPattern() throws {
+        let click = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Assets/audio/thud-44k1-mono-24.flac")
+        let g = try HapticGenerator.generate(contentsOf: click)
+        #expect(g.onsets.count >= 1 && g.pattern.findings().isEmpty)
+        #expect(abs(g.duration - 0.25) < 0.1, "\(g.duration)")
+    }
+}
