@@ -14,7 +14,10 @@ struct Run {
 }
 
 /// Runs `hapsync` in process with captured output.
-func hapsync(_ args: String...) -> Run {
+func hapsync(_ args: String...) -> Run { hapsync(args) }
+
+/// Runs `hapsync` in process with captured output, its arguments as an array.
+func hapsync(_ args: [String]) -> Run {
     let out = Mutex(""), err = Mutex("")
     let console = HapSyncCLI.Console(out: { s in out.withLock { $0 += s } }, err: { s in err.withLock { $0 += s } })
     let status = HapSyncCLI.main(args, console: console)
