@@ -247,3 +247,29 @@ struct PatternGenerationTests {
         #expect(abs(g.duration - 0.25) < 0.1, "\(g.duration)")
     }
 }
+
+@Suite("Spectrum")
+struct SpectrumTests {
+    /// The FFT's magnitudes against a direct DFT of the same windowed frame, with the frame inside
+    /// the signal and hanging over either end.
+    @Test(arguments: [16, 64, 1_024])
+    func magnitudesMatchADirectTransform(size: Int) {
+        var random = TestSignals.Random(state: UInt64(size))
+        let signal = (0..<(3 * size)).map { _ in random.noise() }
+        let spectrum = Spectrum(size: size)
+        var out = [Float](repeating: 0, count: spectrum.bins), re = [Float](repeating: 0, count: size), im = re
+        for start in [-size / 3, size, 2 * size + size / 2] {
+            spectrum.magnitudes(signal, start: start, into: &out, real: &re, imaginary: &im)
+            for k in [0, 1, size / 4, size / 2 - 1, size / 2] {
+                var xr = 0.0, xi = 0.0
+                for n in 0..<size {
+                    let j = start + n
+                    let x = j >= 0 && j < signal.count ? Double(signal[j]) * (0.5 - 0.5 * cos(2 * .pi * Double(n) / Double(size))) : 0
+                    xr += x * cos(-2 * .pi * Double(k * n) / Double(size))
+                    xi += x * sin(-2 * .pi * Double(k * n) / Double(size))
+                }
+                #expect(abs(Double(out[k]) - (xr * xr + xi * xi).squareRoot()) < 1e-3 * Double(size), "size \(size), start \(start), bin \(k)")
+            }
+        }
+    }
+}
