@@ -2,19 +2,55 @@ import Foundation
 
 /// Draws a pattern as an SVG picture: intensity and sharpness of the continuous signal over time,
 /// transients as stems, audio voices as labelled bars with their gain inside, time axis in ms.
+/// An `AudioCustom` voice whose decoded file is given gets a taller lane showing its waveform.
 public enum PatternPlot {
+    /// What a plot knows of one voice's file, for its audio lane.
+    public enum VoiceAudio: Sendable {
+        /// The file decoded from its start, stereo float at `sampleRate` frames a second: the lane
+        /// shows the waveform the voice plays. A looping voice wraps at the last frame given, so
+        /// give it the whole file.
+        case samples(AudioSamples, sampleRate: Double)
+        /// The file could not be decoded, for this reason: the lane keeps its bar and says why.
+        case unavailable(String)
+    }
+
+    /// Height of a voice's bar lane, and of a waveform lane, in pixels.
+    static let laneHeight = 22.0, waveformLaneHeight = 72.0
+
     /// The SVG text for a timeline. `title` heads the picture; `label` names a voice's bar
     /// (defaults to its file name, or "tone" for AudioContinuous). With `waveform`, a lane under
     /// the haptics shows the drive signal an actuator with that profile gets (`WaveformSynth`).
+    ///
+    /// `audio` is indexed like `timeline.voices` (empty, the default: every voice is a bar). An
+    /// `AudioCustom` voice given `.samples` is drawn as a waveform lane: per pixel column, the
+    /// lowest and highest sample of both channels among the frames the voice plays in that column
+    /// (from its start, at the rate its pitch gives, wrapping when it loops, silent after a
+    /// non-looping file runs out, cut at its end), times its gain, full scale filling the lane;
+    /// thin lines mark the transients across it. A voice given `.unavailable` keeps its bar with
+    /// the note. Tones always keep their bar. Cost: one pass over the frames the voices play.
     public static func svg(_ timeline: PatternTimeline, title: String, width: Int = 1000,
-                           label: ((AudioVoice) -> String)? = nil, waveform: ActuatorProfile? = nil) -> String {
+                           label: ((AudioVoice) -> String)? = nil, waveform: ActuatorProfile? = nil,
+                           audio: [VoiceAudio?] = []) -> String {
+        precondition(audio.isEmpty || audio.count == timeline.voices.count, "one audio entry per voice")
         let left = 56.0, right = 24.0, top = 72.0
         let plotWidth = Double(max(width, 300)) - left - right
         let hapticHeight = 220.0
-        let laneHeight = 22.0
         let waveTop = top + hapticHeight + 44, waveHeight = waveform == nil ? 0.0 : 90.0
         let audioTop = waveTop + (waveform == nil ? 0 : waveHeight + 44)
-        let height = audioTop + Double(max(timeline.voices.count, 1)) * laneHeight + 48
+        // Each voice's samples when it is drawn as a waveform, and its lane's top.
+        let drawn: [(samples: AudioSamples, rate: Double)?] = timeline.voices.indices.map { i in
+            guard i < audio.count, case .file = timeline.voices[i].source, case .samples(let s, let rate)? = audio[i],
+                  rate > 0, rate.isFinite else { return nil }
+            return (s, rate)
+        }
+        var laneTops: [Double] = []
+        var audioBottom = audioTop
+        for d in drawn {
+            laneTops.append(audioBottom)
+            audioBottom += d == nil ? laneHeight : waveformLaneHeight
+        }
+        if timeline.voices.isEmpty { audioBottom += laneHeight }
+        let height = audioBottom + 48
         let span = max(timeline.end, 0.001)
         func x(_ t: Double) -> Double { left + t / span * plotWidth }
         func y(_ v: Double) -> Double { top + (1 - v) * hapticHeight }
@@ -37,7 +73,7 @@ public enum PatternPlot {
         }
         let step = tickStep(span)
         for tick in stride(from: 0.0, through: span + 1e-9, by: step) {
-            s += "<line x1=\"\(f(x(tick)))\" x2=\"\(f(x(tick)))\" y1=\"\(f(top))\" y2=\"\(f(audioTop + Double(max(timeline.voices.count, 1)) * laneHeight))\" stroke=\"#eeeeee\"/>"
+            s += "<line x1=\"\(f(x(tick)))\" x2=\"\(f(x(tick)))\" y1=\"\(f(top))\" y2=\"\(f(audioBottom))\" stroke=\"#eeeeee\"/>"
             s += "<text x=\"\(f(x(tick)))\" y=\"\(f(height - 26))\" text-anchor=\"middle\" fill=\"#555\">\(ms(tick))</text>\n"
         }
         s += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 8))\" text-anchor=\"middle\" fill=\"#333\">time (ms)</text>\n"
@@ -96,28 +132,136 @@ public enum PatternPlot {
         if timeline.voices.isEmpty {
             s += "<text x=\"\(f(left + 8))\" y=\"\(f(audioTop + 15))\" fill=\"#888\">no audio events</text>\n"
         }
+        // Voice i's gain (at most 1) at 201 times from its start to `stop`, as polyline points.
+        func gainLine(_ i: Int, _ stop: Double, _ y: (Double) -> Double) -> String {
+            let start = timeline.voices[i].start, n = 200
+            var points = ""
+            for k in 0...n {
+                let t = start + (stop - start) * Double(k) / Double(n)
+                let g = min(1, timeline.voiceState(i, at: min(t, stop - 1e-9)).gain)
+                points += "\(f(x(t))),\(f(y(g))) "
+            }
+            return points
+        }
+        let columns = max(1, Int(plotWidth))
         for (i, v) in timeline.voices.enumerated() {
-            let y0 = audioTop + Double(i) * laneHeight
+            let y0 = laneTops[i]
             let stop = v.end ?? timeline.end
             let name = label?(v) ?? {
                 if case .file(let p) = v.source { return (p as NSString).lastPathComponent }
                 return "tone \(Int(saturating: AudioVoice.toneFrequency(pitch: v.pitch).rounded())) Hz"
             }()
             let fill = v.source == .tone ? "#8e6bbf" : "#3a9a6b"
+            if let (samples, sampleRate) = drawn[i] {
+                // Waveform lane: full scale ±1 fills it around its middle.
+                let h = waveformLaneHeight, mid = y0 + h / 2, half = h / 2 - 3
+                s += "<rect class=\"voice\" x=\"\(f(x(v.start)))\" y=\"\(f(y0 + 2))\" width=\"\(f(max(1, x(stop) - x(v.start))))\" height=\"\(f(h - 4))\" "
+                s += "fill=\"\(fill)\" fill-opacity=\"0.08\" stroke=\"\(fill)\"\(v.end == nil ? " stroke-dasharray=\"4 3\"" : "")/>"
+                s += "<line x1=\"\(f(x(v.start)))\" x2=\"\(f(x(stop)))\" y1=\"\(f(mid))\" y2=\"\(f(mid))\" stroke=\"#d5e6dc\"/>\n"
+                // Where the transients fall, under the waveform, to see them against the hits.
+                var guides = ""
+                for c in timeline.commands where c.kind == .transient {
+                    guides += "M\(f(x(c.time))) \(f(y0 + 2))V\(f(y0 + h - 2))"
+                }
+                if !guides.isEmpty {
+                    s += "<path class=\"transient-guide\" d=\"\(guides)\" stroke=\"#c0302a\" stroke-opacity=\"0.55\" stroke-width=\"0.8\" fill=\"none\"/>\n"
+                }
+                var path = ""
+                for c in envelope(samples, sampleRate: sampleRate, voice: i, of: timeline, until: stop, columns: columns, span: span) {
+                    let px = left + (Double(c.column) + 0.5) * plotWidth / Double(columns)
+                    path += "M\(f(px)) \(f(mid - Double(c.high) * half))V\(f(mid - Double(c.low) * half))"
+                }
+                s += "<path class=\"audio-wave\" d=\"\(path)\" stroke=\"#4f5d56\" stroke-width=\"\(f(max(1, plotWidth / Double(columns))))\" fill=\"none\"/>\n"
+                // The gain: the bounds the waveform may reach.
+                s += "<polyline points=\"\(gainLine(i, stop) { mid - $0 * half })\" fill=\"none\" stroke=\"\(fill)\" stroke-width=\"1\" stroke-opacity=\"0.7\"/>"
+                s += "<polyline points=\"\(gainLine(i, stop) { mid + $0 * half })\" fill=\"none\" stroke=\"\(fill)\" stroke-width=\"1\" stroke-opacity=\"0.7\"/>\n"
+                s += "<text x=\"\(f(x(v.start) + 4))\" y=\"\(f(y0 + 15))\" fill=\"#222\" stroke=\"white\" stroke-width=\"3\" stroke-opacity=\"0.8\" "
+                s += "paint-order=\"stroke\">\(escape(name))\(v.loop ? " (loop)" : "")</text>\n"
+                continue
+            }
             s += "<rect class=\"voice\" x=\"\(f(x(v.start)))\" y=\"\(f(y0 + 2))\" width=\"\(f(max(1, x(stop) - x(v.start))))\" height=\"\(f(laneHeight - 4))\" "
             s += "fill=\"\(fill)\" fill-opacity=\"0.25\" stroke=\"\(fill)\"\(v.end == nil ? " stroke-dasharray=\"4 3\"" : "")/>"
-            var gain = ""
-            let n = 200
-            for k in 0...n {
-                let t = v.start + (stop - v.start) * Double(k) / Double(n)
-                let g = min(1, timeline.voiceState(i, at: min(t, stop - 1e-9)).gain)
-                gain += "\(f(x(t))),\(f(y0 + laneHeight - 3 - g * (laneHeight - 6))) "
+            s += "<polyline points=\"\(gainLine(i, stop) { y0 + laneHeight - 3 - $0 * (laneHeight - 6) })\" fill=\"none\" stroke=\"\(fill)\" stroke-width=\"1\"/>"
+            var note = ""
+            if i < audio.count, case .file = v.source, case .unavailable(let why)? = audio[i] {
+                note = "<tspan class=\"audio-note\" dx=\"6\" fill=\"#a8322d\">(no waveform: \(escape(why)))</tspan>"
             }
-            s += "<polyline points=\"\(gain)\" fill=\"none\" stroke=\"\(fill)\" stroke-width=\"1\"/>"
-            s += "<text x=\"\(f(x(v.start) + 4))\" y=\"\(f(y0 + 15))\" fill=\"#222\">\(escape(name))\(v.loop ? " (loop)" : "")</text>\n"
+            s += "<text x=\"\(f(x(v.start) + 4))\" y=\"\(f(y0 + 15))\" fill=\"#222\">\(escape(name))\(v.loop ? " (loop)" : "")\(note)</text>\n"
         }
         s += "</svg>\n"
         return s
+    }
+
+    /// One pixel column of a waveform: the lowest and highest sample played in it, times the gain.
+    struct EnvelopeColumn: Equatable {
+        /// The column, from 0 at the plot's left edge.
+        var column: Int
+        /// Lowest sample, −1...0.
+        var low: Float
+        /// Highest sample, 0...1.
+        var high: Float
+    }
+
+    /// The waveform of file voice `index` over `columns` equal columns of `span` pattern seconds:
+    /// the columns from its start to `stop` while it has something to play. The file position
+    /// moves at 2^pitch file seconds a pattern second (pitch and gain read once a column, at its
+    /// start and middle); a looping voice wraps at the last frame, another stops there. Each frame
+    /// is read at most once unless a column spans the whole of a looping file (then the file's own
+    /// extremes, found once, are used).
+    static func envelope(_ samples: AudioSamples, sampleRate: Double, voice index: Int, of timeline: PatternTimeline,
+                         until stop: Double, columns: Int, span: Double) -> [EnvelopeColumn] {
+        let v = timeline.voices[index], frames = samples.frames
+        guard frames > 0, stop > v.start, span > 0 else { return [] }
+        let width = span / Double(columns)
+        let first = max(0, min(columns, Int(saturating: (v.start / width).rounded(.down))))
+        let last = max(first, min(columns, Int(saturating: (stop / width).rounded(.up))))
+        var out: [EnvelopeColumn] = []
+        out.reserveCapacity(last - first)
+        return samples.left.withUnsafeBufferPointer { l in
+            samples.right.withUnsafeBufferPointer { r in
+                // Lowest and highest of both channels over frames a..<b, one comparison pass.
+                func extremes(_ a: Int, _ b: Int, _ low: inout Float, _ high: inout Float) {
+                    for k in a..<b {
+                        let x = l[k], y = r[k]
+                        if x < low { low = x }
+                        if x > high { high = x }
+                        if y < low { low = y }
+                        if y > high { high = y }
+                    }
+                }
+                var whole: (low: Float, high: Float)?
+                var position = 0.0
+                for column in first..<last {
+                    let t0 = max(v.start, Double(column) * width), t1 = min(stop, Double(column + 1) * width)
+                    guard t1 > t0 else { continue }
+                    let from = position
+                    position += (t1 - t0) * AudioVoice.playbackRate(pitch: timeline.voiceState(index, at: t0).pitch)
+                    // Frames as far as 2^52 (far past any pattern's end) so that a + 1 never overflows.
+                    let a = Int(saturating: min(from * sampleRate, 0x1p52).rounded(.down))
+                    let b = max(a + 1, Int(saturating: min(position * sampleRate, 0x1p52).rounded(.down)))
+                    var low: Float = 0, high: Float = 0
+                    if !v.loop {
+                        guard a < frames else { break }
+                        extremes(a, min(b, frames), &low, &high)
+                    } else if b - a >= frames {
+                        if whole == nil {
+                            var wl: Float = 0, wh: Float = 0
+                            extremes(0, frames, &wl, &wh)
+                            whole = (wl, wh)
+                        }
+                        (low, high) = whole ?? (0, 0)
+                    } else {
+                        let start = a % frames, end = start + (b - a)
+                        extremes(start, min(end, frames), &low, &high)
+                        if end > frames { extremes(0, end - frames, &low, &high) }
+                    }
+                    let g = timeline.voiceState(index, at: (t0 + t1) / 2).gain
+                    let gain = g.isFinite ? Float(min(1, max(0, g))) : 0
+                    out.append(EnvelopeColumn(column: column, low: max(-1, low) * gain, high: min(1, high) * gain))
+                }
+                return out
+            }
+        }
     }
 
     /// A rate without a needless ".0".
