@@ -8,7 +8,7 @@ import HapticGeneration
 enum GenerateCommand {
     static let out = Option<String?>("out", "FILE.ahap", .text,
                                      help: "write the AHAP to FILE.ahap instead of standard output; an existing file is not replaced unless --force is given")
-    static let style = Option<GenerationStyle>("style", nil, .choice, default: .balanced,
+    static let style = Option<GenerationStyle>("style", "STYLE", .choice, default: .balanced,
                                                help: "percussive: taps over a quiet layer; ambient: the continuous layer only; balanced: both")
     static let sensitivity = Option<Double>("sensitivity", "X", .decimal(nil, .from(GenerationOptions.sensitivityRange.lowerBound, to: GenerationOptions.sensitivityRange.upperBound)),
                                             default: GenerationOptions().sensitivity, help: "onset detection, 0 (only the clearest hits) to 1 (every small one)")
