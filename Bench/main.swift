@@ -9,7 +9,9 @@
 // (release − scheduled for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic
 // offset through PulseAudio, by the engine's clock and by the sink's monitor), drift (offset over a
 // long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
-// cpu (process CPU idle and playing, vs the process without an engine). See README "Performance".
+// cpu (process CPU idle and playing, vs the process without an engine), generate (`hapsync generate`'s
+// onset F-measure on a labelled set it synthesizes, clean and at 20 to 0 dB SNR, and its speed, each
+// beside aubioonset on the same files; Apple's Ricochet transients beside ours). See README "Performance".
 //
 // The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
 // usage error (exit status 64), never a silent default.
@@ -147,8 +149,8 @@ let secondsOption = Option<Double>("seconds", "S", .decimal("seconds", .above(0,
 let roundsOption = Option<Int>("rounds", "N", .integer(nil, 1...1000), default: 3, help: "dispatch rounds, interleaving the subjects")
 let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the results as JSON to FILE")
 let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
-let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse and render (default: the conformance corpus in ../shared)")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "drift", "cpu", "serve"]
+let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse, render and generate's Apple comparison (default: the conformance corpus in ../shared)")
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "drift", "cpu", "serve", "generate"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
@@ -223,6 +225,7 @@ do {
         distributions += serve.distributions
         rows += serve.rows
     }
+    if names.contains("generate") { rows += try generateBenchmark(short: dispatchSeconds < 5, rounds: rounds, assets: assets, corpus: corpus) }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)

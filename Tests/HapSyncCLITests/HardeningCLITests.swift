@@ -11,8 +11,8 @@ private func runBinary(_ args: [String], within seconds: Double) throws -> (run:
     p.arguments = args
     let outFile = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-out-\(UUID().uuidString)")
     let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-err-\(UUID().uuidString)")
-    FileManager.default.createFile(atPath: outFile.path, contents: nil)
-    FileManager.default.createFile(atPath: errFile.path, contents: nil)
+    try #require(FileManager.default.createFile(atPath: outFile.path, contents: nil), "cannot create \(outFile.path)")
+    try #require(FileManager.default.createFile(atPath: errFile.path, contents: nil), "cannot create \(errFile.path)")
     defer { try? FileManager.default.removeItem(at: outFile); try? FileManager.default.removeItem(at: errFile) }
     let out = try FileHandle(forWritingTo: outFile), err = try FileHandle(forWritingTo: errFile)
     p.standardOutput = out

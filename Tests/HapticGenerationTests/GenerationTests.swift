@@ -61,19 +61,10 @@ enum TestSignals {
         return (0..<count).map { _ in defer { t += 0.08 + random.next() * 0.3 }; return (t * 1000).rounded() / 1000 }
     }
 
-    /// Precision, recall and F-measure of `found` against `truth`, each matched at most once
-    /// within `tolerance` seconds.
-    static func score(_ found: [Double], _ truth: [Double], tolerance: Double = 0.025) -> (p: Double, r: Double, f: Double) {
-        var used = Set<Int>()
-        var hits = 0
-        for t in found {
-            if let j = truth.indices.filter({ !used.contains($0) && abs(truth[$0] - t) <= tolerance }).min(by: { abs(truth[$0] - t) < abs(truth[$1] - t) }) {
-                used.insert(j)
-                hits += 1
-            }
-        }
-        let p = found.isEmpty ? 0 : Double(hits) / Double(found.count), r = truth.isEmpty ? 0 : Double(hits) / Double(truth.count)
-        return (p, r, p + r > 0 ? 2 * p * r / (p + r) : 0)
+    /// Precision, recall and F-measure of `found` against `truth` within ±25 ms (`OnsetScore`).
+    static func score(_ found: [Double], _ truth: [Double]) -> (p: Double, r: Double, f: Double) {
+        let s = OnsetScore(labels: truth, detections: found, tolerance: 0.025)
+        return (s.precision, s.recall, s.f)
     }
 }
 
