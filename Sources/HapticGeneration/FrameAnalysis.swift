@@ -68,7 +68,9 @@ public struct FrameAnalysis: Sendable {
         var centroid = [Double](repeating: 0, count: count)
         var loudness = [Double](repeating: -120, count: count)
         var magnitudes = [Float](repeating: 0, count: spectrum.bins)
-        var previous = [Float](repeating: 0, count: bands.count), current = previous
+        // The two frames before (lag 2: with a 21 ms frame and a 5 ms hop, one hop back overlaps
+        // too much to see a rise whole).
+        var twoBack = [Float](repeating: 0, count: bands.count), oneBack = twoBack, current = twoBack
         var real = [Float](repeating: 0, count: size), imaginary = [Float](repeating: 0, count: size)
         let binHz = sampleRate / Double(size)
         // Flux is taken of the signal scaled to a peak of 1, so how loud the file was recorded does
@@ -88,11 +90,12 @@ public struct FrameAnalysis: Sendable {
             // Each band against the largest of itself and its neighbours a frame before (SuperFlux):
             // a tone gliding into the next band (a kick's falling pitch, vibrato) is no rise.
             for b in bands.indices {
-                let before = max(previous[max(b - 1, 0)], previous[b], previous[min(b + 1, bands.count - 1)])
+                let before = max(twoBack[max(b - 1, 0)], twoBack[b], twoBack[min(b + 1, bands.count - 1)])
                 let d = current[b] - before
                 if d > 0 { rise += d }
             }
-            swap(&previous, &current)
+            swap(&twoBack, &oneBack)
+            swap(&oneBack, &current)
             for k in lowBin...highBin {
                 let m = magnitudes[k]
                 let p = Double(m) * Double(m)

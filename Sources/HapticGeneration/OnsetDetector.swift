@@ -4,7 +4,8 @@ import Foundation
 public struct Onset: Sendable, Equatable {
     /// Seconds from the start of the signal, refined to the start of the energy rise (1 ms).
     public var time: Double
-    /// Onset strength: the spectral-flux peak over the adaptive threshold's median, ≥ 1.
+    /// Onset strength: the spectral-flux peak over the adaptive threshold (without its floor), > 1
+    /// unless the floor decided.
     public var strength: Double
     /// Spectral centroid of the frame after the onset, Hz.
     public var centroid: Double
@@ -17,17 +18,20 @@ public struct Onset: Sendable, Equatable {
 ///    Hann-windowed.
 /// 2. Flux on a logarithmic filterbank: the magnitudes averaged in bands of a third of an octave
 ///    from 30 Hz to 16 kHz (at least one bin each), log-compressed as log(1 + 100·mean), and the
-///    half-wave rectified increase of each band over the largest of it and its two neighbours in
-///    the frame before (Böck and Widmer's SuperFlux, 2013: a tone gliding across bands, like a
-///    kick's falling pitch, is no onset), summed over the bands.
+///    half-wave rectified increase of each band over the largest of it and its two neighbours two
+///    frames (10 ms) before (Böck and Widmer's SuperFlux, 2013: a tone gliding across bands, like
+///    a kick's falling pitch, is no onset; two frames back, since frames 5 ms apart overlap too
+///    much to see a rise whole), summed over the bands.
 ///    Bands, not bins, so a kick's two or three low bins count as much as a hi-hat's hundreds and
 ///    broadband noise averages out inside the wide bands.
 /// 3. Adaptive threshold: a flux value is a candidate when it is the largest within ±30 ms and
-///    exceeds `median(±100 ms) + δ · mean(the whole signal's flux)`, where δ falls with sensitivity
-///    (`sensitivity` 0 → δ 2.5, 0.5 → δ 1, 1 → δ 0.25), 1.5 × that local median, and an absolute
-///    floor of 3 · (1.5 − sensitivity) (log units summed over bands: a decaying sound's frame-to-
-///    frame ripple stays below it). The signal is scaled to a peak of 1 first, so the floor
-///    means the same whatever the recording level.
+///    exceeds `median + δ · 1.4826 · MAD` of the flux within ±250 ms (MAD: the median absolute
+///    deviation; the scaled MAD is a standard deviation that a few onsets in the window do not
+///    inflate), where δ falls with sensitivity (`sensitivity` 0 → δ 10, 0.5 → δ 6, 1 → δ 3);
+///    also 1.5 × that median, and an absolute floor of 3 · (1.5 − sensitivity) (log units summed
+///    over bands: a decaying sound's frame-to-frame ripple stays below it, where the MAD of
+///    silence is 0). The signal is scaled to a peak of 1 first, so the floor means the same
+///    whatever the recording level.
 /// 4. Minimum gap: of candidates closer than `minimumGap`, the stronger stays.
 /// 5. Each onset's time is refined inside its frame to the 1 ms step where the signal's energy
 ///    (1 ms RMS) rises most, so it marks where the sound starts, not the frame's centre.
@@ -60,12 +64,12 @@ public struct OnsetDetector: Sendable {
         let n = flux.count
         guard n > 2 else { return [] }
         let hop = Double(frames.hop) / sampleRate
-        let mean = flux.reduce(0, +) / Double(n)
-        guard mean > 0 else { return [] }
-        let delta = sensitivity <= 0.5 ? 2.5 - 3 * sensitivity : 1 - 1.5 * (sensitivity - 0.5)
+        guard flux.contains(where: { $0 > 0 }) else { return [] }
+        let delta = sensitivity <= 0.5 ? 10 - 8 * sensitivity : 6 - 6 * (sensitivity - 0.5)
         let floor = 3 * (1.5 - sensitivity)
         let peakReach = max(1, Int((0.03 / hop).rounded()))
-        let medianReach = max(1, Int((0.1 / hop).rounded()))
+        let medianReach = max(1, Int((0.25 / hop).rounded()))
+        var deviations: [Double] = []
         var candidates: [(frame: Int, strength: Double)] = []
         var window: [Double] = []
         // Frames whose window reaches past the end see the signal cut off there: no onset.
@@ -81,8 +85,14 @@ public struct OnsetDetector: Sendable {
             window.append(contentsOf: flux[max(0, i - medianReach)...min(n - 1, i + medianReach)])
             window.sort()
             let median = window[window.count / 2]
-            let threshold = max(median + delta * mean, 1.5 * median, floor)
-            if v > threshold { candidates.append((i, v / max(median + delta * mean, 1e-9))) }
+            deviations.removeAll(keepingCapacity: true)
+            for w in window { deviations.append(abs(w - median)) }
+            deviations.sort()
+            // The median absolute deviation, scaled to a normal distribution's standard deviation.
+            let spread = 1.4826 * deviations[deviations.count / 2]
+            let base = median + delta * spread
+            let threshold = max(base, 1.5 * median, floor)
+            if v > threshold { candidates.append((i, v / max(base, 1e-9))) }
         }
         // Minimum gap: the stronger of two close candidates stays.
         var kept: [(frame: Int, strength: Double)] = []
@@ -103,27 +113,49 @@ public struct OnsetDetector: Sendable {
     /// Where the sound behind the flux peak at `frame` starts, to 1 ms. In 1 ms energy steps over
     /// the frame's span, the step that rises most above the loudest of the 3-15 ms before it (the
     /// previous sound's tail, ripple included) is the new sound; from there back to the last step
-    /// still louder than 15 % of the way from that tail level to it.
+    /// still louder than 15 % of the way from that tail level to it (over single quieter steps,
+    /// which a noisy sound has). The energies are those of the signal and of its first difference
+    /// (a gentle high-pass: a snare over a kick's low tail stands out there), whichever shows the
+    /// new sound with more contrast over the tail.
     private func refine(_ mono: [Float], frame: Int, frames: FrameAnalysis.Frames) -> Double {
         let centre = frame * frames.hop
         let step = max(1, Int(sampleRate / 1000))
         let from = max(0, centre - frames.size / 2), to = min(mono.count - step, centre + frames.size / 2)
         guard to > from + step else { return Double(centre) / sampleRate }
-        // Energies of 1 ms steps from 15 ms before the span on.
+        // Energies of 1 ms steps from 15 ms before the span on, plain and differenced.
         let origin = from - 15 * step
-        let energies = stride(from: origin, through: to, by: step).map { s -> Double in
-            guard s >= 0 else { return 0 }
-            var e = 0.0
-            for k in s..<min(s + step, mono.count) { e += Double(mono[k]) * Double(mono[k]) }
-            return e
+        var plain: [Double] = [], differenced: [Double] = []
+        for s in stride(from: origin, through: to, by: step) {
+            var e = 0.0, d = 0.0
+            if s >= 0 {
+                for k in s..<min(s + step, mono.count) {
+                    let x = Double(mono[k]), dx = x - (k > 0 ? Double(mono[k - 1]) : 0)
+                    e += x * x
+                    d += dx * dx
+                }
+            }
+            plain.append(e)
+            differenced.append(d)
         }
+        let candidates = [Self.start(in: plain), Self.start(in: differenced)]
+        let best = candidates[1].contrast > candidates[0].contrast ? candidates[1] : candidates[0]
+        return Double(origin + best.step * step) / sampleRate
+    }
+
+    /// In 1 ms energies whose first 15 are before the span: the step the new sound starts at, and
+    /// its contrast (its loudest step over the tail before it).
+    private static func start(in energies: [Double]) -> (step: Int, contrast: Double) {
         func tail(_ i: Int) -> Double { energies[max(0, i - 15)...max(0, i - 3)].max() ?? 0 }
         var peak = 15, rise = -Double.infinity
         for i in 15..<energies.count where energies[i] - tail(i) > rise { rise = energies[i] - tail(i); peak = i }
         let base = tail(peak)
         let threshold = base + 0.15 * (energies[peak] - base)
         var start = peak
-        while start > max(0, peak - 15), energies[start - 1] > threshold { start -= 1 }
-        return Double(origin + start * step) / sampleRate
+        // Back over steps above it, and over one lone dip (noise has them), not two.
+        let limit = max(0, peak - 15)
+        while start > limit {
+            if energies[start - 1] > threshold { start -= 1 } else if start - 2 >= limit, energies[start - 2] > threshold { start -= 2 } else { break }
+        }
+        return (start, energies[peak] / (base + 1e-12))
     }
 }
