@@ -15,7 +15,7 @@ struct BenchArgumentsTests {
             (["--rounds", "0"], "--rounds must be a whole number from 1 to 1000, not '0'"),
             (["--corpus", "/nonexistent"], "--corpus must be an existing folder, not '/nonexistent'"),
             (["--json"], "option '--json' needs a value"),
-            (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, inversion, trigger, dispatch, sync, drift, cpu, serve"),
+            (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, inversion, trigger, dispatch, sync, drift, cpu, serve, generate"),
         ]
         for (args, message) in cases {
             let r = try BinaryTests.run(args, executable: Self.bench)
