@@ -1,7 +1,9 @@
 import AHAP
 import AudioOutput
 import Foundation
+import Glibc
 import HapSyncCore
+import HapSyncRuntime
 import HapticGeneration
 
 /// `hapsync generate AUDIO`: haptics from a sound file, written as canonical AHAP.
@@ -26,9 +28,9 @@ enum GenerateCommand {
             loudness, sharpness from the spectral centroid around it), and HapticContinuous
             events whose HapticIntensityControl curve follows the sound's felt loudness (low
             frequencies weighted) and whose HapticSharpnessControl curve follows its spectral
-            centroid, each simplified to the fewest points within 0.05 of the analysed
-            envelope and split into curves of at most --max-curve-points. Transients are
-            written so that, through those curves, they are felt as intended.
+            centroid, each simplified (Douglas-Peucker) to points whose lines stay within 0.05
+            of the analysed envelope and split into curves of at most --max-curve-points.
+            Transients are written so that, through those curves, they are felt as intended.
             With --include-audio, an AudioCustom event at time 0 plays AUDIO, named relative to
             the output's folder, so 'hapsync play FILE.ahap' plays the sound and its haptics in
             sync. The output passes 'hapsync validate --strict'.
@@ -37,6 +39,13 @@ enum GenerateCommand {
 
     static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
         let audio = URL(fileURLWithPath: parsed.positional[0])
+        // The output is checked before the long work, and never the sound itself, even with --force.
+        if let path = parsed[out] {
+            if sameFile(path, audio.path) { throw .failure("--out \(path) is AUDIO itself; refusing to write the pattern over the sound") }
+            do { try OutputFile.check(path, replacing: parsed[CommonOptions.forceOutput]) } catch {
+                throw .failure(error == .exists(path: path) ? "\(error.description) (pass --force to replace it)" : error.description)
+            }
+        }
         var options = GenerationOptions(style: parsed[style], sensitivity: parsed[sensitivity], maxCurvePoints: parsed[maxCurvePoints])
         if parsed[includeAudio] {
             let folder = parsed[out].map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
@@ -49,6 +58,13 @@ enum GenerateCommand {
         do { generated = try HapticGenerator.generate(contentsOf: audio, options: options) } catch { throw .failure(error.description) }
         let seconds = Date().timeIntervalSince(started)
         let text = AHAPWriter.string(from: generated.pattern)
+        // What the reader (and so `play`, `validate`) accepts: a file larger, or with more
+        // entries, would be refused.
+        let limits = AHAPLimits.default
+        if text.utf8.count > limits.maxFileBytes || generated.pattern.entries.count > limits.maxEntries {
+            throw .failure("\(audio.path): the pattern would be \(text.utf8.count) bytes with \(generated.pattern.entries.count) entries, over what AHAP readers "
+                + "accept here (\(limits.maxFileBytes) bytes, \(limits.maxEntries) entries); raise --max-curve-points (now \(options.maxCurvePoints)) or generate from a shorter part")
+        }
         if let problem = OutputTarget(path: parsed[out], force: parsed[CommonOptions.forceOutput]).write(text, console: context.console) {
             throw .failure(problem)
         }
@@ -61,13 +77,25 @@ enum GenerateCommand {
 
     /// The `EventWaveformPath` naming `audio` for a pattern in `folder`: relative to it when the
     /// file lies inside it; otherwise its file name, with a note saying which --resources folder
-    /// `hapsync play` then needs (AHAP paths are relative and never climb with `..`).
+    /// `hapsync play` then needs (AHAP paths are relative and never climb with `..`). Links are
+    /// resolved as the resource resolver resolves them: a link to a file outside the folder would
+    /// be refused there, so the file it names is what is named.
     static func waveformPath(for audio: URL, from folder: URL) -> (path: String, note: String?) {
-        let file = audio.standardizedFileURL.resolvingSymlinksInPath().path
+        let resolved = audio.standardizedFileURL.resolvingSymlinksInPath()
+        let file = resolved.path
         let base = folder.standardizedFileURL.resolvingSymlinksInPath().path
         let prefix = base.hasSuffix("/") ? base : base + "/"
         if file.hasPrefix(prefix) { return (String(file.dropFirst(prefix.count)), nil) }
-        let name = audio.lastPathComponent
-        return (name, "\(audio.path) is not inside \(base); the AudioCustom event names \"\(name)\": play with --resources \(audio.deletingLastPathComponent().path)")
+        let name = resolved.lastPathComponent
+        let linked = file == audio.standardizedFileURL.path ? "" : " (a link to \(file))"
+        return (name, "\(audio.path)\(linked) is not inside \(base); the AudioCustom event names \"\(name)\": play with --resources \(resolved.deletingLastPathComponent().path)")
     }
+}
+
+/// Whether two paths name the same file (device and inode), for a write that must never land on
+/// its own input.
+func sameFile(_ a: String, _ b: String) -> Bool {
+    var sa = stat(), sb = stat()
+    guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }

@@ -21,7 +21,8 @@ public struct FrameAnalysis: Sendable {
 
     /// Samples a second.
     public let sampleRate: Double
-    /// Samples per frame: 1,024, or 2,048 above 64 kHz (about 21 ms either way).
+    /// Samples per frame: the power of two nearest above 21 ms (1,024 at 44.1 and 48 kHz, 512 at
+    /// 16 kHz, 4,096 at 192 kHz), at least 128.
     public let size: Int
     /// Samples between frames: 5 ms.
     public let hop: Int
@@ -34,7 +35,9 @@ public struct FrameAnalysis: Sendable {
     /// Analysis of signals at `sampleRate` Hz.
     public init(sampleRate: Double) {
         self.sampleRate = sampleRate
-        size = sampleRate > 64_000 ? 2_048 : 1_024
+        var size = 128
+        while Double(size) < sampleRate * 0.021 { size *= 2 }
+        self.size = size
         hop = max(1, Int((sampleRate * 0.005).rounded()))
         spectrum = Spectrum(size: size)
         let binHz = sampleRate / Double(size)
@@ -61,9 +64,29 @@ public struct FrameAnalysis: Sendable {
         return below / (1 + above * above * above * above)
     }
 
-    /// Analyses a mono signal.
+    /// What the analysis reads: the signal through a DC blocker (a one-pole high-pass at 10 Hz: an
+    /// offset is felt as nothing, not as a steady layer), its last 20 ms (at most a fifth of it)
+    /// faded out along a raised cosine, so a file that ends mid-sound does not end with a click.
+    public static func prepared(_ x: [Float], sampleRate: Double) -> [Float] {
+        var out = [Float](repeating: 0, count: x.count)
+        let r = 1 - 2 * Double.pi * 10 / sampleRate
+        var previousIn = 0.0, previousOut = 0.0
+        for i in x.indices {
+            let v = Double(x[i])
+            previousOut = v - previousIn + r * previousOut
+            previousIn = v
+            out[i] = Float(previousOut)
+        }
+        let fade = min(Int(sampleRate * 0.02), x.count / 5)
+        if fade > 0 { for k in 0..<fade { out[x.count - 1 - k] *= Float(0.5 - 0.5 * cos(Double.pi * Double(k) / Double(fade))) } }
+        return out
+    }
+
+    /// Analyses a mono signal (prepared by `prepared` for onsets and loudness).
     public func analyze(_ mono: [Float]) -> Frames {
-        let count = mono.isEmpty ? 0 : mono.count / hop + 1
+        // Frames until the last one's window has passed the end (the signal's own last sound,
+        // however short, is seen whole).
+        let count = mono.isEmpty ? 0 : (mono.count + size / 2) / hop + 1
         var flux = [Double](repeating: 0, count: count)
         var centroid = [Double](repeating: 0, count: count)
         var loudness = [Double](repeating: -120, count: count)

@@ -60,6 +60,31 @@ public struct GenerationOptions: Sendable, Equatable {
     }
 }
 
+/// Why haptics could not be generated, naming the file, sample or option.
+public enum GenerationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file could not be decoded.
+    case audio(AudioFileDecoder.LoadError)
+    /// The sample rate is outside what the analysis reads (`HapticGenerator.sampleRates`).
+    case unusableRate(path: String?, rate: Double)
+    /// A sample is NaN or infinite (a damaged float file).
+    case notFinite(path: String?, index: Int, seconds: Double)
+    /// An option is out of its range.
+    case option(String)
+
+    /// A sentence for the user.
+    public var description: String {
+        switch self {
+        case .audio(let e): return e.description
+        case .unusableRate(let path, let rate):
+            return "\(path.map { "\($0): " } ?? "")a sample rate of \(AHAPWriter.formatNumber(rate)) Hz cannot be analysed "
+                + "(from \(Int(HapticGenerator.sampleRates.lowerBound)) to \(Int(HapticGenerator.sampleRates.upperBound)) Hz)"
+        case .notFinite(let path, let index, let seconds):
+            return "\(path.map { "\($0): " } ?? "")sample \(index) (at \(String(format: "%.6f", seconds)) s) is not a finite number; the file is damaged"
+        case .option(let why): return why
+        }
+    }
+}
+
 /// A generated pattern and what it was made from.
 public struct GeneratedHaptics: Sendable {
     /// The pattern: canonical AHAP once written with `AHAPWriter`.
@@ -92,17 +117,37 @@ public struct GeneratedHaptics: Sendable {
 ///   `maxCurvePoints` that share their end points, under `HapticContinuous` events (intensity by
 ///   style, sharpness 0; at most 30 s each) spanning the sound.
 /// - Curves act on transients too (intensity × control, sharpness + control): each transient is
-///   written so that what is felt is what it should be, and where the control at its time is
-///   below it, the curve steps up to it 1 ms before (the continuous layer's attack lands on the
-///   onset).
+///   written so that what is felt is what it should be, and where the control at its time falls
+///   short, the curve steps to it from 1 ms before and is back on its envelope 1 ms after. Away
+///   from those ±1 ms, the curves are within `curveTolerance` of the analysed envelope.
 public enum HapticGenerator {
-    /// Generates haptics for a mono signal at `sampleRate` Hz.
-    public static func generate(mono: [Float], sampleRate: Double, options: GenerationOptions = .init()) -> GeneratedHaptics {
+    /// Sample rates the analysis reads, Hz.
+    public static let sampleRates = 4_000.0...Double(AudioFileInfo.maxSampleRate)
+
+    /// Generates haptics for a mono signal at `sampleRate` Hz; throws for a rate outside
+    /// `sampleRates`, a sample that is not finite, or an option out of its range.
+    public static func generate(mono: [Float], sampleRate: Double, options: GenerationOptions = .init()) throws(GenerationError) -> GeneratedHaptics {
+        try generate(mono: mono, sampleRate: sampleRate, options: options, path: nil)
+    }
+
+    static func generate(mono input: [Float], sampleRate: Double, options: GenerationOptions, path: String?) throws(GenerationError) -> GeneratedHaptics {
+        guard sampleRates.contains(sampleRate) else { throw .unusableRate(path: path, rate: sampleRate) }
+        if let bad = input.firstIndex(where: { !$0.isFinite }) { throw .notFinite(path: path, index: bad, seconds: Double(bad) / sampleRate) }
+        guard GenerationOptions.sensitivityRange.contains(options.sensitivity) else {
+            throw .option("sensitivity must be from 0 to 1, not \(options.sensitivity)")
+        }
+        guard GenerationOptions.curvePointRange.contains(options.maxCurvePoints) else {
+            throw .option("maxCurvePoints must be from \(GenerationOptions.curvePointRange.lowerBound) to \(GenerationOptions.curvePointRange.upperBound), not \(options.maxCurvePoints)")
+        }
+        guard options.curveTolerance >= 0, options.curveTolerance < 1, options.minimumGap >= 0, options.minimumGap <= 10 else {
+            throw .option("curveTolerance must be in 0..<1 and minimumGap in 0...10 s")
+        }
+        let mono = FrameAnalysis.prepared(input, sampleRate: sampleRate)
         let analysis = FrameAnalysis(sampleRate: sampleRate)
         let frames = analysis.analyze(mono)
         let detector = OnsetDetector(sampleRate: sampleRate, sensitivity: options.sensitivity, minimumGap: options.minimumGap)
         let onsets = detector.detect(mono, frames: frames)
-        let duration = Double(mono.count) / sampleRate
+        let duration = Double(input.count) / sampleRate
         let hop = Double(frames.hop) / sampleRate
 
         let loud = feltLevels(frames.loudness, hop: hop)
@@ -120,9 +165,10 @@ public enum HapticGenerator {
 
         var intensityPoints = simplified(times, loud, tolerance: options.curveTolerance)
         var sharpnessPoints = simplified(times, sharp, tolerance: options.curveTolerance)
+        let intensityEnvelope = intensityPoints, sharpnessEnvelope = sharpnessPoints
         for tap in taps {
-            stepUp(&intensityPoints, to: tap.intensity, at: tap.time, when: { $0 < tap.intensity })
-            stepUp(&sharpnessPoints, to: tap.sharpness, at: tap.time, when: { $0 > tap.sharpness })
+            stepUp(&intensityPoints, along: intensityEnvelope, to: tap.intensity, at: tap.time, when: { $0 < tap.intensity })
+            stepUp(&sharpnessPoints, along: sharpnessEnvelope, to: tap.sharpness, at: tap.time, when: { $0 > tap.sharpness })
         }
         let intensityCurves = split(intensityPoints, .hapticIntensityControl, most: options.maxCurvePoints)
         let sharpnessCurves = split(sharpnessPoints, .hapticSharpnessControl, most: options.maxCurvePoints)
@@ -131,16 +177,18 @@ public enum HapticGenerator {
         if let path = options.audioPath {
             entries.append(.event(AHAPEvent(time: 0, type: .audioCustom, waveformPath: path, useVolumeEnvelope: false)))
         }
-        if duration > 0, loud.contains(where: { $0 > 0 }) {
+        var written: [AHAPParameterCurve] = []
+        if duration >= 0.001, loud.contains(where: { $0 > 0 }) {
             var start = 0.0
-            while start < duration {
+            while duration - start >= 0.001 {
                 let length = min(AHAPEvent.maximumContinuousDuration, duration - start)
                 entries.append(.event(AHAPEvent(time: rounded(start, 4), type: .hapticContinuous, duration: rounded(length, 4), parameters: [
                     AHAPEventParameter(.hapticIntensity, options.style.continuousIntensity), AHAPEventParameter(.hapticSharpness, 0),
                 ])))
                 start += length
             }
-            entries += intensityCurves.map(AHAPEntry.curve) + sharpnessCurves.map(AHAPEntry.curve)
+            written = intensityCurves + sharpnessCurves
+            entries += written.map(AHAPEntry.curve)
         }
         // Each transient written so that, through the curves, what is felt is what it should be.
         let intensityTrack = ParameterTrack(.hapticIntensityControl, entries: entries)
@@ -157,17 +205,18 @@ public enum HapticGenerator {
             JSONMember(key: "Project", value: .string("HapSync")),
             JSONMember(key: "Description", value: .string("generated from sound: \(options.style.rawValue), sensitivity \(AHAPWriter.formatNumber(options.sensitivity))")),
         ])), entries: entries)
-        let curves = intensityCurves + sharpnessCurves
         return GeneratedHaptics(pattern: pattern, onsets: onsets, transients: taps, duration: duration,
-                                curvePoints: curves.reduce(0) { $0 + $1.controlPoints.count }, curves: curves.count)
+                                curvePoints: written.reduce(0) { $0 + $1.controlPoints.count }, curves: written.count)
     }
 
     /// Decodes `url` with the project's decoder (`AudioFileDecoder`, at the file's own rate),
     /// mixes it to mono and generates haptics for it.
-    public static func generate(contentsOf url: URL, options: GenerationOptions = .init()) throws(AudioFileDecoder.LoadError) -> GeneratedHaptics {
-        let (mono, rate) = try decodeMono(url)
-        return generate(mono: mono, sampleRate: rate, options: options)
+    public static func generate(contentsOf url: URL, options: GenerationOptions = .init()) throws(GenerationError) -> GeneratedHaptics {
+        let decoded: (samples: [Float], sampleRate: Double)
+        do { decoded = try decodeMono(url) } catch { throw .audio(error) }
+        return try generate(mono: decoded.samples, sampleRate: decoded.sampleRate, options: options, path: url.path)
     }
+
 
     /// A file's samples as mono at its own rate (the mean of the decoder's two channels).
     public static func decodeMono(_ url: URL) throws(AudioFileDecoder.LoadError) -> (samples: [Float], sampleRate: Double) {
@@ -224,15 +273,20 @@ public enum HapticGenerator {
         return LineSimplification.keep(points, tolerance: tolerance).map { (rounded(points[$0].time, 4), rounded(points[$0].value, 3)) }
     }
 
-    /// Makes the curve reach `value` at `time`, stepping to it from 1 ms before, when `needs`
-    /// says its value there falls short.
-    static func stepUp(_ points: inout [(time: Double, value: Double)], to value: Double, at time: Double, when needs: (Double) -> Bool) {
+    /// Makes the curve reach `value` at `time` when `needs` says its value there falls short: from
+    /// 1 ms before it steps to `value`, and 1 ms after it is back on `envelope` (the curve before
+    /// any step), so the layer differs from its envelope only within ±1 ms of the transient.
+    static func stepUp(_ points: inout [(time: Double, value: Double)], along envelope: [(time: Double, value: Double)],
+                       to value: Double, at time: Double, when needs: (Double) -> Bool) {
         guard !points.isEmpty, needs(interpolate(points, at: time)) else { return }
-        let before = max(0, rounded(time - 0.001, 4))
-        let from = rounded(interpolate(points, at: before), 3)
-        points.removeAll { $0.time >= before && $0.time <= time }
+        let before = max(0, rounded(time - 0.001, 4)), after = rounded(time + 0.001, 4)
+        let from = rounded(interpolate(points, at: before), 3), back = rounded(interpolate(envelope, at: after), 3)
+        let lastTime = points[points.count - 1].time
+        points.removeAll { $0.time >= before && $0.time <= after }
         let at = points.firstIndex { $0.time > time } ?? points.count
-        points.insert(contentsOf: before < time ? [(before, from), (time, value)] : [(time, value)], at: at)
+        var inserted: [(time: Double, value: Double)] = before < time ? [(before, from), (time, value)] : [(time, value)]
+        if after <= lastTime { inserted.append((after, back)) }
+        points.insert(contentsOf: inserted, at: at)
     }
 
     /// The piecewise-linear value of `points` at `t` (held before the first and after the last).

@@ -14,8 +14,8 @@ public struct Onset: Sendable, Equatable {
 /// Onset detection by spectral flux with an adaptive threshold and a minimum gap.
 ///
 /// The method (Dixon 2006, "Onset detection revisited"; Böck et al. 2012):
-/// 1. Frames of 1,024 samples (2,048 above 64 kHz), hop 10 ms/2 (5 ms: 240 samples at 48 kHz),
-///    Hann-windowed.
+/// 1. Frames of about 21 ms (`FrameAnalysis`: 1,024 samples at 48 kHz), a hop of 5 ms,
+///    Hann-windowed, over the signal the generator gives (DC blocked, its last 5 ms faded).
 /// 2. Flux on a logarithmic filterbank: the magnitudes averaged in bands of a third of an octave
 ///    from 30 Hz to 16 kHz (at least one bin each), log-compressed as log(1 + 100·mean), and the
 ///    half-wave rectified increase of each band over the largest of it and its two neighbours two
@@ -53,16 +53,18 @@ public struct OnsetDetector: Sendable {
         analysis = FrameAnalysis(sampleRate: sampleRate)
     }
 
-    /// The onsets of a mono signal, in time order.
+    /// The onsets of a mono signal, in time order (prepared by `FrameAnalysis.prepared` first).
     public func detect(_ mono: [Float]) -> [Onset] {
-        detect(mono, frames: analysis.analyze(mono))
+        let prepared = FrameAnalysis.prepared(mono, sampleRate: sampleRate)
+        return detect(prepared, frames: analysis.analyze(prepared))
     }
 
-    /// The onsets, from frames already analysed (`analysis.analyze(mono)`).
+    /// The onsets of a signal already prepared (`FrameAnalysis.prepared`), from its frames
+    /// (`analysis.analyze(prepared)`).
     public func detect(_ mono: [Float], frames: FrameAnalysis.Frames) -> [Onset] {
         let flux = frames.flux
         let n = flux.count
-        guard n > 2 else { return [] }
+        guard n > 0 else { return [] }
         let hop = Double(frames.hop) / sampleRate
         guard flux.contains(where: { $0 > 0 }) else { return [] }
         let delta = sensitivity <= 0.5 ? 10 - 8 * sensitivity : 6 - 6 * (sensitivity - 0.5)
@@ -72,9 +74,7 @@ public struct OnsetDetector: Sendable {
         var deviations: [Double] = []
         var candidates: [(frame: Int, strength: Double)] = []
         var window: [Double] = []
-        // Frames whose window reaches past the end see the signal cut off there: no onset.
-        let lastWhole = (frames.samples - frames.size / 2) / frames.hop
-        for i in 0..<min(n, lastWhole + 1) {
+        for i in 0..<n {
             let v = flux[i]
             guard v > 0 else { continue }
             let lo = max(0, i - peakReach), hi = min(n - 1, i + peakReach)
@@ -83,6 +83,9 @@ public struct OnsetDetector: Sendable {
             guard isPeak else { continue }
             window.removeAll(keepingCapacity: true)
             window.append(contentsOf: flux[max(0, i - medianReach)...min(n - 1, i + medianReach)])
+            // Before the start and after the end is silence: flux 0 (a file of one short click has
+            // its median in the silence around it, not in the click).
+            window.append(contentsOf: repeatElement(0, count: 2 * medianReach + 1 - window.count))
             window.sort()
             let median = window[window.count / 2]
             deviations.removeAll(keepingCapacity: true)
@@ -92,22 +95,25 @@ public struct OnsetDetector: Sendable {
             let spread = 1.4826 * deviations[deviations.count / 2]
             let base = median + delta * spread
             let threshold = max(base, 1.5 * median, floor)
-            if v > threshold { candidates.append((i, v / max(base, 1e-9))) }
+            // Strength against the threshold short of the floor, or the floor over silence (where
+            // the median and MAD are 0 and any sound would be infinitely strong).
+            if v > threshold { candidates.append((i, v / max(base, floor))) }
         }
-        // Minimum gap: the stronger of two close candidates stays.
-        var kept: [(frame: Int, strength: Double)] = []
-        let gapFrames = minimumGap / hop
-        for c in candidates {
-            if let last = kept.last, Double(c.frame - last.frame) < gapFrames {
-                if c.strength > last.strength { kept[kept.count - 1] = c }
-            } else {
-                kept.append(c)
-            }
-        }
-        return kept.map { c in
+        // Each candidate's time refined, then the minimum gap on those times: of two closer than
+        // it, the stronger stays.
+        let refined = candidates.map { c in
             Onset(time: refine(mono, frame: c.frame, frames: frames), strength: c.strength,
                   centroid: frames.centroid[min(c.frame + 1, frames.centroid.count - 1)])
+        }.sorted { $0.time < $1.time }
+        var kept: [Onset] = []
+        for o in refined {
+            if let last = kept.last, o.time - last.time < minimumGap {
+                if o.strength > last.strength { kept[kept.count - 1] = o }
+            } else {
+                kept.append(o)
+            }
         }
+        return kept
     }
 
     /// Where the sound behind the flux peak at `frame` starts, to 1 ms. In 1 ms energy steps over
@@ -121,7 +127,7 @@ public struct OnsetDetector: Sendable {
         let centre = frame * frames.hop
         let step = max(1, Int(sampleRate / 1000))
         let from = max(0, centre - frames.size / 2), to = min(mono.count - step, centre + frames.size / 2)
-        guard to > from + step else { return Double(centre) / sampleRate }
+        guard to > from + step else { return Double(min(centre, max(mono.count - 1, 0))) / sampleRate }
         // Energies of 1 ms steps from 15 ms before the span on, plain and differenced.
         let origin = from - 15 * step
         var plain: [Double] = [], differenced: [Double] = []

@@ -78,4 +78,39 @@ struct GenerateTests {
             #expect(bad.status == 64 && bad.err.contains(args[0]) && bad.err.contains(args[1]), "\(bad.err)")
         }
     }
+
+    @Test func theSoundItselfIsNeverTheOutputAndTheOutputIsCheckedFirst() throws {
+        let (dir, audio) = try Self.folder(with: "tap-48k-mono-16.wav")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let before = try Data(contentsOf: audio)
+        let r = hapsync("generate", "--force", "--include-audio", "--out", audio.path, audio.path)
+        #expect(r.status == 1 && r.err.contains("is AUDIO itself"), "\(r.err)")
+        // Through a link to it, too.
+        let link = dir.appendingPathComponent("link.wav")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: audio)
+        #expect(hapsync("generate", "--force", "--out", link.path, audio.path).status == 1)
+        #expect(try Data(contentsOf: audio) == before, "the sound is untouched")
+        // A directory as --out is refused before any decoding (the sound here is no audio at all).
+        let junk = try temporaryFile("junk.wav", "not a sound")
+        let dirOut = hapsync("generate", "--out", dir.path, junk.path)
+        #expect(dirOut.status == 1 && dirOut.err.contains("directory") && !dirOut.err.contains("junk.wav"), "\(dirOut.err)")
+    }
+
+    /// A link to a sound elsewhere is named as the resource resolver will find it: by the file it
+    /// names, with the note giving that file's folder (naming the link would be refused, since
+    /// resources never lead outside their folder).
+    @Test func aLinkToASoundElsewhereNamesTheSoundItself() throws {
+        let (dir, audio) = try Self.folder(with: "thud-44k1-mono-24.flac")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let patterns = dir.appendingPathComponent("patterns")
+        try FileManager.default.createDirectory(at: patterns, withIntermediateDirectories: true)
+        let link = patterns.appendingPathComponent("link.flac")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: audio)
+        let out = patterns.appendingPathComponent("thud.ahap").path
+        let r = hapsync("generate", "--include-audio", "--out", out, link.path)
+        let folder = audio.deletingLastPathComponent().resolvingSymlinksInPath().path
+        #expect(r.status == 0 && r.err.contains("(a link to ") && r.err.contains("--resources \(folder)"), "\(r.err)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8).contains("\"EventWaveformPath\": \"thud-44k1-mono-24.flac\""))
+        #expect(hapsync("validate", "--strict", "--resources", folder, out).status == 0)
+    }
 }
