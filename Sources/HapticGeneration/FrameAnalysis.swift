@@ -31,6 +31,10 @@ public struct FrameAnalysis: Sendable {
     private let weights: [Double]
     /// Bin ranges of the onset bands: three to an octave from 30 Hz to 16 kHz, at least a bin each.
     private let bands: [Range<Int>]
+    /// Each band's weight in the flux: √(bins / 16), at most 1. The log of a mean over few bins
+    /// swings more in noise (its spread falls as 1/√bins), so without this the narrow low bands'
+    /// noise would set the threshold for everything.
+    private let bandWeights: [Float]
 
     /// Analysis of signals at `sampleRate` Hz.
     public init(sampleRate: Double) {
@@ -52,6 +56,7 @@ public struct FrameAnalysis: Sendable {
             f *= pow(2, 1.0 / 3)
         }
         bands = zip(edges, edges.dropFirst()).map { $0..<$1 }
+        bandWeights = bands.map { Float(min(1, (Double($0.count) / 16).squareRoot())) }
     }
 
     /// How much a frequency counts toward felt loudness (power weight): skin and the hand feel
@@ -110,12 +115,12 @@ public struct FrameAnalysis: Sendable {
                 for k in range { sum += magnitudes[k] }
                 current[b] = log1pf(100 * gain * sum / Float(range.count))
             }
-            // Each band against the largest of itself and its neighbours a frame before (SuperFlux):
+            // Each band against the largest of itself and its neighbours two frames before (SuperFlux):
             // a tone gliding into the next band (a kick's falling pitch, vibrato) is no rise.
             for b in bands.indices {
                 let before = max(twoBack[max(b - 1, 0)], twoBack[b], twoBack[min(b + 1, bands.count - 1)])
                 let d = current[b] - before
-                if d > 0 { rise += d }
+                if d > 0 { rise += d * bandWeights[b] }
             }
             swap(&twoBack, &oneBack)
             swap(&oneBack, &current)
@@ -133,3 +138,4 @@ public struct FrameAnalysis: Sendable {
         return Frames(size: size, hop: hop, samples: mono.count, flux: flux, centroid: centroid, loudness: loudness)
     }
 }
+

@@ -21,14 +21,15 @@ public struct Onset: Sendable, Equatable {
 ///    half-wave rectified increase of each band over the largest of it and its two neighbours two
 ///    frames (10 ms) before (Böck and Widmer's SuperFlux, 2013: a tone gliding across bands, like
 ///    a kick's falling pitch, is no onset; two frames back, since frames 5 ms apart overlap too
-///    much to see a rise whole), summed over the bands.
+///    much to see a rise whole), summed over the bands, each weighted by √(bins/16) up to 1 (the
+///    narrow low bands' log swings more in noise).
 ///    Bands, not bins, so a kick's two or three low bins count as much as a hi-hat's hundreds and
 ///    broadband noise averages out inside the wide bands.
 /// 3. Adaptive threshold: a flux value is a candidate when it is the largest within ±30 ms and
 ///    exceeds `median + δ · 1.4826 · MAD` of the flux within ±250 ms (MAD: the median absolute
 ///    deviation; the scaled MAD is a standard deviation that a few onsets in the window do not
-///    inflate), where δ falls with sensitivity (`sensitivity` 0 → δ 10, 0.5 → δ 6, 1 → δ 3);
-///    also 1.5 × that median, and an absolute floor of 3 · (1.5 − sensitivity) (log units summed
+///    inflate), where δ falls with sensitivity (`sensitivity` 0 → δ 5, 0.5 → δ 3, 1 → δ 1.5);
+///    also 1.5 × that median, and an absolute floor of 2 · (1.5 − sensitivity) (log units summed
 ///    over bands: a decaying sound's frame-to-frame ripple stays below it, where the MAD of
 ///    silence is 0). The signal is scaled to a peak of 1 first, so the floor means the same
 ///    whatever the recording level.
@@ -67,8 +68,8 @@ public struct OnsetDetector: Sendable {
         guard n > 0 else { return [] }
         let hop = Double(frames.hop) / sampleRate
         guard flux.contains(where: { $0 > 0 }) else { return [] }
-        let delta = sensitivity <= 0.5 ? 10 - 8 * sensitivity : 6 - 6 * (sensitivity - 0.5)
-        let floor = 3 * (1.5 - sensitivity)
+        let delta = sensitivity <= 0.5 ? 5 - 4 * sensitivity : 3 - 3 * (sensitivity - 0.5)
+        let floor = 2 * (1.5 - sensitivity)
         let peakReach = max(1, Int((0.03 / hop).rounded()))
         let medianReach = max(1, Int((0.25 / hop).rounded()))
         var deviations: [Double] = []
