@@ -17,6 +17,9 @@ public struct FrameAnalysis: Sendable {
         public var centroid: [Double]
         /// Felt loudness, dB full scale: the frame's power weighted by `FrameAnalysis.feltWeight`.
         public var loudness: [Double]
+        /// The frame's power from 30 Hz to 16 kHz unweighted, dB full scale (how loud it is, bright
+        /// or dull).
+        public var level: [Double]
     }
 
     /// Samples a second.
@@ -75,7 +78,10 @@ public struct FrameAnalysis: Sendable {
     public static func prepared(_ x: [Float], sampleRate: Double) -> [Float] {
         var out = [Float](repeating: 0, count: x.count)
         let r = 1 - 2 * Double.pi * 10 / sampleRate
-        var previousIn = 0.0, previousOut = 0.0
+        // The filter starts as if the signal had always been at its level over the first 10 ms, so
+        // an offset present from the start is no step (no onset, no felt bump at 0).
+        let lead = x.prefix(max(1, Int(sampleRate * 0.01)))
+        var previousIn = lead.isEmpty ? 0 : lead.reduce(0.0) { $0 + Double($1) } / Double(lead.count), previousOut = 0.0
         for i in x.indices {
             let v = Double(x[i])
             previousOut = v - previousIn + r * previousOut
@@ -94,7 +100,7 @@ public struct FrameAnalysis: Sendable {
         let count = mono.isEmpty ? 0 : (mono.count + size / 2) / hop + 1
         var flux = [Double](repeating: 0, count: count)
         var centroid = [Double](repeating: 0, count: count)
-        var loudness = [Double](repeating: -120, count: count)
+        var loudness = [Double](repeating: -120, count: count), level = loudness
         var magnitudes = [Float](repeating: 0, count: spectrum.bins)
         // The two frames before (lag 2: with a 21 ms frame and a 5 ms hop, one hop back overlaps
         // too much to see a rise whole).
@@ -109,7 +115,7 @@ public struct FrameAnalysis: Sendable {
         let fullScale = Double(size) * Double(size) / 16 * 1.5 * 2
         for i in 0..<count {
             spectrum.magnitudes(mono, start: i * hop - size / 2, into: &magnitudes, real: &real, imaginary: &imaginary)
-            var rise: Float = 0, weighted = 0.0, moment = 0.0, total = 0.0
+            var rise: Float = 0, power = 0.0, weighted = 0.0, moment = 0.0, total = 0.0
             for (b, range) in bands.enumerated() {
                 var sum: Float = 0
                 for k in range { sum += magnitudes[k] }
@@ -128,14 +134,16 @@ public struct FrameAnalysis: Sendable {
                 let m = magnitudes[k]
                 let p = Double(m) * Double(m)
                 weighted += p * weights[k]
+                power += p
                 moment += Double(m) * Double(k) * binHz
                 total += Double(m)
             }
             flux[i] = Double(rise)
             centroid[i] = total > 1e-9 ? moment / total : 0
             loudness[i] = 10 * log10(max(weighted / fullScale, 1e-12))
+            level[i] = 10 * log10(max(power / fullScale, 1e-12))
         }
-        return Frames(size: size, hop: hop, samples: mono.count, flux: flux, centroid: centroid, loudness: loudness)
+        return Frames(size: size, hop: hop, samples: mono.count, flux: flux, centroid: centroid, loudness: loudness, level: level)
     }
 }
 

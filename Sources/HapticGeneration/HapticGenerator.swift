@@ -152,7 +152,16 @@ public enum HapticGenerator {
 
         let loud = feltLevels(frames.loudness, hop: hop)
         let sharp = sharpnessLevels(frames.centroid, levels: loud, hop: hop)
-        let times = loud.indices.map { min(Double($0) * hop, duration) }
+        // The curves from the frames inside the sound, and one point at its end (the frames past
+        // it are for onsets; their clamped times would stack points at the end).
+        let inside = max(1, min(loud.count, Int((duration / hop).rounded(.up))))
+        var times = (0..<inside).map { Double($0) * hop }
+        var levels = Array(loud.prefix(inside)), sharps = Array(sharp.prefix(inside))
+        if let last = times.last, last < duration, inside < loud.count {
+            times.append(duration)
+            levels.append(loud[inside])
+            sharps.append(sharp[inside])
+        }
 
         // Transients: what should be felt at each onset.
         let strongest = onsets.map(\.strength).max() ?? 1
@@ -163,8 +172,8 @@ public enum HapticGenerator {
             return (rounded(o.time, 4), rounded(0.3 + 0.7 * (relative + after) / 2, 3), rounded(sharpness(centroid: o.centroid), 3))
         }
 
-        var intensityPoints = simplified(times, loud, tolerance: options.curveTolerance)
-        var sharpnessPoints = simplified(times, sharp, tolerance: options.curveTolerance)
+        var intensityPoints = simplified(times, levels, tolerance: options.curveTolerance)
+        var sharpnessPoints = simplified(times, sharps, tolerance: options.curveTolerance)
         let intensityEnvelope = intensityPoints, sharpnessEnvelope = sharpnessPoints
         for tap in taps {
             stepUp(&intensityPoints, along: intensityEnvelope, to: tap.intensity, at: tap.time, when: { $0 < tap.intensity })

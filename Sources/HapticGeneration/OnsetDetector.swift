@@ -15,7 +15,7 @@ public struct Onset: Sendable, Equatable {
 ///
 /// The method (Dixon 2006, "Onset detection revisited"; Böck et al. 2012):
 /// 1. Frames of about 21 ms (`FrameAnalysis`: 1,024 samples at 48 kHz), a hop of 5 ms,
-///    Hann-windowed, over the signal the generator gives (DC blocked, its last 5 ms faded).
+///    Hann-windowed, over the signal the generator gives (DC blocked, its last 20 ms faded).
 /// 2. Flux on a logarithmic filterbank: the magnitudes averaged in bands of a third of an octave
 ///    from 30 Hz to 16 kHz (at least one bin each), log-compressed as log(1 + 100·mean), and the
 ///    half-wave rectified increase of each band over the largest of it and its two neighbours two
@@ -33,7 +33,9 @@ public struct Onset: Sendable, Equatable {
 ///    over bands: a decaying sound's frame-to-frame ripple stays below it, where the MAD of
 ///    silence is 0). The signal is scaled to a peak of 1 first, so the floor means the same
 ///    whatever the recording level.
-/// 4. Minimum gap: of candidates closer than `minimumGap`, the stronger stays.
+/// 4. Minimum gap: of candidates closer than `minimumGap`, the stronger stays; an onset whose
+///    sound stays more than `quietestOnset` (45 dB) below the file's loudest frame (unweighted)
+///    is dropped.
 /// 5. Each onset's time is refined inside its frame to the 1 ms step where the signal's energy
 ///    (1 ms RMS) rises most, so it marks where the sound starts, not the frame's centre.
 public struct OnsetDetector: Sendable {
@@ -105,7 +107,7 @@ public struct OnsetDetector: Sendable {
         let refined = candidates.map { c in
             Onset(time: refine(mono, frame: c.frame, frames: frames), strength: c.strength,
                   centroid: frames.centroid[min(c.frame + 1, frames.centroid.count - 1)])
-        }.sorted { $0.time < $1.time }
+        }.filter { loudEnough($0, frames: frames) }.sorted { $0.time < $1.time }
         var kept: [Onset] = []
         for o in refined {
             if let last = kept.last, o.time - last.time < minimumGap {
@@ -115,6 +117,21 @@ public struct OnsetDetector: Sendable {
             }
         }
         return kept
+    }
+
+    /// How far below the file's loudest frame an onset's sound may be and still count, dB (by the
+    /// unweighted `level`, so a quiet hi-hat counts as much as a kick): a noise floor that a file
+    /// starts with would otherwise be an onset at 0 (its rise over the silence before the file).
+    public static let quietestOnset = 45.0
+
+    /// Whether the loudest frame within 30 ms of the onset is within `quietestOnset` of the
+    /// file's loudest.
+    private func loudEnough(_ o: Onset, frames: FrameAnalysis.Frames) -> Bool {
+        guard let top = frames.level.max() else { return false }
+        let hop = Double(frames.hop) / sampleRate
+        let i = min(max(Int((o.time / hop).rounded()), 0), frames.level.count - 1)
+        let near = frames.level[i...min(i + Int((0.03 / hop).rounded()), frames.level.count - 1)].max() ?? -.infinity
+        return near >= top - Self.quietestOnset
     }
 
     /// Where the sound behind the flux peak at `frame` starts, to 1 ms. In 1 ms energy steps over

@@ -174,6 +174,10 @@ struct PatternGenerationTests {
         }
         let continuous = Self.events(g.pattern, .hapticContinuous)
         #expect(continuous.count == 2 && continuous.allSatisfy { ($0.duration ?? 0) <= 30 }, "40 s in events of at most 30 s")
+        for c in Self.curves(g.pattern) {
+            #expect(zip(c.controlPoints, c.controlPoints.dropFirst()).allSatisfy { $0.time < $1.time }, "points strictly in time order")
+            #expect(c.time + (c.controlPoints.last?.time ?? 0) <= 40 + 1e-9, "no point past the sound's end")
+        }
     }
 
     @Test(arguments: GenerationStyle.allCases)
@@ -215,6 +219,7 @@ struct PatternGenerationTests {
     @Test func silenceGivesAnEmptyValidPattern() throws {
         let g = try HapticGenerator.generate(mono: [Float](repeating: 0, count: 48_000), sampleRate: 48_000)
         #expect(g.pattern.entries.isEmpty && g.onsets.isEmpty && g.pattern.findings().isEmpty)
+        #expect(g.curves == 0 && g.curvePoints == 0, "curves counted as written")
         let audio = try HapticGenerator.generate(mono: [], sampleRate: 48_000, options: .init(audioPath: "song.wav"))
         #expect(audio.pattern.entries.count == 1 && audio.pattern.findings().isEmpty)
     }
@@ -299,8 +304,12 @@ struct GenerationEdgeTests {
     /// A quieter hit after digital silence is not felt stronger than the loud ones (its strength
     /// over silence is measured against the floor, not against a median of 0).
     @Test func aHitAfterSilenceDoesNotOutweighTheOthers() throws {
+        // A quiet snare in digital silence, then loud ones over a steady noise bed (where the
+        // threshold's median and MAD are not 0).
         var signal = [Float](repeating: 0, count: 48_000 * 3)
         var random = TestSignals.Random(state: 4)
+        // The bed fades in over 300 ms from 0.9 s (a bed that starts at once is an onset itself).
+        for i in 43_200..<signal.count { signal[i] = random.noise() * 0.01 * Float(min(1, Double(i - 43_200) / 14_400)) }
         for (start, gain) in [(24_000, Float(0.15)), (72_000, 1), (96_000, 1), (120_000, 1)] {
             for (i, v) in TestSignals.hit(1, random: &random).enumerated() where start + i < signal.count { signal[start + i] += gain * v }
         }
@@ -308,6 +317,15 @@ struct GenerationEdgeTests {
         #expect(g.transients.count == 4, "\(g.transients)")
         guard g.transients.count == 4 else { return }
         #expect(g.transients[0].intensity < g.transients[1...].map(\.intensity).min()!, "\(g.transients)")
+    }
+
+    /// A file that starts on a noise floor has no onset at its start.
+    @Test func aNoiseFloorFromTheStartIsNoOnset() throws {
+        var random = TestSignals.Random(state: 12)
+        var signal = (0..<48_000).map { _ in random.noise() * 0.001 }
+        for (i, v) in TestSignals.hit(0, random: &random).enumerated() { signal[24_000 + i] += 0.8 * v }
+        let g = try HapticGenerator.generate(mono: signal, sampleRate: 48_000)
+        #expect(g.onsets.count == 1 && abs((g.onsets.first?.time ?? 0) - 0.5) < 0.005, "\(g.onsets)")
     }
 
     /// At the rates files come in, a hit is found where it is; a sound shorter than a frame (the
@@ -350,8 +368,12 @@ struct GenerationEdgeTests {
         let g = try HapticGenerator.generate(mono: offset, sampleRate: 48_000, options: .init(style: .ambient))
         let track = ParameterTrack(.hapticIntensityControl, entries: g.pattern.entries)
         #expect(track.value(at: 1.5) < 0.05, "after the kick, silence with an offset: \(track.value(at: 1.5))")
+        #expect(track.value(at: 0.02) < 0.05 && g.onsets.allSatisfy { $0.time > 0.05 }, "no step at the start: \(track.value(at: 0.02)), \(g.onsets)")
         let dc = try HapticGenerator.generate(mono: [Float](repeating: 0.5, count: 48_000), sampleRate: 48_000, options: .init(style: .ambient))
-        #expect(ParameterTrack(.hapticIntensityControl, entries: dc.pattern.entries).value(at: 0.5) < 0.05)
+        // Pure DC: nothing to feel, so no layer at all (or one at nothing).
+        #expect(PatternGenerationTests.events(dc.pattern, .hapticContinuous).isEmpty
+                || ParameterTrack(.hapticIntensityControl, entries: dc.pattern.entries).value(at: 0.5) < 0.05, "\(dc.pattern.entries.count) entries")
+        #expect(dc.onsets.isEmpty, "\(dc.onsets)")
     }
 
     @Test func lengthsRoundingToNothingWriteNoEvent() throws {
