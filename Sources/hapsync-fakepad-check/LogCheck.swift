@@ -136,10 +136,16 @@ final class LogCheck {
         }
         expect(taps >= 1, "the pattern should have transients to check")
 
-        // 4. Rate limit: uploads at least the interval apart.
+        // 4. Rate limit: uploads at least the interval apart. A kernel timestamp taken late (the
+        // emulated guest stalls the ioctl by a few ms) shortens the gap after it by as much as it
+        // lengthens the gap before, so each pair of consecutive gaps must span two intervals
+        // (less the slack), and each single gap the interval less twice the slack.
         let gaps = zip(uploads.dropFirst(), uploads).map { $0.t - $1.t }
         if let minGap = gaps.min() {
-            expect(minGap + slack >= interval, "uploads \(minGap / 1000) µs apart, closer than \(interval / 1_000_000) ms")
+            expect(minGap + 2 * slack >= interval, "uploads \(minGap / 1000) µs apart, closer than \(interval / 1_000_000) ms")
+            if let minPair = zip(gaps, gaps.dropFirst()).map({ $0 + $1 }).min() {
+                expect(minPair + slack >= 2 * interval, "three uploads within \(minPair / 1000) µs, less than two intervals of \(interval / 1_000_000) ms")
+            }
             let levels = trace.filter { $0.kind == "level" }.count
             expect(!exercising || levels > uploads.count * 2, "the pattern should send far more level commands (\(levels)) than uploads (\(uploads.count)) to exercise the rate limit")
             report.append("\(levels) level commands became \(uploads.count) uploads; closest uploads \(minGap / 1000) µs apart (limit \(interval / 1_000_000) ms, \(slack / 1_000_000) ms slack for kernel timestamps)")
