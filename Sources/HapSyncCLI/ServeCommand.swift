@@ -108,7 +108,8 @@ enum ServeCommand {
         service.run()
         let closeError = engine.stop()
         let s = service.statistics
-        console.out("hapsync serve: stopped; \(s.packets) packets, \(s.messages) messages, \(s.errors) errors, \(s.malformed) malformed, \(s.late) late, \(s.rateLimited) rate-limited\n")
+        console.out("hapsync serve: stopped; \(s.packets) packets, \(s.messages) messages, \(s.errors) errors, \(s.malformed) malformed, \(s.late) late, \(s.rateLimited) rate-limited"
+                    + (audio == nil ? "" : "; \(engine.statistics.audioUnderruns) audio underruns") + "\n")
         if let closeError { throw .failure("\(closeError)") }
     }
 }
