@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
 import HapticGeneration
 
 /// generate: `hapsync generate`'s onset detection scored on a labelled set this benchmark makes

@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncTestSupport
 
 /// The generate benchmark's labelled set, made from fixed seeds and written as WAV files into a
 /// folder: drum tracks (`DrumKit` hits at known times) clean and mixed over each `Background` at

@@ -67,9 +67,17 @@ public enum AudioFileDecoder {
         try decode(url, sampleRate: sampleRate, seconds: seconds, budget: limitBytes, limit: limitBytes).samples
     }
 
+    /// Decodes the whole of `url` to stereo float at the rate its decoder gives (no conversion),
+    /// and that rate; throws `tooLarge` before decoding when it is over `limitBytes`.
+    public static func decodeAtItsOwnRate(_ url: URL, limitBytes: Int = maxDecodedBytes) throws(LoadError) -> (samples: AudioSamples, sampleRate: Double) {
+        let decoded = try decode(url, sampleRate: nil, seconds: nil, budget: limitBytes, limit: limitBytes)
+        return (decoded.samples, decoded.sampleRate)
+    }
+
     /// As `decode`, within `budget` bytes of a pattern's `limit` (for the message), saying whether
-    /// the samples hold the whole file (`complete`) or only its first part.
-    static func decode(_ url: URL, sampleRate: Double, seconds: Double?, budget: Int, limit: Int) throws(LoadError) -> (samples: AudioSamples, complete: Bool) {
+    /// the samples hold the whole file (`complete`) or only its first part, and at what rate they
+    /// are (`sampleRate`, or the source's own when it is nil).
+    static func decode(_ url: URL, sampleRate requested: Double?, seconds: Double?, budget: Int, limit: Int) throws(LoadError) -> (samples: AudioSamples, complete: Bool, sampleRate: Double) {
         let path = url.path
         let file: FileHandle
         do {
@@ -86,6 +94,7 @@ public enum AudioFileDecoder {
         let source = try openSource(file, info: info, path: path)
         let channels = source.channels, rate = source.sampleRate
         guard channels > 0, rate > 0 else { throw .empty(path: path) }
+        let sampleRate = requested ?? Double(rate)
 
         // Frames to read at the source's rate: the header's length, or the first `seconds` (and one
         // frame more, which linear interpolation reads).
@@ -133,7 +142,7 @@ public enum AudioFileDecoder {
         }
         guard read > 0 else { throw .unreadable(path: path, reason: "no frames could be read") }
         try converter?.process(stereo, frames: 0, last: true, emit: keep)
-        return (AudioSamples(left: left, right: right), wanted == available || read < wanted)
+        return (AudioSamples(left: left, right: right), wanted == available || read < wanted, sampleRate)
     }
 
     /// Interleaved frames of any channel count to interleaved stereo (the rule in the type's comment).

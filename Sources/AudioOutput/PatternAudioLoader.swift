@@ -71,7 +71,7 @@ public enum PatternAudioLoader {
             if let cached, cached.frames * 8 <= budget {
                 samples = cached
             } else {
-                let (fresh, complete) = try AudioFileDecoder.decode(url, sampleRate: sampleRate, seconds: seconds, budget: budget, limit: limitBytes)
+                let (fresh, complete, _) = try AudioFileDecoder.decode(url, sampleRate: sampleRate, seconds: seconds, budget: budget, limit: limitBytes)
                 cache.store(fresh, as: complete ? key : partKey)
                 samples = fresh
             }

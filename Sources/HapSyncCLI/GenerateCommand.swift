@@ -1,7 +1,6 @@
 import AHAP
 import AudioOutput
 import Foundation
-import Glibc
 import HapSyncCore
 import HapSyncRuntime
 import HapticGeneration
@@ -41,7 +40,7 @@ enum GenerateCommand {
         let audio = URL(fileURLWithPath: parsed.positional[0])
         // The output is checked before the long work, and never the sound itself, even with --force.
         if let path = parsed[out] {
-            if sameFile(path, audio.path) { throw .failure("--out \(path) is AUDIO itself; refusing to write the pattern over the sound") }
+            if OutputFile.sameFile(path, audio.path) { throw .failure("--out \(path) is AUDIO itself; refusing to write the pattern over the sound") }
             do { try OutputFile.check(path, replacing: parsed[CommonOptions.forceOutput]) } catch {
                 throw .failure(error == .exists(path: path) ? "\(error.description) (pass --force to replace it)" : error.description)
             }
@@ -68,7 +67,7 @@ enum GenerateCommand {
         if let problem = OutputTarget(path: parsed[out], force: parsed[CommonOptions.forceOutput]).write(text, console: context.console) {
             throw .failure(problem)
         }
-        let taps = generated.pattern.entries.filter { if case .event(let e) = $0 { return e.type == .hapticTransient } else { return false } }.count
+        let taps = generated.transients.count
         let summary = "\(audio.lastPathComponent): \(String(format: "%.1f", generated.duration)) s of sound → \(plural(taps, "transient")) "
             + "(\(plural(generated.onsets.count, "onset")) found), \(plural(generated.curves, "curve")) of at most \(options.maxCurvePoints) points "
             + "(\(generated.curvePoints) in all), in \(String(format: "%.2f", seconds)) s"
@@ -92,10 +91,3 @@ enum GenerateCommand {
     }
 }
 
-/// Whether two paths name the same file (device and inode), for a write that must never land on
-/// its own input.
-func sameFile(_ a: String, _ b: String) -> Bool {
-    var sa = stat(), sb = stat()
-    guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-}

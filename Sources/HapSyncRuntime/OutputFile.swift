@@ -94,6 +94,14 @@ public final class OutputFile {
         init(_ st: stat) { device = UInt64(st.st_dev); inode = UInt64(st.st_ino) }
     }
 
+    /// Whether two paths name the same file (its device and inode, links followed): for a write
+    /// that must never land on its own input.
+    public static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+        return Identity(sa) == Identity(sb)
+    }
+
     /// Applies the rules above without creating anything: throws what `create` would refuse.
     /// For checks before long work (a trace path, before loading and decoding a pattern).
     public static func check(_ path: String, replacing: Bool) throws(Failure) {

@@ -9,8 +9,6 @@ public struct FrameAnalysis: Sendable {
         public var size: Int
         /// Samples between frame centres.
         public var hop: Int
-        /// Samples in the signal analysed.
-        public var samples: Int
         /// Half-wave rectified increase of the log-compressed band magnitudes (onset detection).
         public var flux: [Double]
         /// Spectral centroid, Hz (from 30 Hz up; 0 in silence).
@@ -105,7 +103,7 @@ public struct FrameAnalysis: Sendable {
         // The two frames before (lag 2: with a 21 ms frame and a 5 ms hop, one hop back overlaps
         // too much to see a rise whole).
         var twoBack = [Float](repeating: 0, count: bands.count), oneBack = twoBack, current = twoBack
-        var real = [Float](repeating: 0, count: size), imaginary = [Float](repeating: 0, count: size)
+        var real = [Float](repeating: 0, count: size / 2), imaginary = real
         let binHz = sampleRate / Double(size)
         // Flux is taken of the signal scaled to a peak of 1, so how loud the file was recorded does
         // not change what is an onset.
@@ -143,7 +141,7 @@ public struct FrameAnalysis: Sendable {
             loudness[i] = 10 * log10(max(weighted / fullScale, 1e-12))
             level[i] = 10 * log10(max(power / fullScale, 1e-12))
         }
-        return Frames(size: size, hop: hop, samples: mono.count, flux: flux, centroid: centroid, loudness: loudness, level: level)
+        return Frames(size: size, hop: hop, flux: flux, centroid: centroid, loudness: loudness, level: level)
     }
 }
 

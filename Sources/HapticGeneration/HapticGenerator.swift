@@ -134,7 +134,8 @@ public enum HapticGenerator {
         guard sampleRates.contains(sampleRate) else { throw .unusableRate(path: path, rate: sampleRate) }
         if let bad = input.firstIndex(where: { !$0.isFinite }) { throw .notFinite(path: path, index: bad, seconds: Double(bad) / sampleRate) }
         guard GenerationOptions.sensitivityRange.contains(options.sensitivity) else {
-            throw .option("sensitivity must be from 0 to 1, not \(options.sensitivity)")
+            throw .option("sensitivity must be from \(AHAPWriter.formatNumber(GenerationOptions.sensitivityRange.lowerBound)) to "
+                + "\(AHAPWriter.formatNumber(GenerationOptions.sensitivityRange.upperBound)), not \(options.sensitivity)")
         }
         guard GenerationOptions.curvePointRange.contains(options.maxCurvePoints) else {
             throw .option("maxCurvePoints must be from \(GenerationOptions.curvePointRange.lowerBound) to \(GenerationOptions.curvePointRange.upperBound), not \(options.maxCurvePoints)")
@@ -143,9 +144,8 @@ public enum HapticGenerator {
             throw .option("curveTolerance must be in 0..<1 and minimumGap in 0...10 s")
         }
         let mono = FrameAnalysis.prepared(input, sampleRate: sampleRate)
-        let analysis = FrameAnalysis(sampleRate: sampleRate)
-        let frames = analysis.analyze(mono)
         let detector = OnsetDetector(sampleRate: sampleRate, sensitivity: options.sensitivity, minimumGap: options.minimumGap)
+        let frames = detector.analysis.analyze(mono)
         let onsets = detector.detect(mono, frames: frames)
         let duration = Double(input.count) / sampleRate
         let hop = Double(frames.hop) / sampleRate
@@ -226,14 +226,10 @@ public enum HapticGenerator {
         return try generate(mono: decoded.samples, sampleRate: decoded.sampleRate, options: options, path: url.path)
     }
 
-
-    /// A file's samples as mono at its own rate (the mean of the decoder's two channels).
+    /// A file's samples as mono at its own rate (the mean of the decoder's two channels), the file
+    /// opened and its header read once.
     public static func decodeMono(_ url: URL) throws(AudioFileDecoder.LoadError) -> (samples: [Float], sampleRate: Double) {
-        let rate: Double
-        do { rate = Double(try AudioFileInfo(contentsOf: url).sampleRate) } catch {
-            throw .unplayable(path: url.path, reason: error.description)
-        }
-        let stereo = try AudioFileDecoder.decode(url, sampleRate: rate)
+        let (stereo, rate) = try AudioFileDecoder.decodeAtItsOwnRate(url)
         var mono = [Float](repeating: 0, count: stereo.frames)
         for i in 0..<stereo.frames { mono[i] = 0.5 * (stereo.left[i] + stereo.right[i]) }
         return (mono, rate)

@@ -3,6 +3,7 @@ import AudioOutput
 import Foundation
 import Glibc
 import HapSyncCore
+import HapSyncTestSupport
 import Testing
 
 let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -15,18 +16,9 @@ func temporaryFolder() throws -> URL {
     return dir
 }
 
-/// A PCM WAV of `seconds` of silence whose data is a hole in the file (sparse: it takes no disk).
+/// A PCM WAV of `seconds` of silence that takes no disk (`WAVWriter.writeSparse`).
 func sparseWAV(_ url: URL, rate: Int, channels: Int, bits: Int, seconds: Double) throws {
-    func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }
-    let align = channels * bits / 8
-    let bytes = Int(Double(rate) * seconds) * align
-    var header = Array("RIFF".utf8) + le(36 + bytes, 4) + Array("WAVEfmt ".utf8) + le(16, 4)
-    header += le(1, 2) + le(channels, 2) + le(rate, 4) + le(rate * align, 4) + le(align, 2) + le(bits, 2)
-    header += Array("data".utf8) + le(bytes, 4)
-    try Data(header).write(to: url)
-    let handle = try FileHandle(forWritingTo: url)
-    try handle.truncate(atOffset: UInt64(header.count + bytes))
-    try handle.close()
+    try WAVWriter.writeSparse(to: url, rate: rate, channels: channels, bits: bits, seconds: seconds)
 }
 
 @Suite("Decoding")

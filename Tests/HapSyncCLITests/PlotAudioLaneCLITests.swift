@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncCLI
+import HapSyncTestSupport
 import Testing
 
 /// `hapsync plot` decodes each AudioCustom file and draws its waveform where the voice plays; a
@@ -9,29 +10,15 @@ struct PlotAudioLaneCLITests {
     /// A 16-bit mono PCM WAV at `rate` Hz: `seconds` of silence with a ±`level` square wave
     /// (`period` frames) from `from` to `to` seconds.
     static func burstWAV(_ url: URL, rate: Int = 8_000, seconds: Double, from: Double, to: Double, level: Double = 0.8, period: Int = 4) throws {
-        func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }
         let n = Int(Double(rate) * seconds), a = Int(Double(rate) * from), b = Int(Double(rate) * to)
-        let q = Int(level * 32_767)
-        var data: [UInt8] = []
-        for k in 0..<n { data += le(k >= a && k < b ? (k % period < period / 2 ? q : -q) : 0, 2) }
-        var bytes = Array("RIFF".utf8) + le(36 + data.count, 4) + Array("WAVEfmt ".utf8) + le(16, 4)
-        bytes += le(1, 2) + le(1, 2) + le(rate, 4) + le(rate * 2, 4) + le(2, 2) + le(16, 2)
-        bytes += Array("data".utf8) + le(data.count, 4) + data
-        try Data(bytes).write(to: url)
+        let samples = (0..<n).map { k -> Float in k >= a && k < b ? Float(k % period < period / 2 ? level : -level) : 0 }
+        try WAVWriter.write(samples, sampleRate: rate, format: .pcm16, to: url)
     }
 
-    /// A PCM WAV of `seconds` of 8-bit mono silence at 48 kHz whose data is a hole in the file
-    /// (sparse: it takes no disk), for a file too long to decode.
+    /// A PCM WAV of `seconds` of 8-bit mono silence at 48 kHz that takes no disk, for a file too
+    /// long to decode.
     static func sparseWAV(_ url: URL, seconds: Double) throws {
-        func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }
-        let bytes = Int(48_000 * seconds)
-        var header = Array("RIFF".utf8) + le(36 + bytes, 4) + Array("WAVEfmt ".utf8) + le(16, 4)
-        header += le(1, 2) + le(1, 2) + le(48_000, 4) + le(48_000, 4) + le(1, 2) + le(8, 2)
-        header += Array("data".utf8) + le(bytes, 4)
-        try Data(header).write(to: url)
-        let handle = try FileHandle(forWritingTo: url)
-        try handle.truncate(atOffset: UInt64(header.count + bytes))
-        try handle.close()
+        try WAVWriter.writeSparse(to: url, rate: 48_000, channels: 1, bits: 8, seconds: seconds)
     }
 
     static func folder() throws -> URL {

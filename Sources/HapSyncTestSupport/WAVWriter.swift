@@ -1,10 +1,11 @@
 import Foundation
 
-/// Writes mono WAV files: 16-bit PCM (rounded, clipped to full scale) or 32-bit IEEE float
-/// (format 3, with the `fact` chunk the specification asks of non-PCM files).
-enum WAVWriter {
+/// Writes WAV files for tests and benchmarks: mono 16-bit PCM (rounded, clipped to full scale) or
+/// 32-bit IEEE float (format 3, with the `fact` chunk the specification asks of non-PCM files),
+/// and sparse PCM files of silence that take no disk.
+public enum WAVWriter {
     /// Sample formats.
-    enum Format: String {
+    public enum Format: String, Sendable {
         /// 16-bit signed integers.
         case pcm16 = "16-bit"
         /// 32-bit IEEE floats.
@@ -12,7 +13,7 @@ enum WAVWriter {
     }
 
     /// Writes `samples` at `sampleRate` Hz to `url`; throws Foundation's error when it cannot.
-    static func write(_ samples: [Float], sampleRate: Int, format: Format, to url: URL) throws {
+    public static func write(_ samples: [Float], sampleRate: Int, format: Format, to url: URL) throws {
         let bytesPerSample = format == .pcm16 ? 2 : 4
         let dataBytes = samples.count * bytesPerSample
         var d = Data()
@@ -49,5 +50,20 @@ enum WAVWriter {
             for s in samples { withUnsafeBytes(of: s.bitPattern.littleEndian) { d.append(contentsOf: $0) } }
         }
         try d.write(to: url)
+    }
+
+    /// A PCM WAV of `seconds` of silence whose data is a hole in the file (sparse: it takes no
+    /// disk), for files too long to decode.
+    public static func writeSparse(to url: URL, rate: Int, channels: Int, bits: Int, seconds: Double) throws {
+        func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }
+        let align = channels * bits / 8
+        let bytes = Int(Double(rate) * seconds) * align
+        var header = Array("RIFF".utf8) + le(36 + bytes, 4) + Array("WAVEfmt ".utf8) + le(16, 4)
+        header += le(1, 2) + le(channels, 2) + le(rate, 4) + le(rate * align, 4) + le(align, 2) + le(bits, 2)
+        header += Array("data".utf8) + le(bytes, 4)
+        try Data(header).write(to: url)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: UInt64(header.count + bytes))
+        try handle.close()
     }
 }
