@@ -11,14 +11,14 @@ import HapticGeneration
 /// beside ours for the same sounds (reported, not tuned to).
 ///
 /// `short` (the smoke run): one 3 s track and a 5 s song instead of three 24 s tracks and a
-/// 3 minute song. `rounds` timed runs each (the first also gives the detections scored).
-func generateBenchmark(short: Bool, rounds: Int, assets: URL, corpus: URL) throws -> [Row] {
+/// 3 minute song. `variant`: which draw of the labelled set (`OnsetTestSet`). `rounds` timed runs each (the first also gives the detections scored).
+func generateBenchmark(short: Bool, rounds: Int, assets: URL, corpus: URL, variant: Int) throws -> [Row] {
     let tolerance = 0.025
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-bench-generate-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let formats: [(rate: Int, format: WAVWriter.Format)] = short ? [(48_000, .float32)] : [(44_100, .pcm16), (48_000, .float32), (48_000, .pcm16)]
-    let set = try OnsetTestSet(directory: dir, seconds: short ? 3 : 24, formats: formats, assets: assets)
+    let set = try OnsetTestSet(directory: dir, seconds: short ? 3 : 24, formats: formats, assets: assets, variant: variant)
     let song = dir.appendingPathComponent("song-44k1-16.wav")
     let songSeconds = try OnsetTestSet.writeSong(seconds: short ? 5 : 180, to: song, assets: assets)
     let setSeconds = set.files.reduce(0) { $0 + $1.seconds }
@@ -66,7 +66,7 @@ func generateBenchmark(short: Bool, rounds: Int, assets: URL, corpus: URL) throw
     let subjects = ["ours"] + baselines.map(\.name)
     let labelCount = set.tracks.reduce(0) { $0 + $1.labels.count }
     let sounds = Set(set.tracks.flatMap { $0.labels.map(\.sound) }).sorted()
-    print("generate: labelled set: \(set.tracks.count) drum track(s) of \(Int(set.files[0].seconds)) s (\(set.tracks.map(\.name).joined(separator: ", "))), "
+    print("generate: labelled set \(variant == 0 ? "0 (the README's)" : "\(variant) (held out)"): \(set.tracks.count) drum track(s) of \(Int(set.files[0].seconds)) s (\(set.tracks.map(\.name).joined(separator: ", "))), "
         + "\(labelCount) hits of \(sounds.count) sounds (\(sounds.joined(separator: ", "))), gaps ≥ \(Int(OnsetTestSet.minimumGap * 1000)) ms with runs of 16ths, "
         + "velocities \(Int(OnsetTestSet.levels.lowerBound)) to \(Int(OnsetTestSet.levels.upperBound)) dB; each clean and over white noise, pink noise and a music bed "
         + "(chords and bass, 200 ms crossfades, not labelled) at \(OnsetTestSet.snrs.map { "\(Int($0))" }.joined(separator: ", ")) dB SNR "

@@ -68,10 +68,12 @@ struct OnsetTestSet {
     private(set) var files: [File] = []
 
     /// Writes the set into `directory`: one track per entry of `formats` (rate and sample format),
-    /// `seconds` long each. Throws when an Assets sound cannot be decoded or a file not written.
-    init(directory: URL, seconds: Double, formats: [(rate: Int, format: WAVWriter.Format)], assets: URL) throws {
+    /// `seconds` long each. `variant` 0 is the set the README reports; others draw other hits,
+    /// times and backgrounds the same way (a held-out check that tuning on set 0 did not fit its
+    /// draws). Throws when an Assets sound cannot be decoded or a file not written.
+    init(directory: URL, seconds: Double, formats: [(rate: Int, format: WAVWriter.Format)], assets: URL, variant: Int = 0) throws {
         for (index, f) in formats.enumerated() {
-            var random = SeededRandom(seed: 0x4841_5053 &+ UInt64(index))
+            var random = SeededRandom(seed: 0x4841_5053 &+ UInt64(index) &+ 100 &* UInt64(variant))
             var track = try OnsetTestSet.track(seconds: seconds, sampleRate: f.rate, format: f.format, assets: assets, random: &random)
             track.name = "t\(index + 1)-\(f.rate == 44_100 ? "44k1" : "\(f.rate / 1000)k")-\(f.format == .pcm16 ? "16" : "float")"
             let clean = directory.appendingPathComponent("\(track.name)-clean.wav")

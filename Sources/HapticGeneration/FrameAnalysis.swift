@@ -9,8 +9,16 @@ public struct FrameAnalysis: Sendable {
         public var size: Int
         /// Samples between frame centres.
         public var hop: Int
-        /// Half-wave rectified increase of the log-compressed band magnitudes (onset detection).
-        public var flux: [Double]
+        /// The onset bands' levels, log(1 + 100 · mean magnitude) of the signal scaled to a peak
+        /// of 1, `bandCount` bands (the low bands first) of one value per frame, band after band.
+        public var bandLevels: [Float]
+        /// How many onset bands `bandLevels` has.
+        public var bandCount: Int
+        /// Each band's weight in the onset detection function: √(bins / 16), at most 1, counting
+        /// the bins of the band's own spectrum (the log of a mean over few bins swings more).
+        public var bandWeights: [Float]
+        /// How many frames there are.
+        public var count: Int { level.count }
         /// Spectral centroid, Hz (from 30 Hz up; 0 in silence).
         public var centroid: [Double]
         /// Felt loudness, dB full scale: the frame's power weighted by `FrameAnalysis.feltWeight`.
@@ -30,12 +38,29 @@ public struct FrameAnalysis: Sendable {
     private let spectrum: Spectrum
     private let lowBin: Int, highBin: Int
     private let weights: [Double]
-    /// Bin ranges of the onset bands: three to an octave from 30 Hz to 16 kHz, at least a bin each.
+    /// Bin ranges of the onset bands from `lowBandsTop` up, in the frame's spectrum: three to an
+    /// octave to 16 kHz, at least a bin each.
     private let bands: [Range<Int>]
-    /// Each band's weight in the flux: √(bins / 16), at most 1. The log of a mean over few bins
-    /// swings more in noise (its spread falls as 1/√bins), so without this the narrow low bands'
-    /// noise would set the threshold for everything.
+    /// Bin ranges of the onset bands from 30 Hz to `lowBandsTop`, in `lowSpectrum`: three to an
+    /// octave, at least a bin each.
+    private let lowBands: [Range<Int>]
+    /// The low bands' analysis: frames twice as long as `size` (about 43 ms, bins half as wide),
+    /// of the signal low-passed and decimated by `decimation`: a kick or a thud has its few
+    /// hundred hertz resolved in more bins, and its rise measured over more of its sound, than a
+    /// 21 ms frame gives.
+    private let lowSpectrum: Spectrum
+    /// The low bands' decimation: the largest power of two that leaves at least 4 kHz.
+    private let decimation: Int
+    /// The anti-alias filter before decimating: three moving averages of `decimation` samples in
+    /// a row (a CIC filter, 77 dB down where the band above folds onto 300 Hz, 0.1 dB at 300 Hz),
+    /// normalized to a gain of 1.
+    private let decimationKernel: [Float]
+    /// `Frames.bandWeights`. The log of a mean over few bins swings more in noise (its spread
+    /// falls as 1/√bins), so the narrow bands' noise counts less.
     private let bandWeights: [Float]
+
+    /// Where the low bands, analysed in the longer frames, end, Hz.
+    public static let lowBandsTop = 300.0
 
     /// Analysis of signals at `sampleRate` Hz.
     public init(sampleRate: Double) {
@@ -56,8 +81,35 @@ public struct FrameAnalysis: Sendable {
             if edges.last.map({ bin > $0 }) ?? true { edges.append(bin) }
             f *= pow(2, 1.0 / 3)
         }
-        bands = zip(edges, edges.dropFirst()).map { $0..<$1 }
-        bandWeights = bands.map { Float(min(1, (Double($0.count) / 16).squareRoot())) }
+        let allBands = zip(edges, edges.dropFirst()).map { $0..<$1 }
+        bands = allBands.filter { Double($0.lowerBound) * binHz >= FrameAnalysis.lowBandsTop * 0.99 }
+        // The low bands: the same third octaves from 30 Hz, in bins half as wide, up to where the
+        // frame's bands start.
+        var decimation = 1
+        while sampleRate / Double(decimation * 2) >= 4_000 { decimation *= 2 }
+        self.decimation = decimation
+        lowSpectrum = Spectrum(size: max(16, 2 * size / decimation))
+        let lowBinHz = sampleRate / Double(decimation) / Double(lowSpectrum.size)
+        let lowTop = bands.first.map { Double($0.lowerBound) * binHz } ?? Double(highBin + 1) * binHz
+        var lowEdges: [Int] = []
+        f = 30
+        while f < lowTop * 1.001 {
+            let bin = min(max(1, Int((f / lowBinHz).rounded())), lowSpectrum.size / 2)
+            if lowEdges.last.map({ bin > $0 }) ?? true { lowEdges.append(bin) }
+            f *= pow(2, 1.0 / 3)
+        }
+        let top = min(Int((lowTop / lowBinHz).rounded()), lowSpectrum.size / 2 + 1)
+        if let last = lowEdges.last, top > last { lowEdges.append(top) }
+        lowBands = zip(lowEdges, lowEdges.dropFirst()).map { $0..<$1 }
+        let boxcar = [Float](repeating: 1 / Float(decimation), count: decimation)
+        var kernel: [Float] = [1]
+        for _ in 0..<3 {
+            var next = [Float](repeating: 0, count: kernel.count + decimation - 1)
+            for (i, a) in kernel.enumerated() { for (j, b) in boxcar.enumerated() { next[i + j] += a * b } }
+            kernel = next
+        }
+        decimationKernel = kernel
+        bandWeights = (lowBands + bands).map { Float(min(1, (Double($0.count) / 16).squareRoot())) }
     }
 
     /// How much a frequency counts toward felt loudness (power weight): skin and the hand feel
@@ -96,38 +148,43 @@ public struct FrameAnalysis: Sendable {
         // Frames until the last one's window has passed the end (the signal's own last sound,
         // however short, is seen whole).
         let count = mono.isEmpty ? 0 : (mono.count + size / 2) / hop + 1
-        var flux = [Double](repeating: 0, count: count)
         var centroid = [Double](repeating: 0, count: count)
         var loudness = [Double](repeating: -120, count: count), level = loudness
         var magnitudes = [Float](repeating: 0, count: spectrum.bins)
-        // The two frames before (lag 2: with a 21 ms frame and a 5 ms hop, one hop back overlaps
-        // too much to see a rise whole).
-        var twoBack = [Float](repeating: 0, count: bands.count), oneBack = twoBack, current = twoBack
         var real = [Float](repeating: 0, count: size / 2), imaginary = real
+        var lowMagnitudes = [Float](repeating: 0, count: lowSpectrum.bins)
+        var lowReal = [Float](repeating: 0, count: lowSpectrum.size / 2), lowImaginary = lowReal
+        let low = decimated(mono)
+        // Each band's log magnitude per frame, band by band (the low bands first).
+        let bandCount = lowBands.count + bands.count
+        var logs = [Float](repeating: 0, count: bandCount * count)
         let binHz = sampleRate / Double(size)
-        // Flux is taken of the signal scaled to a peak of 1, so how loud the file was recorded does
-        // not change what is an onset.
+        // Bands are taken of the signal scaled to a peak of 1, so how loud the file was recorded
+        // does not change what is an onset; the low frames' magnitudes are scaled to the frame's
+        // (a sine gives the same band level in both).
         let peak = mono.reduce(Float(0)) { max($0, abs($1)) }
         let gain: Float = peak > 0 ? 1 / peak : 1
+        let lowGain = gain * Float(size) / Float(lowSpectrum.size)
         // Power of a full-scale sine in one Hann-windowed frame's bins (for dB full scale).
         let fullScale = Double(size) * Double(size) / 16 * 1.5 * 2
         for i in 0..<count {
             spectrum.magnitudes(mono, start: i * hop - size / 2, into: &magnitudes, real: &real, imaginary: &imaginary)
-            var rise: Float = 0, power = 0.0, weighted = 0.0, moment = 0.0, total = 0.0
+            if !lowBands.isEmpty {
+                // The low frame centred where the frame is.
+                let centre = Int((Double(i * hop) / Double(decimation)).rounded())
+                lowSpectrum.magnitudes(low, start: centre - lowSpectrum.size / 2, into: &lowMagnitudes, real: &lowReal, imaginary: &lowImaginary)
+                for (b, range) in lowBands.enumerated() {
+                    var sum: Float = 0
+                    for k in range { sum += lowMagnitudes[k] }
+                    logs[b * count + i] = log1pf(100 * lowGain * sum / Float(range.count))
+                }
+            }
             for (b, range) in bands.enumerated() {
                 var sum: Float = 0
                 for k in range { sum += magnitudes[k] }
-                current[b] = log1pf(100 * gain * sum / Float(range.count))
+                logs[(lowBands.count + b) * count + i] = log1pf(100 * gain * sum / Float(range.count))
             }
-            // Each band against the largest of itself and its neighbours two frames before (SuperFlux):
-            // a tone gliding into the next band (a kick's falling pitch, vibrato) is no rise.
-            for b in bands.indices {
-                let before = max(twoBack[max(b - 1, 0)], twoBack[b], twoBack[min(b + 1, bands.count - 1)])
-                let d = current[b] - before
-                if d > 0 { rise += d * bandWeights[b] }
-            }
-            swap(&twoBack, &oneBack)
-            swap(&oneBack, &current)
+            var power = 0.0, weighted = 0.0, moment = 0.0, total = 0.0
             for k in lowBin...highBin {
                 let m = magnitudes[k]
                 let p = Double(m) * Double(m)
@@ -136,12 +193,27 @@ public struct FrameAnalysis: Sendable {
                 moment += Double(m) * Double(k) * binHz
                 total += Double(m)
             }
-            flux[i] = Double(rise)
             centroid[i] = total > 1e-9 ? moment / total : 0
             loudness[i] = 10 * log10(max(weighted / fullScale, 1e-12))
             level[i] = 10 * log10(max(power / fullScale, 1e-12))
         }
-        return Frames(size: size, hop: hop, flux: flux, centroid: centroid, loudness: loudness, level: level)
+        return Frames(size: size, hop: hop, bandLevels: logs, bandCount: bandCount, bandWeights: bandWeights,
+                      centroid: centroid, loudness: loudness, level: level)
+    }
+
+    /// The signal for the low bands: through `decimationKernel` (centred, so no delay) and every
+    /// `decimation`th sample kept.
+    private func decimated(_ x: [Float]) -> [Float] {
+        guard decimation > 1 else { return x }
+        let reach = (decimationKernel.count - 1) / 2
+        return (0..<(x.count + decimation - 1) / decimation).map { k in
+            let centre = k * decimation
+            var sum: Float = 0
+            for (j, h) in decimationKernel.enumerated() {
+                let n = centre + j - reach
+                if n >= 0, n < x.count { sum += h * x[n] }
+            }
+            return sum
+        }
     }
 }
-

@@ -15,6 +15,7 @@ struct BenchArgumentsTests {
             (["--rounds", "0"], "--rounds must be a whole number from 1 to 1000, not '0'"),
             (["--corpus", "/nonexistent"], "--corpus must be an existing folder, not '/nonexistent'"),
             (["--json"], "option '--json' needs a value"),
+            (["--onset-set", "-1"], "--onset-set must be a whole number from 0 to 1000, not '-1'"),
             (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, inversion, trigger, dispatch, sync, drift, cpu, serve, generate"),
         ]
         for (args, message) in cases {
@@ -22,7 +23,7 @@ struct BenchArgumentsTests {
             #expect(r.status == 64 && r.err == "error: \(message)\nhint: see 'hapsync-bench --help'\n" && r.out.isEmpty, "\(args)")
         }
         let help = try BinaryTests.run(["--help"], executable: Self.bench)
-        #expect(help.status == 0 && help.out.hasPrefix("USAGE: hapsync-bench [--seconds S] [--rounds N] [--json FILE] [--plot DIR] [--corpus DIR] [NAME...]"))
+        #expect(help.status == 0 && help.out.hasPrefix("USAGE: hapsync-bench [--seconds S] [--rounds N] [--json FILE] [--plot DIR] [--corpus DIR] [--onset-set N]") && help.out.contains("[NAME...]"))
         #expect(help.out.contains("  --seconds S") && help.out.contains("default 30"))
     }
 }

@@ -86,6 +86,47 @@ struct OnsetDetectionTests {
         #expect(s.f >= 0.9, "SNR \(snr) dB: precision \(s.p), recall \(s.r)")
     }
 
+    /// Quiet kicks among loud ones over noise at 10 dB SNR: −18 dB over white noise, and −12 dB
+    /// over a rumble (white noise through a one-pole low-pass at 150 Hz, where the kicks are). A
+    /// quiet kick rises in three low bands, which the ripple of thirty noisy bands summed ungated
+    /// drowned: one-frame flux without the bands' gates gave F 0.85 and 0.65 here.
+    @Test(arguments: [(Float(0.125), false, 0.9), (0.25, true, 0.85)])
+    func quietLowHitsInNoiseAreFound(quiet: Float, rumble: Bool, least: Double) {
+        let truth = TestSignals.times(count: 60, seed: 13)
+        var random = TestSignals.Random(state: 21)
+        var hits = [Float](repeating: 0, count: Int((truth.last! + 0.5) * TestSignals.rate))
+        let kick = TestSignals.hit(0, random: &random)
+        for (k, t) in truth.enumerated() {
+            let start = Int(t * TestSignals.rate)
+            for i in kick.indices where start + i < hits.count { hits[start + i] += (k % 2 == 0 ? 1 : quiet) * kick[i] }
+        }
+        let power = { (x: [Float]) in x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(x.count, 1)) }
+        var low: Float = 0
+        let bed = hits.map { _ -> Float in
+            let n = random.noise()
+            low = 0.98 * low + 0.02 * n
+            return rumble ? low : n
+        }
+        let scale = Float((power(hits) / power(bed) / 10).squareRoot())
+        let signal = zip(hits, bed).map { 0.4 * ($0 + scale * $1) }
+        let s = TestSignals.score(OnsetDetector(sampleRate: TestSignals.rate).detect(signal).map(\.time), truth)
+        #expect(s.f >= least, "precision \(s.p), recall \(s.r)")
+    }
+
+    /// The selection the gates use gives what sorting gives, duplicates and all.
+    @Test func selectionMatchesSorting() {
+        var random = TestSignals.Random(state: 17)
+        for n in [1, 2, 3, 10, 51, 101] {
+            for _ in 0..<20 {
+                let values = (0..<n).map { _ in Float((random.next() * 8).rounded(.down)) - 3 }
+                for k in [0, n / 2, n - 1] {
+                    var scratch = values
+                    #expect(OnsetDetector.select(&scratch, k) == values.sorted()[k], "\(values), k \(k)")
+                }
+            }
+        }
+    }
+
     @Test func twoHitsCloserThanTheMinimumGapAreOne() {
         let signal = TestSignals.mix(seconds: 1, times: [0.3, 0.31], gains: [1], snr: nil)
         #expect(OnsetDetector(sampleRate: TestSignals.rate, minimumGap: 0.03).detect(signal).count == 1)
