@@ -1,7 +1,8 @@
 import Foundation
 
 /// The short-time analysis everything in generation reads, computed in one pass over the signal:
-/// per frame (hop 5 ms), the spectral flux, the spectral centroid and a felt loudness.
+/// per frame (hop 5 ms), the onset bands' levels, the spectral centroid, the level and a felt
+/// loudness.
 public struct FrameAnalysis: Sendable {
     /// What one pass gives, one value per hop.
     public struct Frames: Sendable {
@@ -17,6 +18,8 @@ public struct FrameAnalysis: Sendable {
         /// Each band's weight in the onset detection function: √(bins / 16), at most 1, counting
         /// the bins of the band's own spectrum (the log of a mean over few bins swings more).
         public var bandWeights: [Float]
+        /// How many bins each onset band averages, in its own spectrum.
+        public var bandBins: [Int]
         /// How many frames there are.
         public var count: Int { level.count }
         /// Spectral centroid, Hz (from 30 Hz up; 0 in silence).
@@ -38,28 +41,32 @@ public struct FrameAnalysis: Sendable {
     private let spectrum: Spectrum
     private let lowBin: Int, highBin: Int
     private let weights: [Double]
-    /// Bin ranges of the onset bands from `lowBandsTop` up, in the frame's spectrum: three to an
-    /// octave to 16 kHz, at least a bin each.
+    /// Bin ranges of the onset bands from `lowBandsTop` up (from the first band edge at or above
+    /// it: 301 Hz at 44.1 kHz, 375 Hz at 48 kHz), in the frame's spectrum: three to an octave to
+    /// 16 kHz, at least a bin each.
     private let bands: [Range<Int>]
-    /// Bin ranges of the onset bands from 30 Hz to `lowBandsTop`, in `lowSpectrum`: three to an
-    /// octave, at least a bin each.
+    /// Bin ranges of the onset bands from about 30 Hz (the first bin at least) up to where `bands`
+    /// start, in `lowSpectrum`: three to an octave, at least a bin each.
     private let lowBands: [Range<Int>]
     /// The low bands' analysis: frames twice as long as `size` (about 43 ms, bins half as wide),
     /// of the signal low-passed and decimated by `decimation`: a kick or a thud has its few
     /// hundred hertz resolved in more bins, and its rise measured over more of its sound, than a
     /// 21 ms frame gives.
     private let lowSpectrum: Spectrum
-    /// The low bands' decimation: the largest power of two that leaves at least 4 kHz.
+    /// The low bands' decimation: the largest power of two that leaves at least 4 kHz (none
+    /// below 8 kHz).
     private let decimation: Int
     /// The anti-alias filter before decimating: three moving averages of `decimation` samples in
-    /// a row (a CIC filter, 77 dB down where the band above folds onto 300 Hz, 0.1 dB at 300 Hz),
+    /// a row (a CIC filter: at 48 kHz 77 dB down where the band above folds onto 300 Hz and 0.1 dB
+    /// at 300 Hz; 56 dB and 0.2 dB at 8 kHz),
     /// normalized to a gain of 1.
     private let decimationKernel: [Float]
     /// `Frames.bandWeights`. The log of a mean over few bins swings more in noise (its spread
     /// falls as 1/√bins), so the narrow bands' noise counts less.
     private let bandWeights: [Float]
 
-    /// Where the low bands, analysed in the longer frames, end, Hz.
+    /// Where the low bands, analysed in the longer frames, end, Hz (at the first frame band edge
+    /// at or above it).
     public static let lowBandsTop = 300.0
 
     /// Analysis of signals at `sampleRate` Hz.
@@ -161,7 +168,8 @@ public struct FrameAnalysis: Sendable {
         let binHz = sampleRate / Double(size)
         // Bands are taken of the signal scaled to a peak of 1, so how loud the file was recorded
         // does not change what is an onset; the low frames' magnitudes are scaled to the frame's
-        // (a sine gives the same band level in both).
+        // (a sine gives the same band level in both within about 1 dB; noise reads about 3 dB
+        // lower in the low bands).
         let peak = mono.reduce(Float(0)) { max($0, abs($1)) }
         let gain: Float = peak > 0 ? 1 / peak : 1
         let lowGain = gain * Float(size) / Float(lowSpectrum.size)
@@ -198,10 +206,11 @@ public struct FrameAnalysis: Sendable {
             level[i] = 10 * log10(max(power / fullScale, 1e-12))
         }
         return Frames(size: size, hop: hop, bandLevels: logs, bandCount: bandCount, bandWeights: bandWeights,
-                      centroid: centroid, loudness: loudness, level: level)
+                      bandBins: (lowBands + bands).map(\.count), centroid: centroid, loudness: loudness, level: level)
     }
 
-    /// The signal for the low bands: through `decimationKernel` (centred, so no delay) and every
+    /// The signal for the low bands: through `decimationKernel` (centred: no delay, half an input
+    /// sample at most) and every
     /// `decimation`th sample kept.
     private func decimated(_ x: [Float]) -> [Float] {
         guard decimation > 1 else { return x }

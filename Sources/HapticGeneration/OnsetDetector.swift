@@ -19,12 +19,13 @@ public struct Onset: Sendable, Equatable {
 ///    Hann-windowed, over the signal the generator gives (DC blocked, its last 20 ms faded).
 /// 2. A logarithmic filterbank: the magnitudes averaged in bands of a third of an octave from
 ///    30 Hz to 16 kHz (at least one bin each), log-compressed as log(1 + 100·mean). Below 300 Hz
-///    the bands come from frames twice as long (of the signal decimated to 4-8 kHz): bins half as
-///    wide, so a kick's or a thud's few hundred hertz fill more of them.
+///    (the first band edge above: 301-375 Hz by rate) the bands come from frames twice as long
+///    (of the signal decimated to 4-8 kHz, at lower rates as it is): bins half as wide, so a
+///    kick's or a thud's few hundred hertz fill more of them.
 ///    Bands, not bins, so a kick's low bands count as much as a hi-hat's hundreds of bins and
 ///    broadband noise averages out inside the wide bands.
 /// 3. Each band's rise: its mean level over the next 15 ms of frames over the largest of its own
-///    and its two neighbours' mean levels over 40 ms ending 15 ms before (Böck and Widmer's
+///    and its two neighbours' mean levels over 20 ms ending 10 ms before (Böck and Widmer's
 ///    SuperFlux, 2013, over means: a tone gliding across bands, like a kick's falling pitch, is no
 ///    rise, and a mean over several frames rises out of noise where one frame's ripple does not).
 ///    Less the band's gate, `bandGate` × its noise deviation (from its level's second
@@ -129,19 +130,26 @@ public struct OnsetDetector: Sendable {
 
     /// Frames a band's level is averaged over from a frame on, to judge its rise: 3 (15 ms).
     static let riseFrames = 3
-    /// Frames the level before is averaged over: 8 (40 ms), ending `riseLag` frames back.
-    static let baseFrames = 8
-    /// How far back the level before ends: 3 frames (15 ms), so the frames compared overlap
-    /// little (a frame spans 21 ms, the low bands' 43 ms).
-    static let riseLag = 3
+    /// Frames the level before is averaged over: 4 (20 ms), ending `riseLag` frames back (short
+    /// enough that a hit 50 ms after another is measured against its tail, not its start).
+    static let baseFrames = 4
+    /// How far back the level before ends: 2 frames (10 ms; frames span 21 ms, the low bands'
+    /// 43 ms, so the frames compared overlap: the means, not single frames, see the rise).
+    static let riseLag = 2
     /// The window a band's gate is estimated over, ± seconds, and how often it is estimated.
     static let gateReach = 0.25, gateStep = 0.1
+
+    /// The most a band's noise deviation is taken to be, × 1/√bins: stationary noise makes the
+    /// log level of a band of B bins ripple by about 0.64/√B (Rayleigh magnitudes; 0.5-0.9/√B
+    /// measured on white noise), so a larger swing is sound, not noise (a regular roll of hits
+    /// 50 ms apart swings the level by far more, and would otherwise gate itself out).
+    static let noiseRippleCeiling: Float = 1
 
     /// How many of a band's noise deviations it must rise by to count: 1.5 at sensitivity 0.5,
     /// doubling toward 0 and halving toward 1.
     var bandGate: Float { Float(1.5 * pow(2, 1 - 2 * sensitivity)) }
 
-    /// The onset detection function, one value per frame (steps 3 and 4 of the method): per band,
+    /// The onset detection function, one value per frame (step 3 of the method): per band,
     /// the rise of its mean level over `riseFrames` from the frame over the largest of its own and
     /// its neighbours' mean levels over `baseFrames` ending `riseLag` frames back (before the
     /// start is silence); less the band's gate; what is left weighted and summed over the bands.
@@ -149,13 +157,16 @@ public struct OnsetDetector: Sendable {
     /// The gate is `bandGate` × the band's noise deviation: the scaled MAD of its level's second
     /// difference over 20 ms steps, L(t) − 2·L(t − 20 ms) + L(t − 40 ms), divided by √6 (a level
     /// ripple of deviation σ gives second differences of deviation σ·√6), over every other frame
-    /// within ±250 ms (kept inside the file, or padded with silence when the file is shorter). A decay falls along a
-    /// straight line in log level and an onset is rare, so neither counts as noise; a background's
-    /// ripple does. Estimated every 100 ms.
+    /// within ±250 ms (kept inside the file, or padded with silence when the file is shorter), at
+    /// most `noiseRippleCeiling`/√bins. A decay falls along a straight line in log level and an
+    /// onset is rare, so neither counts as noise; a background's ripple does. Estimated every
+    /// 100 ms.
     func flux(_ frames: FrameAnalysis.Frames) -> [Double] {
         let count = frames.count, bandCount = frames.bandCount, levels = frames.bandLevels
         var flux = [Double](repeating: 0, count: count)
         guard count > 0, bandCount > 0 else { return flux }
+        precondition(levels.count == bandCount * count && frames.bandWeights.count == bandCount && frames.bandBins.count == bandCount,
+                     "frames from FrameAnalysis.analyze: \(bandCount) bands of \(count) levels, a weight and a bin count each")
         func level(_ b: Int, _ i: Int) -> Float { i >= 0 ? levels[b * count + i] : 0 }
         // The mean level over `baseFrames` ending at each frame, of band `b`.
         func base(_ b: Int) -> [Float] {
@@ -174,7 +185,6 @@ public struct OnsetDetector: Sendable {
         let reach = max(1, Int((Self.gateReach / hopSeconds).rounded()))
         let step = max(1, Int((Self.gateStep / hopSeconds).rounded()))
         let lag = max(1, Int((0.02 / hopSeconds).rounded()))
-        let gateFactor = bandGate / Float(6).squareRoot()
         var window: [Float] = []
         window.reserveCapacity(reach + 1)
         for b in 0..<bandCount {
@@ -196,8 +206,9 @@ public struct OnsetDetector: Sendable {
                 ripple[i] = d.isFinite ? d : 0
             }
             let weight = frames.bandWeights[b]
+            let ceiling = Self.noiseRippleCeiling / Float(max(frames.bandBins[b], 1)).squareRoot()
             var g = 0
-            while g < count {
+            while g - step / 2 < count {
                 window.removeAll(keepingCapacity: true)
                 let first = max(0, min(g - reach, count - 1 - 2 * reach))
                 // Every other frame (neighbours 5 ms apart in 21 ms frames tell little more).
@@ -209,7 +220,7 @@ public struct OnsetDetector: Sendable {
                 window.append(contentsOf: repeatElement(0, count: reach + 1 - window.count))
                 let median = Self.select(&window, window.count / 2)
                 for k in window.indices { window[k] = abs(window[k] - median) }
-                let gate = gateFactor * 1.4826 * Self.select(&window, window.count / 2)
+                let gate = bandGate * min(1.4826 * Self.select(&window, window.count / 2) / Float(6).squareRoot(), ceiling)
                 for i in max(0, g - step / 2)..<min(count, g + step - step / 2) where rises[i] > gate {
                     flux[i] += Double((rises[i] - gate) * weight)
                 }

@@ -89,7 +89,8 @@ struct OnsetDetectionTests {
     /// Quiet kicks among loud ones over noise at 10 dB SNR: −18 dB over white noise, and −12 dB
     /// over a rumble (white noise through a one-pole low-pass at 150 Hz, where the kicks are). A
     /// quiet kick rises in three low bands, which the ripple of thirty noisy bands summed ungated
-    /// drowned: one-frame flux without the bands' gates gave F 0.85 and 0.65 here.
+    /// drowned: the method before, one-frame flux summed over the bands ungated, gave F 0.85 and
+    /// 0.65 here.
     @Test(arguments: [(Float(0.125), false, 0.9), (0.25, true, 0.85)])
     func quietLowHitsInNoiseAreFound(quiet: Float, rumble: Bool, least: Double) {
         let truth = TestSignals.times(count: 60, seed: 13)
@@ -111,6 +112,44 @@ struct OnsetDetectionTests {
         let signal = zip(hits, bed).map { 0.4 * ($0 + scale * $1) }
         let s = TestSignals.score(OnsetDetector(sampleRate: TestSignals.rate).detect(signal).map(\.time), truth)
         #expect(s.f >= least, "precision \(s.p), recall \(s.r)")
+    }
+
+    /// Rolls: hits 50 and 62.5 ms apart (32nds at 120 BPM), the same sound over and over (a snare,
+    /// a hi-hat, a kick) or kick, snare and hat in turn, clean: each is found. A regular roll
+    /// makes its bands' levels swing like loud noise; the gates take no more than noise's ripple
+    /// (`noiseRippleCeiling`), and each rise is measured against the 20 ms before it.
+    @Test(arguments: [0.05, 0.0625])
+    func rollsAreFoundHitByHit(spacing: Double) {
+        for kinds in [[1], [2], [0], [0, 1, 2]] {
+            var random = TestSignals.Random(state: 5)
+            let truth = (0..<40).map { 0.3 + Double($0) * spacing }
+            var signal = [Float](repeating: 0, count: Int((truth.last! + 0.5) * TestSignals.rate))
+            for (k, t) in truth.enumerated() {
+                let h = TestSignals.hit(kinds[k % kinds.count], random: &random)
+                let start = Int(t * TestSignals.rate)
+                for i in h.indices where start + i < signal.count { signal[start + i] += 0.5 * h[i] }
+            }
+            let s = TestSignals.score(OnsetDetector(sampleRate: TestSignals.rate).detect(signal).map(\.time), truth)
+            #expect(s.r >= 0.95 && s.p >= 0.95, "hits \(kinds) every \(spacing) s: precision \(s.p), recall \(s.r)")
+        }
+    }
+
+    /// Steady noise, white and low-passed, is no onset: each band's rise is gated by the ripple
+    /// that noise gives it (8 and 10 onsets in 20 s; 36 and 39 with the gates at 0).
+    @Test func steadyNoiseIsNoOnset() {
+        for rumble in [false, true] {
+            var random = TestSignals.Random(state: 31)
+            var low: Float = 0
+            let fade = Int(TestSignals.rate * 0.3)
+            let signal = (0..<Int(TestSignals.rate * 20)).map { i -> Float in
+                let n = random.noise()
+                low = 0.98 * low + 0.02 * n
+                // Faded in over 300 ms: a noise that starts at once is an onset.
+                return (rumble ? 10 * low : n) * 0.3 * Float(min(1, Double(i) / Double(fade)))
+            }
+            let onsets = OnsetDetector(sampleRate: TestSignals.rate).detect(signal)
+            #expect(onsets.count <= 12, "\(rumble ? "rumble" : "white noise"): \(onsets.count) onsets")
+        }
     }
 
     /// The selection the gates use gives what sorting gives, duplicates and all.
@@ -355,9 +394,13 @@ struct GenerationEdgeTests {
             for (i, v) in TestSignals.hit(1, random: &random).enumerated() where start + i < signal.count { signal[start + i] += gain * v }
         }
         let g = try HapticGenerator.generate(mono: signal, sampleRate: 48_000)
-        #expect(g.transients.count == 4, "\(g.transients)")
-        guard g.transients.count == 4 else { return }
-        #expect(g.transients[0].intensity < g.transients[1...].map(\.intensity).min()!, "\(g.transients)")
+        // The hits' transients (the bed's fade-in from digital silence can add weak ones of its
+        // own: see README, "Haptics from sound", limits).
+        let hits = [0.5, 1.5, 2.0, 2.5].compactMap { t in g.transients.first { abs($0.time - t) < 0.005 } }
+        #expect(hits.count == 4, "\(g.transients)")
+        guard hits.count == 4 else { return }
+        #expect(hits[0].intensity < hits[1...].map(\.intensity).min()!, "\(g.transients)")
+        #expect(g.transients.filter { t in !hits.contains { $0.time == t.time } }.allSatisfy { $0.intensity < hits[0].intensity }, "\(g.transients)")
     }
 
     /// A file that starts on a noise floor has no onset at its start.
