@@ -152,6 +152,23 @@ struct OnsetDetectionTests {
         }
     }
 
+    /// A hit just before the end of the file is found, whatever the file's length (the last
+    /// frames got no flux when their gate estimate fell past the end).
+    @Test func aHitAtTheVeryEndIsFound() {
+        var random = TestSignals.Random(state: 41)
+        let hit = TestSignals.hit(1, random: &random)
+        for extra in stride(from: 0, to: 4_800, by: 120) {
+            for before in [0.008, 0.012] {
+                let count = 48_000 + extra
+                var signal = [Float](repeating: 0, count: count)
+                let start = count - Int(before * TestSignals.rate)
+                for i in 0..<(count - start) { signal[start + i] = 0.5 * hit[i] }
+                let onsets = OnsetDetector(sampleRate: TestSignals.rate).detect(signal)
+                #expect(onsets.contains { abs($0.time - Double(start) / TestSignals.rate) < 0.005 }, "\(count) samples: \(onsets.map(\.time))")
+            }
+        }
+    }
+
     /// The selection the gates use gives what sorting gives, duplicates and all.
     @Test func selectionMatchesSorting() {
         var random = TestSignals.Random(state: 17)
