@@ -67,7 +67,8 @@ func inversionBenchmark(seconds: Double) -> [Distribution] {
     let spinning = SpinningSeqLock()
     let subjects: [(name: String, write: @Sendable () -> Void, read: @Sendable () -> Double)] = [
         ("SeqLock (LiveParameters.value)", {
-            live.send(slot: 0, .hapticIntensity, points.map { LiveParameters.Point(time: $0.0, value: $0.1, ramp: true) })
+            // 40 breakpoints replacing 40: always within `LiveParameters.capacity`.
+            try! live.send(slot: 0, .hapticIntensity, points.map { LiveParameters.Point(time: $0.0, value: $0.1, ramp: true) })
         }, { live.value(slot: 0, .hapticIntensity, at: 20_000) }),
         ("baseline: spinning sequence lock (the design before)", {
             spinning.publish(points.map { ($0.0, $0.1) })

@@ -99,7 +99,10 @@ final class CHHapticPlayer: CHHapticAdvancedPatternPlayer, @unchecked Sendable {
     }
 
     private func run(_ body: () throws -> Void) throws {
-        do { try body() } catch let error as CHHapticError { throw error } catch {
+        do { try body() } catch let error as CHHapticError { throw error } catch HapticEngine.EngineError.limitReached(let why) {
+            // A bound the engine keeps (a control's live breakpoints): nothing was changed.
+            throw CHHapticError(.resourceNotAvailable, "limit reached: \(why)")
+        } catch {
             throw CHHapticError(.invalidPatternPlayer, "\(error)")
         }
     }

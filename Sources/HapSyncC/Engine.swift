@@ -38,7 +38,7 @@ final class EngineBox: @unchecked Sendable {
 func cFailure(_ error: Error) -> CFailure {
     switch error as? HapticEngine.EngineError {
     case .notRunning?: return CFailure(status: HS_ERROR_NOT_RUNNING, message: "\(error)")
-    case .tooManyPlayers?: return CFailure(status: HS_ERROR_LIMIT, message: "\(error)")
+    case .tooManyPlayers?, .limitReached?: return CFailure(status: HS_ERROR_LIMIT, message: "\(error)")
     case .invalidParameter?, .invalidConfiguration?: return CFailure(status: HS_ERROR_INVALID_ARGUMENT, message: "\(error)")
     default: return CFailure(status: HS_ERROR_ENGINE, message: "\(error)")
     }

@@ -89,20 +89,12 @@ public func hsPlayerSeek(_ player: OpaquePointer?, _ offset: Double) -> hs_statu
 
 @_cdecl("hs_player_set_loop")
 public func hsPlayerSetLoop(_ player: OpaquePointer?, _ enabled: Int32, _ end: Double) -> hs_status {
-    playerCall(player, check: { () throws(CFailure) in
-        guard end.isFinite, end >= 0 else { throw .invalid("end \(end) must be 0 or more seconds") }
-    }) { p in
-        p.loopEnd = end
-        p.loopEnabled = enabled != 0
-    }
+    playerCall(player) { try $0.setLoop(enabled != 0, end: end) }
 }
 
 @_cdecl("hs_player_set_rate")
 public func hsPlayerSetRate(_ player: OpaquePointer?, _ rate: Double) -> hs_status {
-    let range = HapticPatternPlayer.playbackRates
-    return playerCall(player, check: { () throws(CFailure) in
-        guard rate.isFinite, range.contains(rate) else { throw .invalid("rate \(rate) is outside \(range.lowerBound)...\(range.upperBound)") }
-    }) { $0.playbackRate = rate }
+    playerCall(player) { try $0.setPlaybackRate(rate) }
 }
 
 @_cdecl("hs_player_send_parameter")

@@ -1,3 +1,4 @@
+import AHAP
 import HapSyncConcurrency
 import Synchronization
 
@@ -11,6 +12,10 @@ import Synchronization
 /// everything from its first time on, as a later `ParameterCurve` overrides an earlier one in a
 /// file. Values combine with the pattern's own dynamic parameters by the same rules: intensity and
 /// volume multiply, sharpness, pan, pitch and brightness add.
+///
+/// Nothing sent is dropped: breakpoints the clock has passed by more than `settledAge` are
+/// merged into the one in force (only the latest of them still matters), and a send that would
+/// leave more than `capacity` breakpoints is refused whole (`Overflow`), with nothing changed.
 ///
 /// Each (slot, control) is published through its own `SeqLock`: a writer preempted in the middle
 /// of a send never holds a reader up. Each control has one real-time reader thread, which keeps
@@ -32,6 +37,26 @@ public final class LiveParameters: @unchecked Sendable {
         case audioPitch
         /// Adds to audio brightness.
         case audioBrightness
+
+        /// The dynamic parameter that drives this control live (`HapticIntensityControl`, ...):
+        /// the one mapping between the two.
+        public var parameterID: AHAPDynamicParameterID {
+            switch self {
+            case .hapticIntensity: .hapticIntensityControl
+            case .hapticSharpness: .hapticSharpnessControl
+            case .audioVolume: .audioVolumeControl
+            case .audioPan: .audioPanControl
+            case .audioPitch: .audioPitchControl
+            case .audioBrightness: .audioBrightnessControl
+            }
+        }
+
+        /// The control a dynamic parameter drives live; nil for the envelope controls (attack,
+        /// decay, release times), which are fixed when a pattern is compiled.
+        public init?(_ id: AHAPDynamicParameterID) {
+            guard let control = Self.allCases.first(where: { $0.parameterID == id }) else { return nil }
+            self = control
+        }
 
         /// The value that leaves the pattern as written (1 for multipliers, 0 for offsets).
         public var neutral: Double { multiplies ? 1 : 0 }
@@ -69,12 +94,27 @@ public final class LiveParameters: @unchecked Sendable {
         }
     }
 
+    /// A send refused because it would leave more than `capacity` breakpoints in one control.
+    public struct Overflow: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The control that is full.
+        public let control: Control
+        /// Breakpoints it holds that still matter (the one in force and those to come).
+        public let held: Int
+        /// Breakpoints the send would add.
+        public let sent: Int
+
+        /// A sentence naming the control, the counts and the bound.
+        public var description: String {
+            "\(control.parameterID.rawValue) holds \(held) breakpoints still to come or in force, and \(sent) more would pass the \(LiveParameters.capacity) a player keeps per control; refused (send again once some have passed)"
+        }
+    }
+
     /// One control's breakpoints as published: fixed size, plain numbers (a `SeqLock` value).
     struct Automation: BitwiseCopyable, Sendable {
         var count = 0
         /// Engine ns; the top bit says the value ramps to the next breakpoint.
-        var times = InlineArray<64, UInt64>(repeating: 0)
-        var values = InlineArray<64, Double>(repeating: 0)
+        var times = InlineArray<256, UInt64>(repeating: 0)
+        var values = InlineArray<256, Double>(repeating: 0)
 
         static let rampFlag: UInt64 = 1 << 63
 
@@ -90,10 +130,26 @@ public final class LiveParameters: @unchecked Sendable {
 
         @inline(__always) func time(_ i: Int) -> UInt64 { times[i] & ~Self.rampFlag }
         @inline(__always) func ramps(_ i: Int) -> Bool { times[i] & Self.rampFlag != 0 }
+
+        /// The index of the last breakpoint at or before `t`, −1 if none (binary search: the
+        /// times are sorted). Does not allocate, lock or block.
+        func lastIndex(atOrBefore t: UInt64) -> Int {
+            var lo = 0, hi = count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if time(mid) <= t { lo = mid + 1 } else { hi = mid }
+            }
+            return lo - 1
+        }
     }
 
-    /// Breakpoints kept per slot and control.
-    public static let capacity = 64
+    /// Breakpoints kept per slot and control: those to come and the one in force. A send beyond
+    /// it is refused (`Overflow`).
+    public static let capacity = 256
+    /// How long after its time a breakpoint that a later one has replaced is kept (engine ns,
+    /// 1 s): a real-time reader evaluating a slightly late deadline still finds the value that
+    /// was in force then.
+    public static let settledAge: UInt64 = 1_000_000_000
     /// Player slots.
     public let slots: Int
     private let controls = Control.allCases.count
@@ -107,7 +163,7 @@ public final class LiveParameters: @unchecked Sendable {
 
     /// Storage for `slots` player slots, allocated once.
     public init(slots: Int) {
-        precondition(InlineArray<64, UInt64>.count == Self.capacity, "Automation holds `capacity` breakpoints")
+        precondition(InlineArray<256, UInt64>.count == Self.capacity, "Automation holds `capacity` breakpoints")
         self.slots = slots
         let n = slots * controls
         published = .allocate(capacity: n)
@@ -133,16 +189,22 @@ public final class LiveParameters: @unchecked Sendable {
     // MARK: - Control side
 
     /// Replaces the automation of `control` in `slot` from `points[0].time` on with `points`
-    /// (sorted by time here). Older breakpoints before that time are kept, oldest dropped first
-    /// when there is no room. Allocates and locks (control side only).
-    public func send(slot: Int, _ control: Control, _ points: [Point]) {
+    /// (sorted by time here); earlier breakpoints are kept, those more than `settledAge` before
+    /// `now` (engine ns) merged into the one in force. Throws `Overflow`, changing nothing, when
+    /// that would leave more than `capacity`. Allocates and locks (control side only).
+    public func send(slot: Int, _ control: Control, _ points: [Point], now: UInt64 = 0) throws(Overflow) {
         guard slot >= 0, slot < slots, !points.isEmpty else { return }
         let sorted = points.sorted { $0.time < $1.time }
         let k = slot * controls + control.rawValue
-        sent.withLock { sent in
+        try sent.withLock { (sent) throws(Overflow) in
             var kept = sent[k].filter { $0.time < sorted[0].time }
+            // Of the breakpoints settled before `now`, only the latest is still in force.
+            let settled = now > Self.settledAge ? now - Self.settledAge : 0
+            if let latest = kept.lastIndex(where: { $0.time <= settled }), latest > 0 { kept.removeFirst(latest) }
+            guard kept.count + sorted.count <= Self.capacity else {
+                throw Overflow(control: control, held: kept.count, sent: sorted.count)
+            }
             kept += sorted
-            if kept.count > Self.capacity { kept.removeFirst(kept.count - Self.capacity) }
             sent[k] = kept
             // Under the lock: writers of one SeqLock take turns.
             published[k].takeUnretainedValue().write(Automation(kept))
@@ -209,8 +271,7 @@ public final class LiveParameters: @unchecked Sendable {
         guard slot >= 0, slot < slots else { return control.neutral }
         let a = automation(slot * controls + control.rawValue)
         // The last breakpoint at or before `time`.
-        var i = a.pointee.value.count - 1
-        while i >= 0, a.pointee.value.time(i) > time { i -= 1 }
+        let i = a.pointee.value.lastIndex(atOrBefore: time)
         guard i >= 0 else { return control.neutral }
         let v = a.pointee.value.values[i]
         guard a.pointee.value.ramps(i), i + 1 < a.pointee.value.count else { return v }
@@ -235,13 +296,12 @@ public final class LiveParameters: @unchecked Sendable {
         var next = UInt64.max
         for c in Control.hapticIntensity.rawValue...Control.hapticSharpness.rawValue {
             let a = automation(slot * controls + c)
-            for i in 0..<a.pointee.value.count {
-                let t = a.pointee.value.time(i)
-                if t > time { next = min(next, t); break }
-                if a.pointee.value.ramps(i), i + 1 < a.pointee.value.count, a.pointee.value.time(i + 1) > time {
-                    next = min(next, time + 1_000_000)
-                    break
-                }
+            let i = a.pointee.value.lastIndex(atOrBefore: time)
+            if i >= 0, a.pointee.value.ramps(i), i + 1 < a.pointee.value.count {
+                // A ramp under way (the next breakpoint is after `time`).
+                next = min(next, time + 1_000_000)
+            } else if i + 1 < a.pointee.value.count {
+                next = min(next, a.pointee.value.time(i + 1))
             }
         }
         return next

@@ -158,14 +158,14 @@ public final class OSCCommands: @unchecked Sendable {
             try a.count(2...3, "i:player i:on [f:end]")
             let (id, player) = try self.player(a)
             let on = try a.flag(1, "on")
-            let end = try a.count > 2 ? a.number(2, "end", in: 0...AHAPLimits.default.maxTime) : 0
-            player.loopEnd = end
-            player.loopEnabled = on
+            let end = try a.count > 2 ? a.number(2, "end", in: HapticPatternPlayer.loopEnds) : 0
+            try engineCall { try player.setLoop(on, end: end) }
             return .ok([.int(id)])
         case "/hapsync/rate":
             try a.count(2...2, "i:player f:rate")
             let (id, player) = try self.player(a)
-            player.playbackRate = try a.number(1, "rate", in: HapticPatternPlayer.playbackRates)
+            let rate = try a.number(1, "rate", in: HapticPatternPlayer.playbackRates)
+            try engineCall { try player.setPlaybackRate(rate) }
             return .ok([.int(id)])
         case "/hapsync/param":
             try a.count(3...3, "i:player s:control f:value")

@@ -64,6 +64,12 @@ extension HapticEngine {
         case audioUnavailable(String)
         /// A live parameter that cannot be sent, or a value out of its range.
         case invalidParameter(String)
+        /// A call that would pass a bound the engine keeps (a player's live breakpoints per
+        /// control), naming it; nothing was changed.
+        case limitReached(String)
+        /// One of the engine's threads did not end within 10 s of `stop()` (a bug): named, and
+        /// left running.
+        case threadDidNotStop(String)
 
         /// A sentence for the user.
         public var description: String {
@@ -75,6 +81,8 @@ extension HapticEngine {
             case .backendUnavailable(let why): return "cannot open the haptic backend: \(why)"
             case .audioUnavailable(let why): return "cannot start audio output: \(why)"
             case .invalidParameter(let why): return "invalid parameter: \(why)"
+            case .limitReached(let why): return "limit reached: \(why)"
+            case .threadDidNotStop(let name): return "the engine's \(name) thread did not stop within 10 s of stop(); it was left running"
             }
         }
     }

@@ -47,20 +47,49 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         set { settings.withLock { $0.source = newValue } }
     }
     /// Whether the pattern repeats: at `loopEnd` (or its end when `loopEnd` is 0) it goes on from 0.
+    /// A loop pass lasts at least `minimumLoopPeriod` (see there); `setLoop(_:end:)` is the
+    /// call that says when a setting is out of bounds instead.
     public var loopEnabled: Bool {
         get { settings.withLock { $0.loopEnabled } }
         set { settings.withLock { $0.loopEnabled = newValue }; sendLoop() }
     }
-    /// Where a loop wraps (pattern seconds; 0 means the pattern's end).
+    /// Where a loop wraps (pattern seconds; 0 means the pattern's end), clamped to `loopEnds`
+    /// (NaN is 0). `setLoop(_:end:)` refuses instead of clamping.
     public var loopEnd: TimeInterval {
         get { settings.withLock { $0.loopEnd } }
-        set { settings.withLock { $0.loopEnd = max(0, newValue.isFinite ? newValue : 0) }; sendLoop() }
+        set { settings.withLock { $0.loopEnd = newValue.isNaN ? 0 : newValue.clamped(to: Self.loopEnds) }; sendLoop() }
     }
     /// The playback rates a player takes (0.01...100): the one range every rate is clamped to.
     public static let playbackRates: ClosedRange<Double> = 0.01...100
 
+    /// The loop ends a player takes: 0 (the pattern's end) up to `AHAPLimits.default.maxTime`
+    /// (one day), the latest time a pattern may hold, so that every loop converts to engine
+    /// nanoseconds without overflowing (a loop end of 2e10 s once wrapped the scheduler's
+    /// arithmetic and spun it).
+    public static let loopEnds: ClosedRange<Double> = 0...AHAPLimits.default.maxTime
+
+    /// The shortest a loop pass lasts on the engine clock (its length ÷ the rate): 10 ms, the
+    /// interval a rumble pad takes updates at. The scheduler wraps a shorter loop after this
+    /// long (at pattern time rate × 10 ms), so no setting costs more than 100 wraps a second;
+    /// `setLoop(_:end:)` and `setPlaybackRate(_:)` refuse such a loop instead. A loop shorter than
+    /// 1 ms of pattern time (taps at 0 with `loopEnd` 0) does not loop: the pattern plays once.
+    public static let minimumLoopPeriod: TimeInterval = 0.01
+
+    /// What is wrong with looping (`enabled`) at `end` at `rate`, nil when nothing is: an end
+    /// outside `loopEnds`, or a pass shorter than `minimumLoopPeriod`. The one check every front
+    /// end (Swift, C, OSC) makes.
+    public func loopProblem(enabled: Bool, end: TimeInterval, rate: Double) -> String? {
+        guard end.isFinite, Self.loopEnds.contains(end) else {
+            return "loop end \(end) s is outside \(Self.loopEnds.lowerBound)...\(Self.loopEnds.upperBound) (0: the pattern's end; at most one day, the latest time a pattern holds)"
+        }
+        let length = end > 0 ? end : timeline.end
+        guard enabled, length >= Scheduler.shortestLoop, length / rate < Self.minimumLoopPeriod else { return nil }
+        return "a loop pass must last at least \(Int(Self.minimumLoopPeriod * 1000)) ms: \(length) s of pattern at rate \(rate) lasts \(length / rate * 1000) ms (loop over a longer span, or play slower)"
+    }
+
     /// Pattern seconds per second (`playbackRates`, default 1): event times and durations scale, audio
-    /// pitch does not. Changing it while playing keeps the place reached.
+    /// pitch does not. Changing it while playing keeps the place reached. A rate outside
+    /// `playbackRates` is clamped (NaN and infinities are 1); `setPlaybackRate(_:)` refuses instead.
     public var playbackRate: Double {
         get { settings.withLock { $0.rate } }
         set {
@@ -69,6 +98,27 @@ public final class HapticPatternPlayer: @unchecked Sendable {
             engine?.sendPlayer(.setRate, slot: slot, id: id, value: r)
         }
     }
+
+    /// Loops (or stops looping) at `end` (pattern seconds; 0: the pattern's end). Throws
+    /// `invalidParameter`, changing nothing, for an end outside `loopEnds` or a loop whose pass
+    /// at the current rate is shorter than `minimumLoopPeriod`.
+    public func setLoop(_ enabled: Bool, end: TimeInterval) throws(HapticEngine.EngineError) {
+        if let problem = loopProblem(enabled: enabled, end: end, rate: playbackRate) { throw .invalidParameter(problem) }
+        settings.withLock { $0.loopEnabled = enabled; $0.loopEnd = end }
+        sendLoop()
+    }
+
+    /// Sets the rate. Throws `invalidParameter`, changing nothing, for a rate outside
+    /// `playbackRates` or one at which the loop set would pass in under `minimumLoopPeriod`.
+    public func setPlaybackRate(_ rate: Double) throws(HapticEngine.EngineError) {
+        guard rate.isFinite, Self.playbackRates.contains(rate) else {
+            throw .invalidParameter("rate \(rate) is outside \(Self.playbackRates.lowerBound)...\(Self.playbackRates.upperBound)")
+        }
+        let loop = settings.withLock { ($0.loopEnabled, $0.loopEnd) }
+        if let problem = loopProblem(enabled: loop.0, end: loop.1, rate: rate) { throw .invalidParameter(problem) }
+        playbackRate = rate
+    }
+
     /// Mutes this player's haptics and audio (it keeps playing silently).
     public var isMuted: Bool {
         get { settings.withLock { $0.muted } }
@@ -140,8 +190,8 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// `resume` begins.
     public func seek(toOffset offset: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
-        guard offset.isFinite, offset >= 0 else {
-            throw HapticEngine.EngineError.invalidParameter("seek offset must be 0 or more seconds, got \(offset)")
+        guard offset.isFinite, offset >= 0, offset <= AHAPLimits.default.maxTime else {
+            throw HapticEngine.EngineError.invalidParameter("seek offset \(offset) s is outside 0...\(AHAPLimits.default.maxTime) seconds")
         }
         guard engine.isRunning else { throw HapticEngine.EngineError.notRunning }
         engine.sendPlayer(.seek, slot: slot, id: id, value: offset)
@@ -164,13 +214,10 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         var sends: [(LiveParameters.Control, UInt64, Double)] = []
         for (i, p) in parameters.enumerated() {
             let control = try Self.control(p.id, value: p.value, at: "parameters[\(i)]")
-            guard p.time.isFinite, p.time >= 0 else {
-                throw HapticEngine.EngineError.invalidParameter("parameters[\(i)]: time must be 0 or more, got \(p.time)")
-            }
+            try Self.checkRelativeTime(p.time, "parameters[\(i)]: time")
             sends.append((control, base.addingSaturated(UInt64(nanosecondsOf: p.time)), p.value))
         }
-        for (control, t, value) in sends { engine.live.send(slot: slot, control, [.init(time: t, value: value, ramp: false)]) }
-        engine.sendPlayer(.refresh, slot: slot, id: id)
+        try send(sends.map { ($0.0, [LiveParameters.Point(time: $0.1, value: $0.2, ramp: false)]) })
     }
 
     /// Schedules a parameter curve, the pattern's own type, starting at `time` + its `time`: linear
@@ -185,35 +232,51 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         var lastTime = -Double.infinity
         for (i, point) in curve.controlPoints.enumerated() {
             control = try Self.control(curve.id, value: point.value, at: "controlPoints[\(i)]")
-            guard point.time.isFinite, point.time >= max(lastTime, 0) else {
-                throw HapticEngine.EngineError.invalidParameter("controlPoints[\(i)]: time \(point.time) is before 0 or goes back in time")
+            try Self.checkRelativeTime(point.time, "controlPoints[\(i)]: time")
+            guard point.time >= lastTime else {
+                throw HapticEngine.EngineError.invalidParameter("controlPoints[\(i)]: time \(point.time) goes back in time (the point before is at \(lastTime))")
             }
             lastTime = point.time
         }
-        guard curve.time.isFinite, curve.time >= 0 else {
-            throw HapticEngine.EngineError.invalidParameter("curve time must be 0 or more, got \(curve.time)")
-        }
+        try Self.checkRelativeTime(curve.time, "curve time")
         let base = engine.engineNanoseconds(time).addingSaturated(UInt64(nanosecondsOf: curve.time))
         let points = curve.controlPoints.enumerated().map { i, p in
             LiveParameters.Point(time: base.addingSaturated(UInt64(nanosecondsOf: p.time)), value: p.value,
                                  ramp: i + 1 < curve.controlPoints.count)
         }
-        engine.live.send(slot: slot, control!, points)
-        engine.sendPlayer(.refresh, slot: slot, id: id)
+        try send([(control!, points)])
+    }
+
+    /// Hands live breakpoints to the engine in order, then asks the scheduler to evaluate them.
+    /// A send that would leave more than `LiveParameters.capacity` breakpoints in its control is
+    /// refused whole, and so are those after it (those before it stay applied).
+    private func send(_ sends: [(LiveParameters.Control, [LiveParameters.Point])]) throws(HapticEngine.EngineError) {
+        guard let engine else { throw .notRunning }
+        defer { engine.sendPlayer(.refresh, slot: slot, id: id) }
+        let now = engine.configuration.clock.now()
+        for (i, (control, points)) in sends.enumerated() {
+            do throws(LiveParameters.Overflow) {
+                try engine.live.send(slot: slot, control, points, now: now)
+            } catch {
+                let rest = sends.count - i
+                throw .limitReached(error.description + (sends.count > 1 ? " (\(rest) of the \(sends.count) sent refused)" : ""))
+            }
+        }
+    }
+
+    /// A time counted from a call's time (a parameter's, a curve's or a control point's): 0 up
+    /// to `AHAPLimits.default.maxTime`, as in a file.
+    private static func checkRelativeTime(_ time: TimeInterval, _ what: String) throws(HapticEngine.EngineError) {
+        guard time.isFinite, time >= 0, time <= AHAPLimits.default.maxTime else {
+            throw .invalidParameter("\(what) \(time) s is outside 0...\(AHAPLimits.default.maxTime) (at most one day after the call's time)")
+        }
     }
 
     /// The live control for a parameter ID, with the value checked against its range.
     private static func control(_ id: AHAPDynamicParameterID, value: Double, at place: String) throws -> LiveParameters.Control {
-        let control: LiveParameters.Control
-        switch id {
-        case .hapticIntensityControl: control = .hapticIntensity
-        case .hapticSharpnessControl: control = .hapticSharpness
-        case .audioVolumeControl: control = .audioVolume
-        case .audioPanControl: control = .audioPan
-        case .audioPitchControl: control = .audioPitch
-        case .audioBrightnessControl: control = .audioBrightness
-        default:
-            throw HapticEngine.EngineError.invalidParameter("\(place): \(id.rawValue) cannot be sent live (envelope times are fixed when a pattern is compiled); supported: HapticIntensityControl, HapticSharpnessControl, AudioVolumeControl, AudioPanControl, AudioPitchControl, AudioBrightnessControl")
+        guard let control = LiveParameters.Control(id) else {
+            let supported = LiveParameters.Control.allCases.map(\.parameterID.rawValue).joined(separator: ", ")
+            throw HapticEngine.EngineError.invalidParameter("\(place): \(id.rawValue) cannot be sent live (envelope times are fixed when a pattern is compiled); supported: \(supported)")
         }
         let range = id.range
         guard value.isFinite, range.contains(value) else {

@@ -67,7 +67,7 @@ extension Scheduler {
             }
         case .setLoop:
             slots[s].loopEnabled = m.flag
-            slots[s].loopEnd = max(0, m.value)
+            slots[s].loopEnd = m.value.isNaN ? 0 : m.value.clamped(to: HapticPatternPlayer.loopEnds)
         case .refresh:
             if slots[s].active { slots[s].liveEvaluated = now; pushLiveLevel(at: now, now: now, player: slots[s].player, pushed: &pushed) }
         case .retire:

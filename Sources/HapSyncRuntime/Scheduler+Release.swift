@@ -40,9 +40,16 @@ extension Scheduler {
         case .end:
             finish(s, at: event.time, now: now, kind: .finished, pushed: &pushed)
         case .wrap:
-            // The loop's end: pattern time `end` becomes pattern time 0 of the next pass.
+            // The loop's end: pattern time `end` becomes pattern time 0 of the next pass, at
+            // least `minimumLoopPeriod` on (`endPoint`). A pass that would not move the slot on
+            // (which bounded loop ends and rates rule out) ends the run instead of spinning.
             let end = endPoint(s).time
-            slots[s].start = state.start &+ Self.span(end, rate: state.rate)
+            let pass = Self.span(end, rate: state.rate)
+            guard pass > 0, pass < HapticEngine.farFuture else {
+                finish(s, at: event.time, now: now, kind: .finished, pushed: &pushed)
+                return
+            }
+            slots[s].start = state.start &+ pass
             slots[s].next = 0
             slots[s].seekLevelPending = false
             if state.intensity != 0 {

@@ -275,12 +275,19 @@ final class Scheduler: @unchecked Sendable {
         return Double(Int64(bitPattern: time &- state.start)) / 1e9 * state.rate
     }
 
-    /// Where slot `s` ends or wraps (pattern s), and whether it wraps. Does not allocate, lock or block.
+    /// The shortest loop that loops (pattern s): a shorter one (taps at 0, `loopEnd` 0) plays once.
+    static let shortestLoop = 0.001
+
+    /// Where slot `s` ends or wraps (pattern s), and whether it wraps: a loop wraps at its end,
+    /// or later if the pass would take under `HapticPatternPlayer.minimumLoopPeriod` at the
+    /// slot's rate (so every wrap moves the slot on by at least that much). Does not allocate,
+    /// lock or block.
     @inline(__always) func endPoint(_ s: Int) -> (time: Double, wraps: Bool) {
         let state = slots[s]
         guard state.loopEnabled else { return (state.endTime, false) }
         let end = state.loopEnd > 0 ? state.loopEnd : state.endTime
-        return end >= 0.001 ? (end, true) : (state.endTime, false)
+        guard end >= Self.shortestLoop else { return (state.endTime, false) }
+        return (max(end, state.rate * HapticPatternPlayer.minimumLoopPeriod), true)
     }
 
     /// The output frame heard at `time`, or the first frame that can still be written (plus 5 ms)

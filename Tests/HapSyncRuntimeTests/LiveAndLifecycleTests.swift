@@ -66,7 +66,7 @@ struct LiveParameterTests {
         #expect(throws: HapticEngine.EngineError.self) {
             try player.sendParameters([AHAPDynamicParameter(.hapticAttackTimeControl, 0.5)], atTime: 0)
         }
-        #expect(throws: HapticEngine.EngineError.invalidParameter("controlPoints[1]: time 0.1 is before 0 or goes back in time")) {
+        #expect(throws: HapticEngine.EngineError.invalidParameter("controlPoints[1]: time 0.1 goes back in time (the point before is at 0.2)")) {
             try player.scheduleParameterCurve(AHAPParameterCurve(.audioVolumeControl, controlPoints: [
                 .init(time: 0.2, value: 1), .init(time: 0.1, value: 0.5)]), atTime: 0)
         }
@@ -96,7 +96,7 @@ struct LiveParameterTests {
         defer { audio.release() }
         mixer.start(slot: 1, audio: audio, startFrame: 0)
         // Block 0...99 heard at 0...99 ms (1 ms per frame); volume × 0.25 from 50 ms on.
-        live.send(slot: 1, .audioVolume, [.init(time: 50_000_000, value: 0.25, ramp: false)])
+        try live.send(slot: 1, .audioVolume, [.init(time: 50_000_000, value: 0.25, ramp: false)])
         var out = [Float](repeating: 0, count: 200)
         out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frames: 100, firstFrame: 0, blockTime: 0, nsPerFrame: 1_000_000) }
         let early = (20..<40).map { abs(out[2 * $0]) }.max()!, late = (70..<90).map { abs(out[2 * $0]) }.max()!
@@ -115,7 +115,7 @@ struct LiveParameterTests {
         let audio = Unmanaged.passRetained(PlayerAudio(timeline: timeline, samples: [nil]))
         defer { audio.release() }
         mixer.start(slot: 0, audio: audio, startFrame: 0)
-        live.send(slot: 0, .audioPan, [.init(time: 0, value: 1, ramp: false)])
+        try live.send(slot: 0, .audioPan, [.init(time: 0, value: 1, ramp: false)])
         var out = [Float](repeating: 0, count: 200)
         out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frames: 100, firstFrame: 0, blockTime: 0, nsPerFrame: 1_000_000) }
         #expect((20..<100).allSatisfy { abs(out[2 * $0]) < 1e-6 }, "left silent")

@@ -15,10 +15,10 @@ struct PreemptedWriterTests {
     /// A send to a live parameter stopped half-way through its first copy, as a control thread
     /// preempted there would be: the scheduler's and the mixer's reads give the previous value at
     /// once, and the new one when the send completes.
-    @Test func aSendStoppedHalfWay() {
+    @Test func aSendStoppedHalfWay() throws {
         let live = LiveParameters(slots: 1)
-        live.send(slot: 0, .hapticIntensity, [.init(time: 0, value: 0.5, ramp: false)])
-        live.send(slot: 0, .audioVolume, [.init(time: 0, value: 0.8, ramp: false)])
+        try live.send(slot: 0, .hapticIntensity, [.init(time: 0, value: 0.5, ramp: false)])
+        try live.send(slot: 0, .audioVolume, [.init(time: 0, value: 0.8, ramp: false)])
         #expect(live.value(slot: 0, .hapticIntensity, at: 10) == 0.5)
         for control in [LiveParameters.Control.hapticIntensity, .audioVolume] {
             let lock = live.published[control.rawValue].takeUnretainedValue()
@@ -31,7 +31,7 @@ struct PreemptedWriterTests {
                 #expect(finishes(within: 10) { live.isSet(slot: 0, control) } == true)
                 lock.writeSteps(next, stop..<lock.stepCount)
                 #expect(live.value(slot: 0, control, at: 10) == 0.1)
-                live.send(slot: 0, control, [.init(time: 0, value: before, ramp: false)])
+                try live.send(slot: 0, control, [.init(time: 0, value: before, ramp: false)])
             }
         }
     }

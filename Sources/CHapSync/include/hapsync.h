@@ -75,7 +75,7 @@ typedef enum {
     HS_ERROR_INVALID_PATTERN = 5,  /* the AHAP has errors (the message lists the first) */
     HS_ERROR_ENGINE = 6,           /* an output could not be opened, or failed */
     HS_ERROR_NOT_RUNNING = 7,      /* the engine is stopped (or gone) */
-    HS_ERROR_LIMIT = 8             /* no player slot left */
+    HS_ERROR_LIMIT = 8             /* a limit reached: no player slot left, a parameter's 256 breakpoints */
 } hs_status;
 
 /** Where an engine plays. */
@@ -182,15 +182,21 @@ hs_status hs_player_pause(hs_player *player, double time);
 hs_status hs_player_resume(hs_player *player, double time);
 /** Moves to OFFSET seconds of the pattern: at once if playing, else where resume begins. */
 hs_status hs_player_seek(hs_player *player, double offset);
-/** Loops (1) or not (0), wrapping at END seconds (0: the pattern's end). */
+/** Loops (1) or not (0), wrapping at END seconds (0: the pattern's end; at most 86400, one
+    day). HS_ERROR_INVALID_ARGUMENT, changing nothing, for an END outside 0...86400 or a loop
+    whose pass at the player's rate lasts under 10 ms (END / rate < 0.01 s). */
 hs_status hs_player_set_loop(hs_player *player, int enabled, double end);
-/** Pattern seconds per second, 0.01...100. */
+/** Pattern seconds per second, 0.01...100. HS_ERROR_INVALID_ARGUMENT, changing nothing, for a
+    rate outside that range or one at which the loop set would pass in under 10 ms. */
 hs_status hs_player_set_rate(hs_player *player, double rate);
 /** Sends a dynamic parameter ("HapticIntensityControl", "HapticSharpnessControl",
     "AudioVolumeControl", "AudioPanControl", "AudioPitchControl", "AudioBrightnessControl")
-    taking effect at TIME. */
+    taking effect at TIME. Every send is kept until it has applied: up to 256 breakpoints per
+    parameter of a player, those to come and the one in force; a send beyond them is
+    HS_ERROR_LIMIT naming the bound, with nothing changed (send again once some have passed). */
 hs_status hs_player_send_parameter(hs_player *player, const char *parameter_id, float value, double time);
-/** A parameter curve of COUNT (1 to 16) points, times relative to TIME. */
+/** A parameter curve of COUNT (1 to 16) points, times relative to TIME (each 0...86400 s); its
+    points count against the 256 breakpoints of hs_player_send_parameter. */
 hs_status hs_player_schedule_curve(hs_player *player, const char *parameter_id, double time,
                                    const double *point_times, const float *point_values, size_t count);
 hs_status hs_player_set_finished_callback(hs_player *player, hs_player_finished_callback callback, void *user);
