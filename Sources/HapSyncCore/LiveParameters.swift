@@ -13,9 +13,10 @@ import Synchronization
 /// file. Values combine with the pattern's own dynamic parameters by the same rules: intensity and
 /// volume multiply, sharpness, pan, pitch and brightness add.
 ///
-/// Nothing sent is dropped: breakpoints the clock has passed by more than `settledAge` are
-/// merged into the one in force (only the latest of them still matters), and a send that would
-/// leave more than `capacity` breakpoints is refused whole (`Overflow`), with nothing changed.
+/// Nothing sent is dropped before it has applied: breakpoints the clock has passed by more than
+/// `settledAge` (or, short of room, at all) are merged into the one in force (only the latest of
+/// them still matters), and a send that would leave more than `capacity` breakpoints still to
+/// come is refused whole (`Overflow`), with nothing changed.
 ///
 /// Each (slot, control) is published through its own `SeqLock`: a writer preempted in the middle
 /// of a send never holds a reader up. Each control has one real-time reader thread, which keeps
@@ -201,6 +202,11 @@ public final class LiveParameters: @unchecked Sendable {
             // Of the breakpoints settled before `now`, only the latest is still in force.
             let settled = now > Self.settledAge ? now - Self.settledAge : 0
             if let latest = kept.lastIndex(where: { $0.time <= settled }), latest > 0 { kept.removeFirst(latest) }
+            // Short of room, the other breakpoints the clock has passed go too, oldest first (a
+            // control sent "now" a thousand times a second), so that only breakpoints still to
+            // come, and the one in force, count against the bound.
+            let over = kept.count + sorted.count - Self.capacity
+            if over > 0, let latest = kept.lastIndex(where: { $0.time <= now }), latest > 0 { kept.removeFirst(min(over, latest)) }
             guard kept.count + sorted.count <= Self.capacity else {
                 throw Overflow(control: control, held: kept.count, sent: sorted.count)
             }

@@ -152,6 +152,19 @@ struct BoundedSettingsTests {
         #expect(rig.engine.live.points(slot: 0, .hapticIntensity).count == 2)
     }
 
+    /// A control sent "now" over and over (a game's intensity every frame): each send replaces
+    /// what had passed, so no bound is reached however many are sent within a second.
+    @Test func sendsForNowNeverReachTheBound() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try taps())
+        try player.start(atTime: 1.0)
+        for k in 0..<2000 {
+            rig.clock.set(nanoseconds: ns(1.0) + UInt64(k) * 100_000)
+            try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, Double(k % 10) / 10)], atTime: HapticEngine.timeImmediate)
+        }
+        #expect(rig.engine.live.points(slot: 0, .hapticIntensity).count <= LiveParameters.capacity)
+    }
+
     @Test func relativeTimesPastOneDayAreRefused() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makeAdvancedPlayer(with: try taps())
