@@ -16,7 +16,8 @@ import HapticOutput
 /// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink;
 ///   `PULSE_SERVER`: the server, as for every PulseAudio client.
 /// - `HAPSYNC_TRACE`: a trace file (as `trace:PATH`) written beside the haptic output, for
-///   checking what a pad was sent; replaced if it exists.
+///   checking what a pad was sent. A trace never replaces an existing file: `start()` fails
+///   naming it (remove it first).
 /// - `HAPSYNC_INTENSITY_SCALE`, `HAPSYNC_RATE_LIMIT_MS`: the accessibility policy, as for `hapsync`.
 ///
 /// Handlers run on the engine's notifier thread, as Core Haptics runs them on its own queue.
@@ -60,6 +61,10 @@ public final class CHHapticEngine: @unchecked Sendable {
     public let hapSyncEngine: HapticEngine
     private let audioOutput: PulseAudioOutput?
     private let state = Locked(State())
+    /// Starts and stops in the order they were called: `stop(completionHandler:)` followed at
+    /// once by `start()` leaves the engine running (the later call wins), however the threads
+    /// are scheduled.
+    private let lifecycle = DispatchQueue(label: "CHHapticEngine.lifecycle")
     /// Started players, kept until they end or the engine stops.
     private let keeper = PlayerKeeper()
 
@@ -94,7 +99,9 @@ public final class CHHapticEngine: @unchecked Sendable {
             outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio,
                                          sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"])
         } catch {
-            throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.description)")
+            // A trace that would replace a file names its own variable's value; a device that cannot be used, HAPSYNC_HAPTICS's.
+            throw error.isFile ? CHHapticError(.invalidEngineParameter, error.description)
+                               : CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.description)")
         }
         audioOutput = outputs.audio
         let policy: HapticPolicy
@@ -109,6 +116,7 @@ public final class CHHapticEngine: @unchecked Sendable {
         } catch {
             throw CHHapticError(.invalidEngineParameter, "\(error)")
         }
+        lifecycle.setSpecific(key: Self.lifecycleKey, value: ObjectIdentifier(self))
         hapSyncEngine.stoppedHandler = { [weak self] reason in self?.engineStopped(reason) }
         hapSyncEngine.resetHandler = { [weak self] in self?.state.withLock { $0.reset }.value() }
     }
@@ -194,8 +202,68 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     // MARK: - Start and stop
 
-    /// Starts the engine: opens the haptic output and the audio stream.
+    /// Starts the engine: opens the haptic output and the audio stream. Returns once it runs,
+    /// after any start or stop called before it.
     public func start() throws {
+        try inOrder { try self.startNow() }
+    }
+
+    /// Starts the engine (after any start or stop called before), then calls
+    /// `completionHandler` (on a dispatch queue) with the error, if any.
+    public func start(completionHandler: CompletionHandler? = nil) {
+        let done = Box(completionHandler)
+        lifecycle.async {
+            let error: Error?
+            do { try self.startNow(); error = nil } catch let e { error = e }
+            let result = Box(error)
+            if done.value != nil { DispatchQueue.global().async { done.value?(result.value) } }
+        }
+    }
+
+    /// Starts the engine (after any start or stop called before) without blocking the calling task.
+    public func start() async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+            lifecycle.async {
+                do { try self.startNow(); done.resume() } catch { done.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// Stops the engine (after any start or stop called before), then calls `completionHandler`
+    /// (on a dispatch queue) once everything has stopped and a trace is written, with the
+    /// trace's write error if any. A start called after this one runs after it.
+    public func stop(completionHandler: CompletionHandler? = nil) {
+        let done = Box(completionHandler)
+        lifecycle.async {
+            let result = Box(self.stopNow())
+            if done.value != nil { DispatchQueue.global().async { done.value?(result.value) } }
+        }
+    }
+
+    /// Stops the engine (after any start or stop called before) and returns once everything
+    /// has stopped and a trace is written; throws the trace's write error, if any.
+    public func stop() async throws {
+        let error = await withCheckedContinuation { (done: CheckedContinuation<Error?, Never>) in
+            lifecycle.async { done.resume(returning: self.stopNow()) }
+        }
+        if let error { throw error }
+    }
+
+    /// Runs a start or stop in call order: on the lifecycle queue, after those called before,
+    /// except from an engine handler (the notifier thread), which may be what a stop on the
+    /// queue is waiting for, and on the queue itself.
+    private func inOrder(_ body: () throws -> Void) throws {
+        if hapSyncEngine.isNotifierThread || DispatchQueue.getSpecific(key: Self.lifecycleKey) == ObjectIdentifier(self) {
+            return try body()
+        }
+        try lifecycle.sync { try body() }
+    }
+
+    /// Marks the lifecycle queue, so `inOrder` knows when it runs on it.
+    private static let lifecycleKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Starts HapSync's engine now, its errors as Core Haptics'.
+    private func startNow() throws {
         do {
             try hapSyncEngine.start()
         } catch {
@@ -203,45 +271,12 @@ public final class CHHapticEngine: @unchecked Sendable {
         }
     }
 
-    /// Starts the engine, then calls `completionHandler` (on a dispatch queue) with the error, if any.
-    public func start(completionHandler: CompletionHandler? = nil) {
-        let done = Box(completionHandler)
-        DispatchQueue.global().async {
-            do {
-                try self.start()
-                done.value?(nil)
-            } catch {
-                done.value?(error)
-            }
-        }
-    }
-
-    /// Starts the engine without blocking the calling task.
-    public func start() async throws {
-        do {
-            try await hapSyncEngine.start()
-        } catch {
-            throw CHHapticError(.serverInitFailed, "\(error)")
-        }
-    }
-
-    /// Stops the engine, then calls `completionHandler` (on a dispatch queue) once everything has
-    /// stopped and a trace is written, with the trace's write error if any.
-    public func stop(completionHandler: CompletionHandler? = nil) {
-        let done = Box(completionHandler)
-        DispatchQueue.global().async {
-            let error = self.hapSyncEngine.stop()
-            self.keeper.releaseAll()
-            done.value?(error.map { CHHapticError(.unknownError, "\($0)") })
-        }
-    }
-
-    /// Stops the engine and returns once everything has stopped and a trace is written; throws the
-    /// trace's write error, if any.
-    public func stop() async throws {
-        let error = await hapSyncEngine.stop()
+    /// Stops HapSync's engine now (waiting for a stop a handler began), lets go of the players
+    /// and returns the trace's write error, if any.
+    private func stopNow() -> Error? {
+        let error = hapSyncEngine.stop() ?? hapSyncEngine.waitUntilStopped()
         keeper.releaseAll()
-        if let error { throw CHHapticError(.unknownError, "\(error)") }
+        return error.map { CHHapticError(.unknownError, "\($0)") }
     }
 
     /// Calls `finishedHandler` once every player has finished; its answer stops the engine or not.
@@ -313,6 +348,7 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// Plays an AHAP file now, once (its audio found beside it).
     public func playPattern(from fileURL: URL) throws {
+        try CHHapticPattern.requireFileURL(fileURL)
         do {
             try hapSyncEngine.playPattern(from: fileURL)
         } catch {

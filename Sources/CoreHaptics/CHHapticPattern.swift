@@ -82,16 +82,20 @@ public final class CHHapticPattern {
     }
 
     /// A pattern from a dictionary shaped like an AHAP file (keys `CHHapticPattern.Key` or strings,
-    /// values strings, numbers, the event and parameter types, arrays and dictionaries). Throws
-    /// `CHHapticError` (`.invalidPatternDictionary`) naming the key path of what is wrong.
+    /// values strings, numbers, the event and parameter types, arrays and dictionaries, Swift's or
+    /// Foundation's). Throws `CHHapticError` (`.invalidPatternDictionary`) naming the key path of
+    /// what is wrong: a value of another type, nesting deeper than a file may
+    /// (`AHAPLimits.maxNestingDepth`), an `NSMutableArray` or `NSMutableDictionary` that contains
+    /// itself, or more than a file may hold (`AHAPLimits.maxFileBytes` of AHAP text).
     public init(dictionary: [CHHapticPattern.Key: Any]) throws {
-        let json = try PatternDictionary.json(dictionary, path: "")
+        let json = try PatternDictionary.json(dictionary)
         ahapPattern = try Self.read(json, what: "the pattern dictionary", code: .invalidPatternDictionary)
     }
 
-    /// A pattern from an AHAP file. Throws `CHHapticError`: `.fileNotFound`, or
-    /// `.invalidPatternData` with every error and its line.
+    /// A pattern from an AHAP file. Throws `CHHapticError`: `.fileNotFound` (also for a URL that
+    /// is not a file URL: nothing is fetched), or `.invalidPatternData` with every error and its line.
     public init(contentsOf url: URL) throws {
+        try Self.requireFileURL(url)
         let missing = !FileManager.default.fileExists(atPath: url.path)
         ahapPattern = try Self.checked(AHAPReader().diagnose(contentsOf: url), what: url.path, code: missing ? .fileNotFound : .invalidPatternData)
     }
@@ -121,6 +125,14 @@ public final class CHHapticPattern {
     static let resourcePathPrefix = "CHHapticAudioResource-"
 
     // MARK: - Building and reading
+
+    /// Throws `.fileNotFound` for a URL that is not a file URL (`http://host/x.ahap` names no
+    /// file here; its path is not read as a local one).
+    static func requireFileURL(_ url: URL) throws {
+        guard url.isFileURL else {
+            throw CHHapticError(.fileNotFound, "\(url.absoluteString) is not a file URL; only files are read (nothing is downloaded)")
+        }
+    }
 
     private static func number(_ value: Float) -> JSONValue {
         // Float's shortest decimal form: 0.3 stays 0.3, not 0.30000001192092896.

@@ -81,7 +81,7 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
             outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio, sink: environment["HAPSYNC_SINK"],
                                          server: environment["PULSE_SERVER"])
         } catch {
-            throw CFailure(status: HS_ERROR_ENGINE, message: "haptics \(error.description)")
+            throw CFailure(status: error.isFile ? HS_ERROR_FILE : HS_ERROR_ENGINE, message: "haptics \(error.description)")
         }
         let policy: HapticPolicy
         do { policy = try HapticPolicy().applying(environment: environment) } catch { throw .invalid("\(error)") }

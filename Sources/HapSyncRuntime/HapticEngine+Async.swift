@@ -28,7 +28,7 @@ extension HapticEngine {
         await withCheckedContinuation { (done: CheckedContinuation<Error?, Never>) in
             DispatchQueue.global().async {
                 self.stop()
-                done.resume(returning: self.waitForStop())
+                done.resume(returning: self.waitUntilStopped())
             }
         }
     }
@@ -38,7 +38,7 @@ extension HapticEngine {
     /// way to know a trace is whole after a handler stopped the engine.
     public func stopped() async -> Error? {
         await withCheckedContinuation { (done: CheckedContinuation<Error?, Never>) in
-            DispatchQueue.global().async { done.resume(returning: self.waitForStop()) }
+            DispatchQueue.global().async { done.resume(returning: self.waitUntilStopped()) }
         }
     }
 
@@ -55,8 +55,10 @@ extension HapticEngine {
         }
     }
 
-    /// Blocks until no stop is finishing on a helper thread; the latest stop's close error.
-    private func waitForStop() -> Error? {
+    /// Blocks until no stop is finishing on a helper thread (one a handler asked for), then
+    /// returns the latest stop's close error (nil: the backend closed cleanly). Not from a
+    /// handler: the stop it waits for may be waiting for the handler's thread.
+    public func waitUntilStopped() -> Error? {
         while control.withLock({ $0.stopInProgress }) {
             Syscalls.sleep(untilMonotonic: Syscalls.monotonicNanoseconds() + 1_000_000)
         }

@@ -123,6 +123,11 @@ public final class HapticEngine: @unchecked Sendable {
     /// The notifier thread's id (`currentThreadID()`) while it runs (0 otherwise).
     let notifierThread = Atomic<UInt>(0)
     let status = Locked(RealtimeStatus.unknown)
+    /// Held by `start()` and `stop()` (not on the notifier thread) so that one runs at a time:
+    /// a start racing a stop on another thread never finds the threads half made or half joined.
+    private let lifecycle = Locked(())
+    /// The thread holding `lifecycle` (`currentThreadID()`; 0: none).
+    private let lifecycleOwner = Atomic<UInt>(0)
     /// Finished runs whose handlers wait until their end is felt (notifier thread).
     let finishesToFeel = Locked<[FinishToFeel]>([])
     /// How finely commands are released, ns: 0 (exact: the scheduler spins the last stretch before
@@ -224,6 +229,30 @@ public final class HapticEngine: @unchecked Sendable {
         while control.withLock({ $0.stopInProgress }), Syscalls.monotonicNanoseconds() < waitUntil {
             Syscalls.sleep(untilMonotonic: Syscalls.monotonicNanoseconds() + 1_000_000)
         }
+        try serialized { () throws(EngineError) in try startUnlocked() }
+    }
+
+    /// Whether the calling thread is the engine's notifier thread (a handler is running): front
+    /// ends that order starts and stops on a queue of their own run them at once from there.
+    public var isNotifierThread: Bool { notifierThread.load(ordering: .acquiring) == currentThreadID() }
+
+    /// Runs a start or a stop under the lifecycle lock, so that one runs at a time whichever
+    /// threads call them; on the notifier thread (a handler: a stop holding the lock may be
+    /// waiting for that thread) and on the thread already holding it (a manual-mode pump in a
+    /// stop delivering a handler that stops), without waiting for it.
+    private func serialized<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let me = currentThreadID()
+        // Acquiring: a thread sees its own store; another thread's value only ever differs from ours.
+        if isNotifierThread || lifecycleOwner.load(ordering: .acquiring) == me { return try body() }
+        return try lifecycle.withLock { (_) throws(E) -> T in
+            lifecycleOwner.store(me, ordering: .releasing)
+            defer { lifecycleOwner.store(0, ordering: .releasing) }
+            return try body()
+        }
+    }
+
+    /// `start()` with the lifecycle lock held (or on the notifier thread).
+    private func startUnlocked() throws(EngineError) {
         let now = configuration.clock.now()
         let already = control.withLock { state -> Bool in
             defer { state.running = true; state.started = true; state.idleStopped = false; state.lastActivity = now }
@@ -291,7 +320,7 @@ public final class HapticEngine: @unchecked Sendable {
         // On the notifier thread (a handler called stop): the threads cannot join themselves, so the
         // rest happens on a helper. Known by identity: a thread's name is inherited by the threads
         // it creates on Linux, so the helper would look like the notifier by name.
-        if notifierThread.load(ordering: .acquiring) == currentThreadID() {
+        if isNotifierThread {
             control.withLock { $0.running = false; $0.stopInProgress = true }
             Thread { [self] in
                 shutDown()
@@ -299,6 +328,11 @@ public final class HapticEngine: @unchecked Sendable {
             }.start()
             return nil
         }
+        return serialized { () -> Error? in shutDownUnlocked() }
+    }
+
+    /// `shutDown()` with the lifecycle lock held: stops the threads, the audio and the backend.
+    private func shutDownUnlocked() -> Error? {
         let wasStarted = control.withLock { state -> Bool in
             defer { state.running = false; state.started = false }
             return state.started
@@ -306,10 +340,11 @@ public final class HapticEngine: @unchecked Sendable {
         guard wasStarted else { return nil }
         send(ControlMessage(kind: .stopAll, slot: -1, player: 0, time: configuration.clock.now()))
         control.withLock { $0.active = []; $0.pendingStarts = [:] }
+        var stuck: String?
         if configuration.threading == .realtime {
             let base = exitCount.load(ordering: .acquiring)
             var joined = 0
-            func join(_ wake: Syscalls.Semaphore) {
+            func join(_ wake: Syscalls.Semaphore, _ name: String) {
                 wake.post()
                 joined += 1
                 let giveUp = Syscalls.monotonicNanoseconds() + 10_000_000_000
@@ -317,13 +352,14 @@ public final class HapticEngine: @unchecked Sendable {
                 while exitCount.load(ordering: .acquiring) < base + joined, Syscalls.monotonicNanoseconds() < giveUp {
                     exited.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 10_000_000)
                 }
+                if exitCount.load(ordering: .acquiring) < base + joined { stuck = stuck ?? name }
             }
             schedulerRunning.store(false, ordering: .sequentiallyConsistent)
-            join(schedulerWake)
+            join(schedulerWake, "hapsync-sched")
             outputRunning.store(false, ordering: .sequentiallyConsistent)
-            join(outputWake)
+            join(outputWake, "hapsync-output")
             notifierRunning.store(false, ordering: .sequentiallyConsistent)
-            join(notifierWake)
+            join(notifierWake, "hapsync-notify")
         } else {
             pump()
         }
@@ -338,6 +374,7 @@ public final class HapticEngine: @unchecked Sendable {
             return state.retiredAudio
         }
         for a in retired { a.release() }
+        if let stuck { closeError = closeError ?? EngineError.threadDidNotStop(stuck) }
         control.withLock { $0.lastStopError = closeError }
         return closeError
     }

@@ -117,7 +117,17 @@ int main(int argc, char **argv) {
     FAILS(hs_pattern_load_file("/nonexistent/x.ahap", &nope), HS_ERROR_FILE, "/nonexistent/x.ahap");
     FAILS(hs_pattern_load_memory("{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":-1}}]}", 44, &nope), HS_ERROR_INVALID_PATTERN, "Pattern[0]");
     FAILS(hs_pattern_load_memory(NULL, 3, &nope), HS_ERROR_NULL_ARGUMENT, "ahap_json is NULL");
+    FAILS(hs_engine_create(&config, &unused), HS_ERROR_FILE, "already exists");   /* the trace of this run: never replaced */
     FAILS(hs_player_set_rate(player, 1000), HS_ERROR_INVALID_ARGUMENT, "rate 1000");
+    FAILS(hs_player_set_loop(player, 1, 2e10), HS_ERROR_INVALID_ARGUMENT, "outside 0");
+    FAILS(hs_player_set_loop(player, 1, 0.001), HS_ERROR_INVALID_ARGUMENT, "at least 10 ms");
+    OK(hs_player_set_loop(player, 1, 0.5));
+    FAILS(hs_player_set_rate(player, 80), HS_ERROR_INVALID_ARGUMENT, "at least 10 ms");   /* 0.5 s at 80: 6 ms a pass */
+    OK(hs_player_set_loop(player, 0, 0));
+    /* Every scheduled parameter is kept, up to 256 a control; the next is refused, naming the bound. */
+    double later = hs_engine_current_time(engine) + 3600;
+    for (int i = 0; i < 256; i++) OK(hs_player_send_parameter(player, "AudioVolumeControl", 0.5f, later + i * 0.05));
+    FAILS(hs_player_send_parameter(player, "AudioVolumeControl", 0.5f, later + 256 * 0.05), HS_ERROR_LIMIT, "256");
     FAILS(hs_player_send_parameter(player, "Loudness", 1, 0), HS_ERROR_INVALID_ARGUMENT, "\"Loudness\"");
     FAILS(hs_player_send_parameter(player, "HapticIntensityControl", 7, 0), HS_ERROR_INVALID_ARGUMENT, "outside");
     FAILS(hs_player_schedule_curve(player, "HapticIntensityControl", 0, times, values, 0), HS_ERROR_INVALID_ARGUMENT, "count 0");

@@ -71,7 +71,7 @@ typedef enum {
     HS_ERROR_NULL_ARGUMENT = 1,    /* a required pointer was NULL */
     HS_ERROR_BAD_HANDLE = 2,       /* not a live handle of this library, or of the wrong kind */
     HS_ERROR_INVALID_ARGUMENT = 3, /* a value out of range, an unknown name or output */
-    HS_ERROR_FILE = 4,             /* a file could not be read */
+    HS_ERROR_FILE = 4,             /* a file could not be read, or would be overwritten */
     HS_ERROR_INVALID_PATTERN = 5,  /* the AHAP has errors (the message lists the first) */
     HS_ERROR_ENGINE = 6,           /* an output could not be opened, or failed */
     HS_ERROR_NOT_RUNNING = 7,      /* the engine is stopped (or gone) */
@@ -84,7 +84,9 @@ typedef struct {
         "waveform:SINK[:rear|mono|left|right|all]" (voice-coil actuators fed as audio, mixed into
         the audio's stream when it plays to the same sink), "none". NULL: HAPSYNC_HAPTICS from the
         environment, else the first rumble pad, else none. HAPSYNC_TRACE=PATH writes a trace
-        beside it; HAPSYNC_SINK and PULSE_SERVER choose the audio's sink and server. */
+        beside it; HAPSYNC_SINK and PULSE_SERVER choose the audio's sink and server. A trace
+        never replaces an existing file: hs_engine_create is HS_ERROR_FILE naming it (remove
+        it first, or name a new file). */
     const char *haptics;
     /** "pulse" or "none". NULL: HAPSYNC_AUDIO from the environment, else "pulse". */
     const char *audio;
