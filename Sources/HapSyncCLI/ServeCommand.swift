@@ -1,3 +1,4 @@
+import AHAP
 import AudioOutput
 import Foundation
 import HapSyncCore
@@ -17,8 +18,10 @@ enum ServeCommand {
     static let allowRemote = Option(flag: "allow-remote", help: "allow an address other than loopback (anyone who can reach it can play)")
     static let preload = Option<[String]>(repeatable: "preload", "DIR|FILE", .text,
                                           help: "load FILE (named after it, without .ahap) or every .ahap in DIR at start (DIR also becomes a resource folder)")
-    static let maxRate = Option<Int>("max-rate", "N", .integer("messages per second", 1...1_000_000), default: 20_000,
+    static let maxRate = Option<Int>("max-rate", "N", .integer("messages per second", 1...1_000_000), default: Int(OSCService.Configuration.defaultMaxMessagesPerSecond),
                                      help: "messages handled per second; beyond, dropped and counted")
+    static let maxAhead = Option<Double>("max-ahead", "S", .decimal("seconds", .from(0.001, to: AHAPLimits.default.maxTime)), default: OSCService.Configuration.defaultMaxScheduleAhead,
+                                         help: "how far ahead a bundle's time tag may schedule; a later tag is an error reply")
 
     static let command = Command(
         name: "serve", summary: "run the engine as a service driven over OSC (UDP or a Unix socket), with time tags",
@@ -30,7 +33,7 @@ enum ServeCommand {
             Listens on loopback (or a 0600 Unix socket) unless --allow-remote. Ends cleanly
             on SIGINT or SIGTERM (motors off, trace written).
             """,
-        groups: [OptionGroup([osc, allowRemote, preload, maxRate]),
+        groups: [OptionGroup([osc, allowRemote, preload, maxRate, maxAhead]),
                  OptionGroup("OUTPUTS (as for 'hapsync play')", [PlaybackOptions.haptics, PlaybackOptions.audio, PlaybackOptions.sink,
                                                                   PlaybackOptions.latency, PlaybackOptions.hapticLatency,
                                                                   PlaybackOptions.rumbleInterval, PlaybackOptions.rumbleBurst,
@@ -84,6 +87,7 @@ enum ServeCommand {
         }
         var configuration = OSCService.Configuration(endpoints: endpoints, resourceRoots: roots)
         configuration.maxMessagesPerSecond = Double(parsed[maxRate])
+        configuration.maxScheduleAhead = parsed[maxAhead]
         configuration.renderOptions = options.render
         let service: OSCService
         do {

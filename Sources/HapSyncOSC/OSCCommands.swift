@@ -43,7 +43,9 @@ public final class OSCCommands: @unchecked Sendable {
         Address(path: "/hapsync/curve", arguments: "i:player s:control f:time f:value ...", summary: "schedule a parameter curve: 1 to 16 (time, value) points"),
         Address(path: "/hapsync/mute", arguments: "s:haptics|audio i:on", summary: "mute the engine's haptics or audio (1) or not (0)"),
         Address(path: "/hapsync/policy", arguments: "f:intensity-scale [f:rate-limit-ms]", summary: "the accessibility policy for everything played"),
-        Address(path: "/hapsync/status", arguments: "", summary: "answers /hapsync/status with key, value pairs (counts, clock offset uncertainty)"),
+        Address(path: "/hapsync/players", arguments: "", summary: "answers /hapsync/players with the count, then id, pattern, state (scheduled, playing, paused) and start time of each player"),
+        Address(path: "/hapsync/stop-all", arguments: "", summary: "stop every player (at the time tag), scheduled ones too; answers how many"),
+        Address(path: "/hapsync/status", arguments: "", summary: "answers /hapsync/status with key, value pairs (counts, clock offset uncertainty, output failures and losses as they happen)"),
         Address(path: "/hapsync/help", arguments: "", summary: "answers /hapsync/help with one string per address"),
     ]
 
@@ -51,8 +53,17 @@ public final class OSCCommands: @unchecked Sendable {
     let configuration: OSCService.Configuration
     private let resolver: AHAPResourceResolver
     private var patterns: [String: PlayablePattern] = [:]
+    /// A player the service holds: what it plays and when its latest start or resume was for.
+    private struct Entry {
+        let player: HapticPatternPlayer
+        /// The loaded pattern's name, or the feedback style's.
+        let name: String
+        /// Engine time of its latest start or resume (seconds).
+        var startAt: Double
+    }
+
     /// Players by id; a player that ends leaves (its completion, on the engine's notifier thread).
-    private let players = Locked<[Int64: HapticPatternPlayer]>([:])
+    private let players = Locked<[Int64: Entry]>([:])
     private var nextPlayer: Int64 = 1
     private let clock = Locked<(offset: Double, uncertainty: Double)?>(nil)
 
@@ -119,7 +130,7 @@ public final class OSCCommands: @unchecked Sendable {
             } catch {
                 throw CommandError("cannot make a player for '\(name)': \(error)")
             }
-            return .ok([.int(try start(player, id: id, at: time))])
+            return .ok([.int(try start(player, named: name, id: id, at: time))])
         case "/hapsync/feedback":
             try a.count(1...2, "s:style [f:intensity]")
             let style = try a.string(0, "style")
@@ -133,7 +144,7 @@ public final class OSCCommands: @unchecked Sendable {
             } catch {
                 throw CommandError("cannot make a player for '\(style)': \(error)")
             }
-            return .ok([.int(try start(player, id: nil, at: time))])
+            return .ok([.int(try start(player, named: style, id: nil, at: time))])
         case "/hapsync/stop", "/hapsync/pause", "/hapsync/resume":
             try a.count(1...1, "i:player")
             let (id, player) = try self.player(a)
@@ -147,7 +158,26 @@ public final class OSCCommands: @unchecked Sendable {
             // A stop of a player that is not playing (paused, or between runs) ends no run, so
             // no completion will come to free its id and slot: it leaves now.
             if address == "/hapsync/stop", !player.isPlaying { remove(id, player) }
+            if address == "/hapsync/resume" { players.withLock { $0[id]?.startAt = max(time, engine.currentTime) } }
             return .ok([.int(id)])
+        case "/hapsync/stop-all":
+            try a.count(0...0, "no arguments")
+            let all = players.withLock { $0 }
+            for (id, entry) in all {
+                try engineCall { try entry.player.stop(atTime: time) }
+                if !entry.player.isPlaying { remove(id, entry.player) }
+            }
+            return .ok([.int(Int64(all.count))])
+        case "/hapsync/players":
+            try a.count(0...0, "no arguments")
+            let now = engine.currentTime
+            let list = players.withLock { $0 }.sorted { $0.key < $1.key }
+            var values: [OSCValue] = [.int(Int64(list.count))]
+            for (id, entry) in list {
+                let state = !entry.player.isPlaying ? "paused" : entry.startAt > now ? "scheduled" : "playing"
+                values += [.int(id), .string(entry.name), .string(state), .float(entry.startAt)]
+            }
+            return .reply("/hapsync/players", values)
         case "/hapsync/seek":
             try a.count(2...2, "i:player f:offset")
             let (id, player) = try self.player(a)
@@ -207,6 +237,7 @@ public final class OSCCommands: @unchecked Sendable {
             try a.count(0...0, "no arguments")
             let measured = clock.withLock { $0 } ?? OSCTime.wallOffset()
             let s = statistics
+            let health = engine.outputHealth
             return .reply("/hapsync/status", [
                 .string("engine-time"), .float(engine.currentTime),
                 .string("clock-uncertainty-us"), .float(measured.uncertainty * 1e6),
@@ -217,6 +248,8 @@ public final class OSCCommands: @unchecked Sendable {
                 .string("oversized"), .int(Int64(s.oversized)), .string("late"), .int(Int64(s.late)),
                 .string("rate-limited"), .int(Int64(s.rateLimited)),
                 .string("applied"), .int(Int64(engine.statistics.applied)),
+                .string("output-failure"), .string(health.failure ?? ""),
+                .string("output-lost"), .int(Int64(health.lost)),
             ])
         case "/hapsync/help":
             return .reply("/hapsync/help", Self.addresses.map { .string("\($0.path) \($0.arguments)".trimmingCharacters(in: .whitespaces) + " — " + $0.summary) })
@@ -242,25 +275,26 @@ public final class OSCCommands: @unchecked Sendable {
         }
     }
 
-    private func start(_ player: HapticPatternPlayer, id wanted: Int64?, at time: Double) throws(CommandError) -> Int64 {
+    private func start(_ player: HapticPatternPlayer, named name: String, id wanted: Int64?, at time: Double) throws(CommandError) -> Int64 {
         // A player replaced is let go after the lock: its release may deliver notifications
         // (a manual-clock engine pumps), whose handlers take the lock.
         var replaced: HapticPatternPlayer?
         defer { replaced = nil }
+        let entry = Entry(player: player, name: name, startAt: max(time, engine.currentTime))
         let id: Int64 = try players.withLock { (list) throws(CommandError) -> Int64 in
             if let wanted {
                 guard list[wanted] != nil || list.count < configuration.maxPlayers else {
                     throw CommandError("\(configuration.maxPlayers) players are playing, the limit")
                 }
-                replaced = list[wanted]
-                list[wanted] = player
+                replaced = list[wanted]?.player
+                list[wanted] = entry
                 return wanted
             }
             guard list.count < configuration.maxPlayers else { throw CommandError("\(configuration.maxPlayers) players are playing, the limit") }
             while list[nextPlayer] != nil { nextPlayer = nextPlayer >= Int64(Int32.max) ? 1 : nextPlayer + 1 }
             let id = nextPlayer
             nextPlayer = nextPlayer >= Int64(Int32.max) ? 1 : nextPlayer + 1
-            list[id] = player
+            list[id] = entry
             return id
         }
         try? replaced?.stop(atTime: HapticEngine.timeImmediate)
@@ -281,15 +315,15 @@ public final class OSCCommands: @unchecked Sendable {
     /// let go after the lock (see `start`).
     private func remove(_ id: Int64, _ player: HapticPatternPlayer) {
         let gone = players.withLock { list -> HapticPatternPlayer? in
-            guard list[id] === player else { return nil }
-            return list.removeValue(forKey: id)
+            guard list[id]?.player === player else { return nil }
+            return list.removeValue(forKey: id)?.player
         }
         _ = gone
     }
 
     private func player(_ a: Arguments) throws(CommandError) -> (Int64, HapticPatternPlayer) {
         let id = try a.int(0, "player", in: 1...Int64(Int32.max))
-        guard let p = players.withLock({ $0[id] }) else { throw CommandError("no player \(id) (it ended, or was never started)") }
+        guard let p = players.withLock({ $0[id]?.player }) else { throw CommandError("no player \(id) (it ended, or was never started)") }
         return (id, p)
     }
 

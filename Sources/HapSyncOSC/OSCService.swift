@@ -29,9 +29,17 @@ public final class OSCService: @unchecked Sendable {
         /// Players held at once.
         public var maxPlayers: Int = 32
         /// Messages handled per second (a burst of as many is allowed); beyond, dropped and counted.
-        public var maxMessagesPerSecond: Double = 20_000
+        public var maxMessagesPerSecond: Double = Self.defaultMaxMessagesPerSecond
         /// How patterns are compiled.
         public var renderOptions: RenderOptions = RenderOptions()
+        /// How far ahead a bundle's time tag may schedule, seconds (default 300): a later tag is an
+        /// error reply, so that tags years ahead cannot hold every player slot.
+        public var maxScheduleAhead: Double = Self.defaultMaxScheduleAhead
+
+        /// `maxMessagesPerSecond` unless set (`serve --max-rate`): 20,000.
+        public static let defaultMaxMessagesPerSecond = 20_000.0
+        /// `maxScheduleAhead` unless set (`serve --max-ahead`): 300 s.
+        public static let defaultMaxScheduleAhead = 300.0
 
         /// Makes a configuration.
         public init(endpoints: [OSCEndpoint], resourceRoots: [URL]) {
@@ -195,6 +203,11 @@ public final class OSCService: @unchecked Sendable {
         var args: [OSCValue] = []
         for k in 0..<argc {
             let tag = UInt8(bitPattern: types[k])
+            // True and false carry no data: liblo gives no argument for them (nor for N and I).
+            if tag == UInt8(ascii: "T") || tag == UInt8(ascii: "F") {
+                args.append(.bool(tag == UInt8(ascii: "T")))
+                continue
+            }
             guard let arg = argv?[k] else { args.append(.other(Character(UnicodeScalar(tag)))); continue }
             switch tag {
             case UInt8(ascii: "i"): args.append(.int(Int64(arg.pointee.i)))
@@ -203,8 +216,6 @@ public final class OSCService: @unchecked Sendable {
             case UInt8(ascii: "d"): args.append(.float(arg.pointee.d))
             case UInt8(ascii: "s"), UInt8(ascii: "S"):
                 args.append(.string(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self))))
-            case UInt8(ascii: "T"): args.append(.bool(true))
-            case UInt8(ascii: "F"): args.append(.bool(false))
             default: args.append(.other(Character(UnicodeScalar(tag))))
             }
         }
@@ -216,8 +227,14 @@ public final class OSCService: @unchecked Sendable {
                 let clock = OSCTime.wallOffset()
                 commands.noteClockOffset(clock)
                 let engineTime = unix - clock.offset
-                if engineTime <= engine.currentTime {
+                let now = engine.currentTime
+                if engineTime <= now {
                     stats.withLock { $0.late += 1 }
+                } else if engineTime - now > configuration.maxScheduleAhead {
+                    // Far-future tags would hold player slots nobody could see coming.
+                    stats.withLock { $0.messages += 1; $0.errors += 1 }
+                    reply(error: path, "the bundle's time tag is \(Self.seconds(engineTime - now)) s ahead; at most \(Self.seconds(configuration.maxScheduleAhead)) s ahead is scheduled (--max-ahead)")
+                    return
                 } else {
                     at = engineTime
                 }
@@ -232,6 +249,11 @@ public final class OSCService: @unchecked Sendable {
             stats.withLock { $0.errors += 1 }
             reply(error: path, message)
         }
+    }
+
+    /// Seconds as a message shows them: up to 3 decimals, no exponent below 1e15.
+    static func seconds(_ x: Double) -> String {
+        x.isFinite && abs(x) < 1e15 ? String(format: "%.3f", x).replacingOccurrences(of: #"\.?0+$"#, with: "", options: .regularExpression) : "\(x)"
     }
 
     /// Sends `/hapsync/error ADDRESS MESSAGE` to the current sender.

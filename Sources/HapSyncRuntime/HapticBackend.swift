@@ -33,6 +33,30 @@ public protocol HapticBackend: AnyObject {
     /// long, to go out together: the backend could not tell them apart in time anyway
     /// (`HapticEngine.Configuration.precise` overrides this).
     var timingResolution: UInt64 { get }
+    /// What has gone wrong so far without ending playback (a trace that could not be written,
+    /// records lost), for reports while it runs. Read on the control side, any time.
+    var health: OutputHealth { get }
+}
+
+/// Problems an output has had so far that its user should hear of while it runs, not only when
+/// it closes: `hapsync serve`'s `/hapsync/status`, `HapticEngine.outputHealth`.
+public struct OutputHealth: Sendable, Equatable {
+    /// Why an output stopped working, naming it (a trace that could not be written: the file and
+    /// the system's reason), nil while none has.
+    public var failure: String?
+    /// Records or commands lost so far (a trace's ring that overflowed, the engine's output ring).
+    public var lost: Int
+
+    /// Makes a report; the defaults are a healthy output.
+    public init(failure: String? = nil, lost: Int = 0) {
+        self.failure = failure
+        self.lost = lost
+    }
+
+    /// Both reports together: the first failure, every loss.
+    public func merged(with other: OutputHealth) -> OutputHealth {
+        OutputHealth(failure: failure ?? other.failure, lost: lost + other.lost)
+    }
 }
 
 extension HapticBackend {
@@ -44,6 +68,8 @@ extension HapticBackend {
     public var motors: Int { 0 }
     /// Exact, unless the backend says otherwise.
     public var timingResolution: UInt64 { 0 }
+    /// Healthy, for backends with nothing to lose.
+    public var health: OutputHealth { OutputHealth() }
 }
 
 /// Thrown by a backend whose device went away (unplugged): the engine reports

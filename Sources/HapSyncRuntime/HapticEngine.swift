@@ -406,6 +406,16 @@ public final class HapticEngine: @unchecked Sendable {
         return next
     }
 
+    /// What has gone wrong with the outputs so far while playing goes on, as it happens: the
+    /// backend's report (a trace write that failed, records it lost), a backend that failed in
+    /// the output stage, commands lost to a full output ring.
+    public var outputHealth: OutputHealth {
+        var h = configuration.backend.health
+        if h.failure == nil { h.failure = output.failure.withLock { $0 } }
+        h.lost += outputRing.overflowCount
+        return h
+    }
+
     /// Timing figures of every command applied so far (dispatch error = released − scheduled,
     /// apply latency = applied − released, ns), ring overflows and counts.
     public var statistics: EngineStatistics {

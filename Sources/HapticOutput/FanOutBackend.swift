@@ -7,12 +7,18 @@ import HapSyncRuntime
 /// the disconnect and keeps running. Other errors pass through unchanged.
 public final class FanOutBackend: HapticBackend, @unchecked Sendable {
     private var backends: [HapticBackend]
+    /// Every backend it was made with (`backends` shrinks on the output thread; this never changes).
+    private let all: [HapticBackend]
 
     /// Makes a fan-out over `backends` (at least one).
     public init(_ backends: [HapticBackend]) {
         precondition(!backends.isEmpty, "FanOutBackend needs at least one backend")
         self.backends = backends
+        all = backends
     }
+
+    /// Every backend's report together.
+    public var health: OutputHealth { all.reduce(OutputHealth()) { $0.merged(with: $1.health) } }
 
     /// The children's names joined with "+" ("evdev+trace").
     public var name: String { backends.map(\.name).joined(separator: "+") }

@@ -126,7 +126,7 @@ struct ServeTests {
         let result = try #require(try JSONSerialization.jsonObject(with: Data(c.out.utf8)) as? [String: Any])
         let r = try #require(result["replies"] as? [String: [Any]])
         func reply(_ key: String) -> [String] { (r[key] ?? []).map { "\($0)" } }
-        #expect(reply("help").first == "/hapsync/help" && reply("help").count == 17, "\(reply("help"))")
+        #expect(reply("help").first == "/hapsync/help" && reply("help").count == 19, "\(reply("help"))")
         #expect(reply("load") == ["/hapsync/ok", "/hapsync/load", "p"])
         #expect(reply("now") == ["/hapsync/ok", "/hapsync/play", "1"])
         #expect(reply("tag1") == ["/hapsync/ok", "/hapsync/play", "7"] && reply("tag2") == ["/hapsync/ok", "/hapsync/play", "8"])
@@ -163,6 +163,66 @@ struct ServeTests {
         // Plays 1, 7, 8, 9 and oscsend's: five runs of three taps.
         #expect(taps.count == 15, "\(taps.count) taps")
         #expect(trace.lastRecord?.contains("stop-all") == true, "the trace is whole after SIGTERM")
+    }
+
+    /// python-osc's True and False (the T and F tags, which carry no data), a bundle tagged five
+    /// years ahead (refused), the player list and stop-all, and a trace that cannot be written
+    /// (/dev/full) showing in the status while the service runs.
+    @Test func pythonOSCBooleansFarTagsPlayersAndOutputFailures() throws {
+        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps)")
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (service, port) = try serve(["--haptics", "trace:/dev/full", "--audio", "none"], in: dir)
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
+        let script = dir.appendingPathComponent("hardening.py")
+        try #"""
+            import json, socket, sys, time
+            from pythonosc.osc_message_builder import OscMessageBuilder
+            from pythonosc.osc_bundle_builder import OscBundleBuilder
+            from pythonosc.osc_message import OscMessage
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(10)
+            def msg(address, *args):
+                b = OscMessageBuilder(address=address)
+                for a in args: b.add_arg(a)
+                return b.build()
+            def ask(m, at=None):
+                if at is not None:
+                    b = OscBundleBuilder(at); b.add_content(m); m = b.build()
+                s.sendto(m.dgram, ("127.0.0.1", int(sys.argv[1])))
+                r = OscMessage(s.recvfrom(65536)[0]); return [r.address] + list(r.params)
+            r = {}
+            r["muteT"] = ask(msg("/hapsync/mute", "haptics", True))
+            r["muteF"] = ask(msg("/hapsync/mute", "haptics", False))
+            r["load"] = ask(msg("/hapsync/load", "b", "heartbeat.ahap"))
+            r["play"] = ask(msg("/hapsync/play", "b", 3))
+            r["loopT"] = ask(msg("/hapsync/loop", 3, True, 0.5))
+            r["far"] = ask(msg("/hapsync/play", "b"), at=time.time() + 5 * 365 * 86400)
+            r["later"] = ask(msg("/hapsync/play", "b", 5), at=time.time() + 30)
+            r["players"] = ask(msg("/hapsync/players"))
+            time.sleep(0.5)
+            r["status"] = ask(msg("/hapsync/status"))
+            r["stopall"] = ask(msg("/hapsync/stop-all"))
+            print(json.dumps(r))
+            """#.write(to: script, atomically: true, encoding: .utf8)
+        let c = try run(python, [script.path, "\(port)"], in: dir)
+        try #require(c.status == 0, "python-osc client: \(c.err)")
+        let r = try #require(try JSONSerialization.jsonObject(with: Data(c.out.utf8)) as? [String: [Any]])
+        func reply(_ key: String) -> [String] { (r[key] ?? []).map { "\($0)" } }
+        #expect(reply("muteT") == ["/hapsync/ok", "/hapsync/mute", "haptics", "1"], "\(reply("muteT"))")
+        #expect(reply("muteF") == ["/hapsync/ok", "/hapsync/mute", "haptics", "0"], "\(reply("muteF"))")
+        #expect(reply("loopT") == ["/hapsync/ok", "/hapsync/loop", "3"], "\(reply("loopT"))")
+        #expect(reply("far").first == "/hapsync/error" && reply("far").last?.contains("at most 300 s ahead") == true, "\(reply("far"))")
+        #expect(reply("later") == ["/hapsync/ok", "/hapsync/play", "5"])
+        let players = reply("players")
+        #expect(players.first == "/hapsync/players" && players.count == 10 && players[1] == "2", "\(players)")
+        #expect(players.contains("scheduled") && players.contains("playing"), "\(players)")
+        let status = reply("status")
+        let failure = status.firstIndex(of: "output-failure").map { status[$0 + 1] } ?? ""
+        #expect(failure.contains("/dev/full"), "the failed trace shows while serving: \(status)")
+        #expect(reply("stopall") == ["/hapsync/ok", "/hapsync/stop-all", "2"], "\(reply("stopall"))")
+        kill(service.process.processIdentifier, SIGTERM)
+        let end = service.finish()
+        #expect(end.status == 1 && end.err.contains("/dev/full"), "the trace's failure is the exit status: \(end.err)")
     }
 
     /// With PulseAudio (CI runs the tests under .ci/with-pulse): a time-tagged play of a pattern

@@ -89,34 +89,17 @@ struct OSCCommandsTests {
         let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend()))
         try engine.start()
         defer { engine.stop() }
-        let path = dir.appendingPathComponent("s.sock").path
-        var configuration = OSCService.Configuration(endpoints: [.unix(path: path)], resourceRoots: [dir])
-        configuration.maxMessagesPerSecond = 10
-        let service = try OSCService(engine: engine, configuration: configuration)
-        let thread = Thread { service.run() }
-        thread.start()
-        defer { service.stop() }
-
-        let clientPath = dir.appendingPathComponent("c.sock").path
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd); unlink(clientPath) }
-        func address(_ p: String) -> sockaddr_un {
-            var a = sockaddr_un()
-            a.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &a.sun_path) { raw in for (i, b) in p.utf8.enumerated() { raw[i] = b } }
-            return a
-        }
-        var mine = address(clientPath), theirs = address(path)
-        let bound = withUnsafePointer(to: &mine) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        try #require(bound == 0)
+        let running = try RunningService(engine: engine, dir: dir) { $0.maxMessagesPerSecond = 10 }
+        defer { running.stop() }
+        let service = running.service
+        let client = try running.client()
+        let fd = client.fd
         let m = lo_message_new()!
         defer { lo_message_free(m) }
         var size = 0
         let bytes = lo_message_serialise(m, "/hapsync/help", nil, &size)!
         defer { free(bytes) }
-        for _ in 0..<50 {
-            _ = withUnsafePointer(to: &theirs) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, size, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        }
+        for _ in 0..<50 { client.send(bytes: bytes, count: size) }
         // And one bundle of 40 messages: each spends a token (no amplification by bundling).
         let bundle = lo_bundle_new(lo_timetag(sec: 0, frac: 1))!
         for _ in 0..<40 { lo_bundle_add_message(bundle, "/hapsync/help", lo_message_new()!) }
@@ -124,7 +107,7 @@ struct OSCCommandsTests {
         var bundleSize = 0
         let bundleBytes = lo_bundle_serialise(bundle, nil, &bundleSize)!
         defer { free(bundleBytes) }
-        _ = withUnsafePointer(to: &theirs) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bundleBytes, bundleSize, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        client.send(bytes: bundleBytes, count: bundleSize)
         var replies = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

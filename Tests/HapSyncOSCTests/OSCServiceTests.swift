@@ -1,0 +1,112 @@
+import AHAP
+import Foundation
+import Glibc
+@testable import HapSyncOSC
+import HapSyncRuntime
+import HapticOutput
+import Testing
+
+/// The service through liblo-encoded packets on a real socket, with a real-time engine: what a
+/// client sends is what liblo decodes (issue 26: T and F, which liblo hands over without data,
+/// were refused; far-future tags held every slot; a trace that failed mid-run showed nowhere).
+@Suite("OSC service through liblo", .serialized)
+struct OSCServiceTests {
+    let dir: URL
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-osvc-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}},{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.5}}]}"#
+            .write(to: dir.appendingPathComponent("tap.ahap"), atomically: true, encoding: .utf8)
+    }
+
+    private func engine(_ backend: HapticBackend = NullHapticBackend()) throws -> HapticEngine {
+        let engine = try HapticEngine(configuration: .init(backend: backend))
+        try engine.start()
+        return engine
+    }
+
+    /// The value after `key` in a `/hapsync/status` reply.
+    private func status(_ client: OSCTestClient, _ key: String) -> OSCValue? {
+        guard let r = client.ask("/hapsync/status"), r.address == "/hapsync/status",
+              let i = r.args.firstIndex(of: .string(key)), i + 1 < r.args.count else { return nil }
+        return r.args[i + 1]
+    }
+
+    @Test func trueAndFalseArgumentsWork() throws {
+        let engine = try engine()
+        defer { engine.stop() }
+        let running = try RunningService(engine: engine, dir: dir)
+        defer { running.stop() }
+        let c = try running.client()
+        #expect(c.ask("/hapsync/mute", [.string("haptics"), .bool(true)])?.args == [.string("/hapsync/mute"), .string("haptics"), .int(1)])
+        #expect(engine.isMutedForHaptics)
+        #expect(c.ask("/hapsync/mute", [.string("haptics"), .bool(false)])?.args == [.string("/hapsync/mute"), .string("haptics"), .int(0)])
+        #expect(!engine.isMutedForHaptics)
+        #expect(c.ask("/hapsync/load", [.string("tap"), .string("tap.ahap")])?.address == "/hapsync/ok")
+        let played = c.ask("/hapsync/play", [.string("tap"), .int(4)])
+        #expect(played?.args == [.string("/hapsync/play"), .int(4)])
+        #expect(c.ask("/hapsync/loop", [.int(4), .bool(true), .float(0.25)])?.args == [.string("/hapsync/loop"), .int(4)])
+        #expect(c.ask("/hapsync/loop", [.int(4), .bool(false)])?.args == [.string("/hapsync/loop"), .int(4)])
+        let refused = c.ask("/hapsync/loop", [.int(4), .bool(true), .float(0.001)])
+        #expect(refused?.address == "/hapsync/error" && refused.map { "\($0.args)".contains("at least 10 ms") } == true, "\(String(describing: refused))")
+    }
+
+    /// 32 bundles tagged five years ahead: each refused (none holds a slot), and a play after them
+    /// plays; time-tagged players are listed as scheduled and stop-all stops them.
+    @Test func farFutureTagsAreRefusedAndScheduledPlayersAreListedAndStopped() throws {
+        let engine = try engine()
+        defer { engine.stop() }
+        let running = try RunningService(engine: engine, dir: dir)
+        defer { running.stop() }
+        let c = try running.client()
+        #expect(c.ask("/hapsync/load", [.string("tap"), .string("tap.ahap")])?.address == "/hapsync/ok")
+        let fiveYears = Date().timeIntervalSince1970 + 5 * 365 * 86_400
+        for _ in 0..<32 {
+            let r = c.ask("/hapsync/play", [.string("tap")], at: fiveYears)
+            #expect(r?.address == "/hapsync/error" && r.map { "\($0.args)".contains("at most 300 s ahead") } == true, "\(String(describing: r))")
+        }
+        #expect(c.ask("/hapsync/play", [.string("tap"), .int(1)])?.args == [.string("/hapsync/play"), .int(1)], "no slot is held")
+        let soon = Date().timeIntervalSince1970 + 60
+        for id in 2...4 { #expect(c.ask("/hapsync/play", [.string("tap"), .int(Int64(id))], at: soon)?.address == "/hapsync/ok") }
+        let listed = try #require(c.ask("/hapsync/players"))
+        #expect(listed.address == "/hapsync/players")
+        // The count, then (id, pattern, state, start) for each player, by id.
+        let records = stride(from: 1, to: listed.args.count, by: 4).map { Array(listed.args[$0..<min($0 + 4, listed.args.count)]) }
+        #expect(listed.args.first == .int(Int64(records.count)) && records.allSatisfy { $0.count == 4 }, "\(listed.args)")
+        for id in 2...4 {
+            let r = try #require(records.first { $0[0] == .int(Int64(id)) }, "player \(id) listed: \(listed.args)")
+            #expect(r[1] == .string("tap") && r[2] == .string("scheduled"), "\(r)")
+        }
+        let stopped = try #require(c.ask("/hapsync/stop-all"))
+        #expect(stopped.address == "/hapsync/ok" && stopped.args.count == 2, "\(stopped)")
+        var left: OSCValue? = .int(-1)
+        for _ in 0..<100 where left != .int(0) {
+            left = c.ask("/hapsync/players")?.args.first
+            if left != .int(0) { usleep(20_000) }
+        }
+        #expect(left == .int(0), "every player left after stop-all")
+    }
+
+    /// A trace on /dev/full: its first write fails mid-serve, and status says so at once.
+    @Test func anOutputFailureShowsInStatusAsItHappens() throws {
+        let trace = TraceBackend(path: "/dev/full")
+        let engine = try engine(trace)
+        defer { engine.stop() }
+        let running = try RunningService(engine: engine, dir: dir)
+        defer { running.stop() }
+        let c = try running.client()
+        #expect(status(c, "output-failure") == .string(""), "healthy at first")
+        #expect(c.ask("/hapsync/load", [.string("tap"), .string("tap.ahap")])?.address == "/hapsync/ok")
+        #expect(c.ask("/hapsync/play", [.string("tap")])?.address == "/hapsync/ok")
+        var failure: OSCValue?
+        for _ in 0..<100 {
+            failure = status(c, "output-failure")
+            if let f = failure, f != .string("") { break }
+            usleep(20_000)
+        }
+        guard case .string(let text) = failure else { Issue.record("no output-failure in status"); return }
+        #expect(text.contains("/dev/full") && text.contains("No space left"), "\(text)")
+        #expect(status(c, "output-lost") != nil)
+    }
+}
