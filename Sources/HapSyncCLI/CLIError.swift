@@ -20,8 +20,14 @@ public struct CLIError: Error, Sendable {
         case interrupted = 130
         /// Ctrl-\ (SIGQUIT) stopped it (128 + 3).
         case quit = 131
+        /// Standard output or error went into a pipe nobody reads any more (128 + SIGPIPE's 13, as
+        /// a shell reports a tool SIGPIPE ended): the run stopped quietly.
+        case brokenPipe = 141
         /// SIGTERM stopped it (128 + 15).
         case terminated = 143
+
+        /// Whether a signal the run caught ended it (SIGHUP, SIGINT, SIGQUIT, SIGTERM).
+        public var isSignal: Bool { self == .hangup || self == .interrupted || self == .quit || self == .terminated }
 
         /// The status a run that `signal` ended exits with: 128 + its number, as a shell reports it.
         public static func ended(by signal: Int32) -> Status {

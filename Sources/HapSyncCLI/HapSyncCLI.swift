@@ -1,30 +1,51 @@
 import Foundation
+import HapSyncRuntime
 
 /// The `hapsync` command line as a library: parse arguments, call the library, print.
 ///
-/// `main` returns the exit status: 0 success, 1 failure (a file has errors), 64 usage error, 130
-/// interrupted. Output goes through the `Console` so tests can run commands in process.
+/// `main` returns the exit status: 0 success, 1 failure (a file has errors, or output that could not
+/// be written), 64 usage error, 130 interrupted, 141 output into a pipe nobody reads. Output goes
+/// through the `Console` so tests can run commands in process.
 public enum HapSyncCLI {
     /// The version `--version` prints.
     public static let version = "0.1.0"
 
     /// Where a command writes: standard output and standard error.
+    ///
+    /// A write never fails to its caller: a console of `ConsoleStream`s records the first failure
+    /// of each stream (a pipe whose reader left, a full disk, a closed descriptor), writes nothing
+    /// more to that stream, and `main` turns the failure into the exit status. Cleanup after a
+    /// failed write (motors stopped, trace written) therefore runs as it would have.
     public struct Console: Sendable {
         /// Writes to standard output.
         public var out: @Sendable (String) -> Void
         /// Writes to standard error.
         public var err: @Sendable (String) -> Void
+        /// The first failed write of standard output and of standard error (nil while none failed).
+        public var failures: @Sendable () -> (out: DescriptorWrite.Failure?, err: DescriptorWrite.Failure?)
 
-        /// Makes a console from two writers.
+        /// Makes a console from two writers that cannot fail.
         public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
             self.out = out
             self.err = err
+            self.failures = { (nil, nil) }
         }
 
-        /// The process's standard output and standard error.
-        public static let standard = Console(
-            out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            err: { FileHandle.standardError.write(Data($0.utf8)) })
+        /// Makes a console from two streams, whose failures it reports.
+        public init(out: ConsoleStream, err: ConsoleStream) {
+            self.out = { out.write($0) }
+            self.err = { err.write($0) }
+            self.failures = { (out.failure, err.failure) }
+        }
+
+        /// Whether standard output can no longer be written: a command that produces much checks
+        /// it between chunks and stops producing.
+        public var outputFailed: Bool { failures().out != nil }
+
+        /// The process's standard output and standard error, written with write(2)
+        /// (`ConsoleStream`). A pipe nobody reads is an EPIPE failure where SIGPIPE is ignored, as
+        /// the `hapsync` executable ignores it; elsewhere SIGPIPE ends the process.
+        public static let standard = Console(out: ConsoleStream(descriptor: STDOUT_FILENO), err: ConsoleStream(descriptor: STDERR_FILENO))
     }
 
     /// Every subcommand, in the order `hapsync --help` lists them: the one table.
@@ -45,19 +66,46 @@ public enum HapSyncCLI {
           -h, --help    show help (also after a command: hapsync validate --help)
           --version     print the version
 
-        Exit status: 0 success, 1 a file has errors, 64 usage error.
+        Exit status: 0 success, 1 a file has errors or output could not be written,
+        64 usage error, 141 output into a pipe nobody reads.
 
         """
 
     /// Runs `hapsync` with the arguments after the program name and returns the exit status.
+    ///
+    /// A console write that failed decides the status, whatever the command returned, unless a
+    /// signal ended the run (its status stands): a pipe nobody reads (EPIPE, on either stream) is
+    /// 141 (128 + SIGPIPE, what a shell reports for a tool SIGPIPE ended), quietly; any other
+    /// failure of standard output is 1, with `error: cannot write standard output: REASON` on
+    /// standard error; of standard error, 1 with nothing more (there is nowhere to say it).
     public static func main(_ args: [String], console: Console = .standard,
                             environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+        let status: Int32
         do {
             try dispatch(args, context: Command.Context(console: console, environment: environment))
-            return CLIError.Status.success.rawValue
+            status = CLIError.Status.success.rawValue
         } catch {
-            return error.report(to: console)
+            status = error.report(to: console)
         }
+        return settle(status, console: console)
+    }
+
+    /// The exit status once the console's write failures are counted (the rule on `main`).
+    static func settle(_ status: Int32, console: Console) -> Int32 {
+        let (out, err) = console.failures()
+        guard out != nil || err != nil else { return status }
+        let failed: CLIError.Status
+        if out?.isBrokenPipe == true || (out == nil && err?.isBrokenPipe == true) {
+            failed = .brokenPipe
+        } else {
+            failed = .failure
+            if let out {
+                let hint = out.errno?.code == EBADF ? "standard output is closed or not open for writing; give the command somewhere to write"
+                    : "what was written before the failure is incomplete"
+                _ = CLIError(.failure, ["cannot write standard output: \(out)"], hints: [hint]).report(to: console)
+            }
+        }
+        return CLIError.Status(rawValue: status)?.isSignal == true ? status : failed.rawValue
     }
 
     /// Finds the command and runs it; every way it can end other than success is thrown.

@@ -21,4 +21,46 @@ struct OutputTarget {
         }
         return nil
     }
+
+    /// A writer for text produced piece by piece (`render`'s records).
+    func writer(console: HapSyncCLI.Console) -> Writer { Writer(target: self, console: console) }
+
+    /// Text produced piece by piece for one target. Standard output gets it in chunks of
+    /// `chunkBytes` as it comes, so memory holds a chunk and the producer learns at once that
+    /// standard output is gone (a closed pipe, a full disk) and stops; a file gets it whole at the
+    /// end (`write`: readers never see half a file).
+    final class Writer {
+        /// Bytes gathered before a chunk goes to standard output.
+        static let chunkBytes = 64 << 10
+        private let target: OutputTarget
+        private let console: HapSyncCLI.Console
+        private var pending = ""
+
+        init(target: OutputTarget, console: HapSyncCLI.Console) {
+            self.target = target
+            self.console = console
+        }
+
+        /// Adds `text`; false once standard output cannot be written: produce no more.
+        func append(_ text: String) -> Bool {
+            pending += text
+            guard target.path == nil else { return true }
+            if pending.utf8.count >= Self.chunkBytes { flush() }
+            return !console.outputFailed
+        }
+
+        /// Writes what is left; returns an error message when the file could not be written.
+        func finish() -> String? {
+            guard target.path != nil else {
+                flush()
+                return nil
+            }
+            return target.write(pending, console: console)
+        }
+
+        private func flush() {
+            if !pending.isEmpty, !console.outputFailed { console.out(pending) }
+            pending = ""
+        }
+    }
 }

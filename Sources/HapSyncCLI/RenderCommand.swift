@@ -42,10 +42,14 @@ enum RenderCommand {
         } catch {
             throw .failure("\(file): \(error.description)")
         }
-        let text = parsed[format] == .csv ? csv(playable.timeline, automation: automation) : jsonl(playable, file: file, automation: automation)
-        if let problem = OutputTarget(path: parsed[out], force: parsed[CommonOptions.forceOutput]).write(text, console: context.console) {
-            throw .failure(problem)
+        // Written as it is formatted: to standard output in chunks, stopping once it is gone.
+        let writer = OutputTarget(path: parsed[out], force: parsed[CommonOptions.forceOutput]).writer(console: context.console)
+        if parsed[format] == .csv {
+            csv(playable.timeline, automation: automation, emit: writer.append)
+        } else {
+            jsonl(playable, file: file, automation: automation, emit: writer.append)
         }
+        if let problem = writer.finish() { throw .failure(problem) }
     }
 
     /// Records of the stream in time order: commands and voice automation merged.
@@ -70,13 +74,14 @@ enum RenderCommand {
         return ("tone", nil)
     }
 
-    static func jsonl(_ playable: PlayablePattern, file: String, automation: [VoiceAutomationPoint]) -> String {
+    /// The jsonl stream, a line at a time to `emit`, until it returns false.
+    static func jsonl(_ playable: PlayablePattern, file: String, automation: [VoiceAutomationPoint], emit: (String) -> Bool) {
         let t = playable.timeline, files = playable.audioFiles
         func line(_ members: [(String, JSONValue)]) -> String { JSONWriter.string(.object(members), pretty: false) + "\n" }
         func num(_ x: Double) -> JSONValue { JSONValue(.number(JSONNumber(x, literal: number(x)))) }
-        var out = line([("type", .string("pattern")), ("file", .string(file)), ("duration", num(t.duration)), ("end", num(t.end)),
+        guard emit(line([("type", .string("pattern")), ("file", .string(file)), ("duration", num(t.duration)), ("end", num(t.end)),
                         ("rate", num(t.options.controlRate)), ("transientLength", num(t.options.transientLength)),
-                        ("commands", .integer(t.commands.count)), ("voices", .integer(t.voices.count))])
+                        ("commands", .integer(t.commands.count)), ("voices", .integer(t.voices.count))])) else { return }
         for (i, v) in t.voices.enumerated() {
             let (kind, path) = sourceJSON(v)
             var m: [(String, JSONValue)] = [("type", .string("voice")), ("voice", .integer(i)), ("entry", .string("Pattern[\(v.entryIndex)].Event")),
@@ -89,23 +94,25 @@ enum RenderCommand {
             m += [("start", num(v.start)), ("end", v.end.map(num) ?? JSONValue(.null)), ("loop", .bool(v.loop)),
                   ("volumeEnvelope", .bool(v.useVolumeEnvelope)), ("volume", num(v.volume)), ("pan", num(v.pan)),
                   ("pitch", num(v.pitch)), ("brightness", num(v.brightness))]
-            out += line(m)
+            guard emit(line(m)) else { return }
         }
         for r in records(t, automation: automation) {
+            let text: String
             switch r {
             case .command(let c):
-                out += line([("type", .string(c.kind == .level ? "level" : "transient")), ("t", num(c.time)),
+                text = line([("type", .string(c.kind == .level ? "level" : "transient")), ("t", num(c.time)),
                              ("intensity", num(c.intensity)), ("sharpness", num(c.sharpness))])
             case .voice(let p):
-                out += line([("type", .string("voice-params")), ("voice", .integer(p.voice)), ("t", num(p.time)),
+                text = line([("type", .string("voice-params")), ("voice", .integer(p.voice)), ("t", num(p.time)),
                              ("gain", num(p.state.gain)), ("pan", num(p.state.pan)), ("pitch", num(p.state.pitch)),
                              ("brightness", num(p.state.brightness))])
             }
+            guard emit(text) else { return }
         }
-        return out
     }
 
-    static func csv(_ t: PatternTimeline, automation: [VoiceAutomationPoint]) -> String {
+    /// The csv table, a line at a time to `emit`, until it returns false.
+    static func csv(_ t: PatternTimeline, automation: [VoiceAutomationPoint], emit: (String) -> Bool) {
         var rows: [(Double, Int, String)] = []
         for (i, v) in t.voices.enumerated() {
             let (kind, path) = sourceJSON(v)
@@ -121,7 +128,9 @@ enum RenderCommand {
                 rows.append((p.time, rows.count, "\(number(p.time)),voice-params,\(p.voice),,,\(number(p.state.gain)),\(number(p.state.pan)),\(number(p.state.pitch)),\(number(p.state.brightness)),"))
             }
         }
-        return "time,type,voice,intensity,sharpness,gain,pan,pitch,brightness,source\n"
-            + rows.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map { $0.2 + "\n" }.joined()
+        guard emit("time,type,voice,intensity,sharpness,gain,pan,pitch,brightness,source\n") else { return }
+        for row in rows.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) {
+            guard emit(row.2 + "\n") else { return }
+        }
     }
 }

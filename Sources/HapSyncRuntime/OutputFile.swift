@@ -216,22 +216,16 @@ public final class OutputFile {
         throw .cannotCreate(path: path, reason: "no free temporary name in \(folder.isEmpty ? "." : folder)")
     }
 
-    /// Writes all of `bytes` (retrying short writes and interrupted calls). On failure throws
-    /// `.writeFailed`; `bytesWritten` then counts what did reach the file.
+    /// Writes all of `bytes` (`DescriptorWrite.all`: short writes and interrupted calls retried).
+    /// On failure throws `.writeFailed`; `bytesWritten` then counts what did reach the file.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
         guard fd >= 0 else { throw .writeFailed(path: path, reason: "already closed") }
-        var done = 0
-        while done < bytes.count {
-            let result = SystemErrno.retryingInterrupts { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
-            switch result {
-            case .success(let n):
-                // A write of 0 bytes to a non-empty request does not move on: say so, do not spin.
-                guard n > 0 else { throw .writeFailed(path: path, reason: "the system wrote nothing") }
-                done += n
-                bytesWritten += Int64(n)
-            case .failure(let e):
-                throw .writeFailed(path: path, reason: String(cString: strerror(e.code)))
-            }
+        do throws(DescriptorWrite.Failure) {
+            try DescriptorWrite.all(bytes, to: fd)
+            bytesWritten += Int64(bytes.count)
+        } catch {
+            bytesWritten += Int64(error.written)
+            throw .writeFailed(path: path, reason: error.description)
         }
     }
 
