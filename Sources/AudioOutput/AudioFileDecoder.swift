@@ -23,8 +23,9 @@ import HapSyncCore
 /// first `seconds` of the file when the caller asks for no more (a voice that plays part of it).
 public enum AudioFileDecoder {
     /// The most decoded audio one pattern may hold, in bytes: 256 MiB, which is 11 min 39 s of
-    /// stereo float at 48 kHz (each file decoded at the output rate, 8 bytes a frame).
-    public static let maxDecodedBytes = 256 << 20
+    /// stereo float at 48 kHz (each file decoded at the output rate, 8 bytes a frame). The limit of
+    /// `AudioDecodingBudget`, the rule `validate` applies too.
+    public static let maxDecodedBytes = AudioDecodingBudget.limitBytes
     /// Frames read and converted at a time.
     static let blockFrames = 4_096
 
@@ -49,15 +50,15 @@ public enum AudioFileDecoder {
             case .unplayable(let p, let r): return "cannot play audio file \(p): \(r)"
             case .empty(let p): return "audio file \(p) holds no audio frames"
             case .tooLarge(let p, let bytes, let seconds, let rate, let limit, let others):
-                return "audio file \(p) would decode to \(mebibytes(bytes)) (\(String(format: "%.1f", seconds)) s of stereo float at \(Int(rate)) Hz); "
-                    + "HapSync decodes at most \(mebibytes(limit)) of audio a pattern"
-                    + (others > 0 ? ", and the pattern's other audio files already take \(mebibytes(others))" : "")
+                return AudioDecodingBudget.Overrun(path: p, bytes: bytes, seconds: seconds, sampleRate: rate, limit: limit, others: others).description
             case .resampling(let p, let r): return "cannot convert the rate of \(p): \(r)"
             }
         }
 
-        private func mebibytes(_ bytes: Int) -> String {
-            bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+        /// The error for a file the budget refuses.
+        init(_ overrun: AudioDecodingBudget.Overrun) {
+            self = .tooLarge(path: overrun.path, bytes: overrun.bytes, seconds: overrun.seconds, sampleRate: overrun.sampleRate,
+                             limit: overrun.limit, others: overrun.others)
         }
     }
 
@@ -96,20 +97,14 @@ public enum AudioFileDecoder {
         guard channels > 0, rate > 0 else { throw .empty(path: path) }
         let sampleRate = requested ?? Double(rate)
 
-        // Frames to read at the source's rate: the header's length, or the first `seconds` (and one
-        // frame more, which linear interpolation reads).
-        let available = rate == info.sampleRate ? info.frames : AudioFileInfo.frameCount(info.duration, rate: Double(rate), rounding: .toNearestOrAwayFromZero)
-        var wanted = available
-        if let seconds {
-            let reach = AudioFileInfo.frameCount(seconds, rate: Double(rate))
-            if reach < available { wanted = reach + 1 }
-        }
+        // Frames to read at the source's rate (the header's length, or the first `seconds` and one
+        // frame more) and to keep at the output rate: the budget's rule, the one `validate` applies.
+        let frames = AudioDecodingBudget.frames(of: info, sourceRate: rate, seconds: seconds, outputRate: sampleRate)
+        let wanted = frames.read, outFrames = frames.output
         guard wanted > 0 else { throw .empty(path: path) }
         let converting = Double(rate) != sampleRate
-        let outFrames = converting ? AudioFileInfo.frameCount(Double(wanted) / Double(rate), rate: sampleRate) : wanted
-        guard outFrames <= budget / 8 else {
-            throw .tooLarge(path: path, bytes: outFrames.multipliedReportingOverflow(by: 8).overflow ? Int.max : outFrames * 8,
-                            seconds: Double(outFrames) / sampleRate, sampleRate: sampleRate, limit: limit, others: limit - budget)
+        if let overrun = AudioDecodingBudget.overrun(frames, path: path, outputRate: sampleRate, budget: budget, limit: limit) {
+            throw LoadError(overrun)
         }
 
         var left: [Float] = [], right: [Float] = []
@@ -142,7 +137,7 @@ public enum AudioFileDecoder {
         }
         guard read > 0 else { throw .unreadable(path: path, reason: "no frames could be read") }
         try converter?.process(stereo, frames: 0, last: true, emit: keep)
-        return (AudioSamples(left: left, right: right), wanted == available || read < wanted, sampleRate)
+        return (AudioSamples(left: left, right: right), frames.whole || read < wanted, sampleRate)
     }
 
     /// Interleaved frames of any channel count to interleaved stereo (the rule in the type's comment).

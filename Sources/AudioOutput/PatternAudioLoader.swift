@@ -6,7 +6,8 @@ import HapSyncRuntime
 
 /// Decodes the audio a timeline's voices can play, at load time: only what they can reach, each
 /// file once, shared with the other players that hold it (`AudioSampleCache`), and within one
-/// limit a pattern.
+/// limit a pattern. What is decoded and the limit are `AudioDecodingBudget`'s rule, the one
+/// `hapsync validate` applies to the files' headers (at 48 kHz; here at the stream's real rate).
 ///
 /// **Only what plays.** A voice with a known end (its `EventDuration`, or its file's length)
 /// reads at most (end − start) ÷ the slowest player rate (0.01, `HapticPatternPlayer.playbackRate`)
@@ -21,16 +22,10 @@ import HapSyncRuntime
 /// output rate, cached ones included) are at most `AudioFileDecoder.maxDecodedBytes`; a file that
 /// would pass it fails before it is decoded, with an error naming the file and the limit.
 public enum PatternAudioLoader {
-    /// The slowest player rate (the floor of `HapticPatternPlayer.playbackRates`).
-    static var slowestPlaybackRate: Double { HapticPatternPlayer.playbackRates.lowerBound }
-
-    /// The fastest a file is read: its rate at the highest AudioPitch.
-    static var fastestPitchRate: Double { AudioVoice.playbackRate(pitch: AHAPEventParameterID.audioPitch.range.upperBound) }
-
-    /// The most seconds of its file, from the file's start, that a voice can read; nil for all of it.
+    /// The most seconds of its file, from the file's start, that a voice can read; nil for all of
+    /// it (`AudioDecodingBudget.secondsRead`).
     public static func secondsRead(by voice: AudioVoice) -> Double? {
-        guard let end = voice.end else { return nil }
-        return max(0, end - voice.start) * (fastestPitchRate / slowestPlaybackRate)
+        AudioDecodingBudget.secondsRead(start: voice.start, end: voice.end)
     }
 
     /// Samples for each voice of `timeline` (nil for tones), decoded at `sampleRate` from `files`
@@ -39,43 +34,35 @@ public enum PatternAudioLoader {
                                cache: AudioSampleCache,
                                limitBytes: Int = AudioFileDecoder.maxDecodedBytes) throws(AudioFileDecoder.LoadError) -> [AudioSamples?] {
         // What each file must provide: the furthest any of its voices reads (nil: all of it).
-        var order: [URL] = []
-        var reach: [URL: Double?] = [:]
+        var reads: [(file: URL, seconds: Double?)] = []
         for v in timeline.voices {
             guard case .file(let path) = v.source else { continue }
             guard let url = files[path] else {
                 throw .unreadable(path: path, reason: "not resolved (see 'hapsync validate' for the folders searched)")
             }
-            let seconds = secondsRead(by: v)
-            if let known = reach[url] {
-                reach[url] = known.flatMap { a in seconds.map { max(a, $0) } }
-            } else {
-                order.append(url)
-                reach[url] = .some(seconds)
-            }
+            reads.append((url, secondsRead(by: v)))
         }
 
         var used = 0
         var decoded: [URL: AudioSamples] = [:]
-        for url in order {
-            let seconds = reach[url] ?? nil
+        for (url, seconds) in AudioDecodingBudget.reach(reads) {
             let key = "\(url.path)@\(sampleRate)", partKey = key + " (first part)"
             let budget = limitBytes - used
             var cached: AudioSamples?
-            if let whole = cache.samples(key), whole.frames * 8 <= budget {
+            if let whole = cache.samples(key), AudioDecodingBudget.fits(frames: whole.frames, budget: budget) {
                 cached = whole
             } else if let seconds, let part = cache.samples(partKey), part.frames > AudioFileInfo.frameCount(seconds, rate: sampleRate) {
                 cached = part
             }
             let samples: AudioSamples
-            if let cached, cached.frames * 8 <= budget {
+            if let cached, AudioDecodingBudget.fits(frames: cached.frames, budget: budget) {
                 samples = cached
             } else {
                 let (fresh, complete, _) = try AudioFileDecoder.decode(url, sampleRate: sampleRate, seconds: seconds, budget: budget, limit: limitBytes)
                 cache.store(fresh, as: complete ? key : partKey)
                 samples = fresh
             }
-            used += samples.frames * 8
+            used += AudioDecodingBudget.bytes(frames: samples.frames)
             decoded[url] = samples
         }
         return timeline.voices.map { v in

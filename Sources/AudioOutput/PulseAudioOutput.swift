@@ -80,13 +80,13 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     /// "pulse".
     public var name: String { "pulse" }
     /// The sink's rate (known after `open`).
-    public private(set) var sampleRate: Double = 48_000
+    public private(set) var sampleRate: Double = AudioDecodingBudget.assumedOutputRate
     /// The server's name as it gives it (known after `open`): "pulseaudio", or
     /// "PulseAudio (on PipeWire 0.3.65)" from pipewire-pulse.
     public private(set) var serverName = ""
     /// Frame ↔ CLOCK_MONOTONIC, fitted from the server's timing info (one clock for the output's
     /// whole life: `open` resets it).
-    public let clock = AudioClock(sampleRate: 48_000)
+    public let clock = AudioClock(sampleRate: AudioDecodingBudget.assumedOutputRate)
     /// Scheduler → audio thread.
     public let messages = SPSCRing<AudioMessage>(capacity: 1024)
     /// Called on the mainloop thread if the server goes away.
@@ -111,8 +111,8 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
-    private var timing = PlaybackTiming(server: .pulseAudio, sampleRate: 48_000)
-    private var mixer = AudioMixer(sampleRate: 48_000, capacity: PulseAudioOutput.voiceCapacity)
+    private var timing = PlaybackTiming(server: .pulseAudio, sampleRate: AudioDecodingBudget.assumedOutputRate)
+    private var mixer = AudioMixer(sampleRate: AudioDecodingBudget.assumedOutputRate, capacity: PulseAudioOutput.voiceCapacity)
     /// Voices the mixer can hold at once (a started player reserves all its voices).
     public static let voiceCapacity = 256
     /// The name of the PulseAudio mainloop thread, which mixes (what `.ci/rt-alloc-check` watches).

@@ -55,29 +55,23 @@ enum PlotCommand {
     static func voiceAudio(_ playable: PlayablePattern, console: HapSyncCLI.Console) -> [PatternPlot.VoiceAudio?] {
         let timeline = playable.timeline
         let references = Dictionary(playable.audio.map { ($0.entryIndex, $0) }, uniquingKeysWith: { first, _ in first })
-        // The fastest a voice reads its file: at the highest AudioPitch.
-        let fastest = AudioVoice.playbackRate(pitch: AHAPEventParameterID.audioPitch.range.upperBound)
-        // What each file must provide: the most seconds any of its voices reads (nil: all of it).
-        var order: [(url: URL, rate: Int)] = []
-        var reach: [URL: Double?] = [:]
+        // What each file must provide: the most seconds any of its voices reads at player rate 1 and
+        // the highest AudioPitch (nil: all of it), merged as playback merges them.
+        var reads: [(file: URL, seconds: Double?)] = []
+        var fileRates: [URL: Int] = [:]
         for v in timeline.voices {
             guard case .file = v.source, let reference = references[v.entryIndex], let url = reference.file, let info = reference.info else { continue }
-            let seconds = v.loop ? nil : v.end.map { max(0, $0 - v.start) * fastest }
-            if let known = reach[url] {
-                reach[url] = known.flatMap { a in seconds.map { max(a, $0) } }
-            } else {
-                order.append((url, info.sampleRate))
-                reach[url] = .some(seconds)
-            }
+            fileRates[url] = info.sampleRate
+            reads.append((url, v.loop ? nil : v.end.map { max(0, $0 - v.start) * AudioDecodingBudget.fastestPitchRate }))
         }
         let limit = AudioFileDecoder.maxDecodedBytes
         var used = 0
         var decoded: [URL: Result<PatternPlot.VoiceAudio, AudioFileDecoder.LoadError>] = [:]
-        for (url, fileRate) in order {
-            let rate = Double(min(fileRate, maxWaveformRate))
+        for (url, seconds) in AudioDecodingBudget.reach(reads) {
+            let rate = Double(min(fileRates[url] ?? maxWaveformRate, maxWaveformRate))
             do throws(AudioFileDecoder.LoadError) {
-                let samples = try AudioFileDecoder.decode(url, sampleRate: rate, seconds: reach[url] ?? nil, limitBytes: limit - used)
-                used += samples.frames * 8
+                let samples = try AudioFileDecoder.decode(url, sampleRate: rate, seconds: seconds, limitBytes: limit - used)
+                used += AudioDecodingBudget.bytes(frames: samples.frames)
                 decoded[url] = .success(.samples(samples, sampleRate: rate))
             } catch {
                 var error = error

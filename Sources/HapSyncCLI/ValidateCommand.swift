@@ -13,7 +13,10 @@ enum ValidateCommand {
               file:line:column: error|warning: JSON.path: message [code]
             Warnings are leniencies Core Haptics applies (trailing commas, "Value" for
             "ParameterValue", clamped values, defaults, ignored keys, audio files not found).
-            Errors are what cannot be given a meaning.
+            Errors are what cannot be given a meaning, and audio that 'hapsync play' would
+            refuse to decode: more than \(AudioDecodingBudget.limitBytes >> 20) MiB a pattern of stereo float at \(Int(AudioDecodingBudget.assumedOutputRate)) Hz
+            (the rate play uses unless its sound server runs at another), counting only what
+            the voices can reach.
             """,
         groups: [OptionGroup([CommonOptions.json, strict, CommonOptions.resources])], positionals: .oneOrMore("FILE"),
         footer: "Exit status: 0 when no file has errors, 1 otherwise, 64 usage error.", run: run)
@@ -27,16 +30,23 @@ enum ValidateCommand {
         let errorCount: Int
         let warningCount: Int
 
+        /// The check's findings, and its audio's decoding-limit error (`audioOverLimit`: what
+        /// `play` would refuse) as one more, counted as omitted when the list is full.
         init(_ check: PlayablePattern.Check, strict: Bool) {
             file = check.name
-            diagnostics = !strict ? check.diagnostics : check.diagnostics.map { d in
+            var listed = check.diagnostics, omittedErrors = check.omitted.errors
+            if let overLimit = check.audioOverLimit {
+                if listed.count < AHAPLimits.default.maxFindings { listed.append(overLimit) } else { omittedErrors += 1 }
+            }
+            diagnostics = !strict ? listed : listed.map { d in
                 guard d.severity == .warning else { return d }
                 var e = d
                 e.severity = .error
                 e.message += " (an error under --strict)"
                 return e
             }
-            omitted = !strict ? check.omitted : AHAPOmittedFindings(errors: check.omitted.total, warnings: 0)
+            let all = AHAPOmittedFindings(errors: omittedErrors, warnings: check.omitted.warnings)
+            omitted = !strict ? all : AHAPOmittedFindings(errors: all.total, warnings: 0)
             errorCount = diagnostics.filter { $0.severity == .error }.count + omitted.errors
             warningCount = diagnostics.filter { $0.severity == .warning }.count + omitted.warnings
         }
@@ -57,7 +67,8 @@ enum ValidateCommand {
 
     /// Checks each file in turn and writes its findings as soon as they are known, so that memory
     /// holds one file's findings (at most `AHAPLimits.maxFindings`) at a time. `--json` writes one
-    /// document piece by piece: `{"files": [...], "valid": ...}`.
+    /// document piece by piece: `{"files": [...], "valid": ...}`. Once standard output cannot be
+    /// written no further file is checked (`main` reports the failure).
     static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
         let roots = parsed[CommonOptions.resources]
         let console = context.console
@@ -65,6 +76,8 @@ enum ValidateCommand {
         var invalid = 0
         if json { console.out("{\n  \"files\": [") }
         for (i, file) in parsed.positional.enumerated() {
+            // Standard output is gone (a closed pipe, a full disk): checking more files tells no one.
+            if console.outputFailed { break }
             let f = Findings(PlayablePattern.Check(contentsOf: URL(fileURLWithPath: file), resources: roots), strict: parsed[strict])
             if f.errorCount > 0 { invalid += 1 }
             if json {

@@ -56,6 +56,13 @@ public struct PlayablePattern: Sendable {
         /// Each audio reference in entry order (empty when the pattern has errors: audio is only
         /// looked up for a pattern that reads cleanly).
         public let audio: [AudioReference]
+        /// An error (`limit-exceeded`, at the first event naming the file) when the audio its
+        /// voices can reach would pass `AudioDecodingBudget.limitBytes` decoded at
+        /// `AudioDecodingBudget.assumedOutputRate`, by the files' headers: what playback would
+        /// refuse. Not among `diagnostics`, so the pattern still loads for `info`, `render` and
+        /// `plot`, and playback applies the same rule at its stream's real rate; `validate` lists
+        /// it as an error. Nil when the audio fits or the pattern has errors.
+        public let audioOverLimit: AHAPDiagnostic?
 
         /// Reads an AHAP file and resolves its audio in its own folder, then in `resources`.
         public init(contentsOf url: URL, resources: [URL] = [], reader: AHAPReader = AHAPReader()) {
@@ -99,6 +106,7 @@ public struct PlayablePattern: Sendable {
                 self.diagnostics = diagnostics
                 self.omitted = omitted
                 self.audio = []
+                self.audioOverLimit = nil
                 return
             }
             // The resolver's findings (one at most per audio event) join the reader's under the same cap.
@@ -127,6 +135,29 @@ public struct PlayablePattern: Sendable {
             self.diagnostics = all
             self.pattern = all.contains { $0.severity == .error } || self.omitted.errors > 0 ? nil : pattern
             self.audio = audio
+            self.audioOverLimit = self.pattern == nil ? nil : Self.audioOverLimit(pattern, audio, file: name).map { locate([$0])[0] }
+        }
+
+        /// The decoding limit's error for `pattern`'s audio, by `AudioDecodingBudget` at its assumed
+        /// rate. A voice with EventDuration reads as far as the budget says; one without reads its
+        /// file whole (its end is the file's length ÷ a pitch rate of at most 2, which the budget's
+        /// reach of (end − start) × 200 puts past the file's end).
+        private static func audioOverLimit(_ pattern: AHAPPattern, _ audio: [AudioReference], file name: String) -> AHAPDiagnostic? {
+            var reads: [(file: URL, seconds: Double?)] = []
+            var headers: [URL: AudioFileInfo] = [:]
+            for a in audio {
+                guard let url = a.file, let info = a.info, case .event(let e) = pattern.entries[a.entryIndex] else { continue }
+                headers[url] = info
+                reads.append((url, AudioDecodingBudget.secondsRead(start: e.time, end: e.duration.map { e.time + $0 })))
+            }
+            let rate = AudioDecodingBudget.assumedOutputRate
+            let files = AudioDecodingBudget.reach(reads).compactMap { r in headers[r.file].map { (path: r.file.path, info: $0, seconds: r.seconds) } }
+            guard let overrun = AudioDecodingBudget.firstOverrun(files, outputRate: rate),
+                  let first = audio.first(where: { $0.file?.path == overrun.path }) else { return nil }
+            return AHAPDiagnostic(.limitExceeded, path: first.entryPath.key("EventWaveformPath"),
+                                  message: "\(overrun), so 'hapsync play' would refuse it (\(Int(rate)) Hz is the output rate assumed here, "
+                                      + "playback's own unless its sound server runs at another); cut the voice with EventDuration or use a shorter file",
+                                  file: name)
         }
 
         /// Only the errors (those listed).

@@ -60,7 +60,9 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         set { settings.withLock { $0.loopEnd = newValue.isNaN ? 0 : newValue.clamped(to: Self.loopEnds) }; sendLoop() }
     }
     /// The playback rates a player takes (0.01...100): the one range every rate is clamped to.
-    public static let playbackRates: ClosedRange<Double> = 0.01...100
+    /// Its floor is the audio decoding rule's (`AudioDecodingBudget.slowestPlaybackRate`: the
+    /// slowest rate reads furthest into a file).
+    public static let playbackRates: ClosedRange<Double> = AudioDecodingBudget.slowestPlaybackRate...100
 
     /// The loop ends a player takes: 0 (the pattern's end) up to `AHAPLimits.default.maxTime`
     /// (one day), the latest time a pattern may hold, so that every loop converts to engine
