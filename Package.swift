@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),
         .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
-        .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "AHAP", "HapSyncRuntime", "HapSyncTestSupport", "HapticOutput"]),
+        .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapticOutput"]),
         .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
     ]
 )

@@ -77,11 +77,34 @@ public struct AHAPReader: Sendable {
 
     /// Reads a file and reports every finding without throwing.
     public func diagnose(contentsOf url: URL) -> Report {
-        let name = url.isFileURL ? url.relativePath : url.absoluteString
-        func unreadable(_ message: String) -> Report {
-            Report(pattern: nil, diagnostics: [AHAPDiagnostic(.fileUnreadable, path: .root, message: message, file: name)])
+        switch contents(of: url) {
+        case .success(let data): return diagnose(data: data, file: Self.name(of: url))
+        case .failure(let unreadable): return unreadable.report
         }
-        // Only a regular file, opened so that a FIFO or a device can never block or be read.
+    }
+
+    /// A file's name in findings: a file URL's path as given, another URL whole.
+    public static func name(of url: URL) -> String { url.isFileURL ? url.relativePath : url.absoluteString }
+
+    /// Why a file's bytes could not be had: its one finding, as a report.
+    public struct Unreadable: Error, Sendable {
+        /// A report holding that finding and no pattern.
+        public let report: Report
+    }
+
+    /// The bytes of the AHAP file at `url`, read by the reader's rules: a file URL only (nothing is
+    /// fetched; another scheme's path is not read as a local one), a regular file only (opened so
+    /// that a FIFO or a device can never block or be read), at most `limits.maxFileBytes`. The
+    /// first step of `diagnose(contentsOf:)`, for callers that keep the bytes (to share identical
+    /// files); the second is `diagnose(data:file:)`.
+    public func contents(of url: URL) -> Result<Data, Unreadable> {
+        let name = Self.name(of: url)
+        func unreadable(_ message: String, _ code: AHAPDiagnostic.Code = .fileUnreadable) -> Result<Data, Unreadable> {
+            .failure(Unreadable(report: Report(pattern: nil, diagnostics: [AHAPDiagnostic(code, path: .root, message: message, file: name)])))
+        }
+        guard url.isFileURL else {
+            return unreadable("is not a file URL; only files are read (nothing is downloaded)")
+        }
         let handle: FileHandle
         do {
             handle = try RegularFile.open(url.path)
@@ -98,10 +121,9 @@ public struct AHAPReader: Sendable {
         }
         if data.count > limits.maxFileBytes {
             let size = (try? handle.seekToEnd()).map { Int($0) } ?? data.count
-            return Report(pattern: nil, diagnostics: [AHAPDiagnostic(.limitExceeded, path: .root,
-                message: "file is \(size) bytes; the limit is \(limits.maxFileBytes) bytes", file: name)])
+            return unreadable("file is \(size) bytes; the limit is \(limits.maxFileBytes) bytes", .limitExceeded)
         }
-        return diagnose(data: data, file: name)
+        return .success(data)
     }
 
     /// Reads AHAP text and reports every finding without throwing.

@@ -20,6 +20,9 @@ enum ServeCommand {
                                           help: "load FILE (named after it, without .ahap) or every .ahap in DIR at start (DIR also becomes a resource folder)")
     static let maxRate = Option<Int>("max-rate", "N", .integer("messages per second", 1...1_000_000), default: Int(OSCService.Configuration.defaultMaxMessagesPerSecond),
                                      help: "messages handled per second; beyond, dropped and counted")
+    static let patternMemory = Option<Int>("pattern-memory", "MIB", .integer("MiB", 1...1 << 20),
+                                           default: OSCService.Configuration.defaultMaxPatternMemory >> 20,
+                                           help: "memory the loaded patterns may hold together (timelines and decoded audio; identical files once); default 1024, or a quarter of this machine's memory where less")
     static let maxAhead = Option<Double>("max-ahead", "S", .decimal("seconds", .from(0.001, to: AHAPLimits.default.maxTime)), default: OSCService.Configuration.defaultMaxScheduleAhead,
                                          help: "how far ahead a bundle's time tag may schedule; a later tag is an error reply")
 
@@ -33,7 +36,7 @@ enum ServeCommand {
             Listens on loopback (or a 0600 Unix socket) unless --allow-remote. Ends cleanly
             on SIGINT or SIGTERM (motors off, trace written).
             """,
-        groups: [OptionGroup([osc, allowRemote, preload, maxRate, maxAhead]),
+        groups: [OptionGroup([osc, allowRemote, preload, maxRate, maxAhead, patternMemory]),
                  OptionGroup("OUTPUTS (as for 'hapsync play')", [PlaybackOptions.haptics, PlaybackOptions.audio, PlaybackOptions.sink,
                                                                   PlaybackOptions.latency, PlaybackOptions.hapticLatency,
                                                                   PlaybackOptions.rumbleInterval, PlaybackOptions.rumbleBurst,
@@ -88,6 +91,7 @@ enum ServeCommand {
         var configuration = OSCService.Configuration(endpoints: endpoints, resourceRoots: roots)
         configuration.maxMessagesPerSecond = Double(parsed[maxRate])
         configuration.maxScheduleAhead = parsed[maxAhead]
+        configuration.maxPatternMemory = parsed[patternMemory] << 20
         configuration.renderOptions = options.render
         let service: OSCService
         do {

@@ -27,6 +27,11 @@ public struct ParameterTrack: Sendable {
     /// Control points with absolute pattern times, all curves one after another.
     private let points: [AHAPControlPoint]
 
+    /// About how many bytes the track holds (its segments and points).
+    public var memoryFootprint: Int {
+        segments.count * MemoryLayout<Segment>.stride + points.count * MemoryLayout<AHAPControlPoint>.stride
+    }
+
     /// Builds the track of `id` from a pattern's entries.
     public init(_ id: AHAPDynamicParameterID, entries: [AHAPEntry]) {
         var segments: [Segment] = []

@@ -274,6 +274,16 @@ public final class PatternTimeline: Sendable {
                            continuousIntensity: continuousOnly.intensity, continuousSharpness: continuousOnly.sharpness)
     }
 
+    /// About how many bytes this timeline holds: its command stream, its event and parameter
+    /// records and its voices (the command stream dominates: at most `RenderOptions.maxCommands` ×
+    /// `MemoryLayout<HapticCommand>.stride`). What a service holding many patterns counts.
+    public var memoryFootprint: Int {
+        commands.count * MemoryLayout<HapticCommand>.stride
+            + continuous.count * MemoryLayout<ContinuousRecord>.stride + transients.count * MemoryLayout<TransientRecord>.stride
+            + voices.count * MemoryLayout<AudioVoice>.stride + tracks.reduce(0) { $0 + $1.memoryFootprint }
+            + pattern.entries.count * MemoryLayout<AHAPEntry>.stride
+    }
+
     /// The commands with `t0 <= time < t1`, as a view into `commands`. Does not allocate, lock or block.
     public func commands(from t0: Double, to t1: Double) -> ArraySlice<HapticCommand> {
         func lowerBound(_ t: Double) -> Int {

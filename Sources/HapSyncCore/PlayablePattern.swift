@@ -66,8 +66,17 @@ public struct PlayablePattern: Sendable {
 
         /// Reads an AHAP file and resolves its audio in its own folder, then in `resources`.
         public init(contentsOf url: URL, resources: [URL] = [], reader: AHAPReader = AHAPReader()) {
-            let report = reader.diagnose(contentsOf: url)
-            let name = url.isFileURL ? url.relativePath : url.absoluteString
+            self.init(report: reader.diagnose(contentsOf: url), from: url, resources: resources, reader: reader)
+        }
+
+        /// Reads AHAP bytes the caller read from `url` (`AHAPReader.contents(of:)`: `hapsync serve`
+        /// keeps them, to share identical files) and resolves its audio as `init(contentsOf:)` does.
+        public init(data: Data, from url: URL, resources: [URL] = [], reader: AHAPReader = AHAPReader()) {
+            self.init(report: reader.diagnose(data: data, file: AHAPReader.name(of: url)), from: url, resources: resources, reader: reader)
+        }
+
+        private init(report: AHAPReader.Report, from url: URL, resources: [URL], reader: AHAPReader) {
+            let name = AHAPReader.name(of: url)
             let resolved = report.pattern.map { AHAPResourceResolver(ahapFile: url, resources: resources).check($0, file: name) }
             self.init(name: name, pattern: report.pattern, diagnostics: report.diagnostics, omitted: report.omitted,
                       maxFindings: reader.limits.maxFindings, resolved: resolved, locate: report.located)
@@ -143,6 +152,18 @@ public struct PlayablePattern: Sendable {
         /// file whole (its end is the file's length ÷ a pitch rate of at most 2, which the budget's
         /// reach of (end − start) × 200 puts past the file's end).
         private static func audioOverLimit(_ pattern: AHAPPattern, _ audio: [AudioReference], file name: String) -> AHAPDiagnostic? {
+            let rate = AudioDecodingBudget.assumedOutputRate
+            guard let overrun = AudioDecodingBudget.firstOverrun(audioReads(pattern, audio), outputRate: rate),
+                  let first = audio.first(where: { $0.file?.path == overrun.path }) else { return nil }
+            return AHAPDiagnostic(.limitExceeded, path: first.entryPath.key("EventWaveformPath"),
+                                  message: "\(overrun), so 'hapsync play' would refuse it (\(Int(rate)) Hz is the output rate assumed here, "
+                                      + "playback's own unless its sound server runs at another); cut the voice with EventDuration or use a shorter file",
+                                  file: name)
+        }
+
+        /// Each resolved file with a header, as far as the pattern's voices read it, in the order
+        /// playback loads them (`AudioDecodingBudget.reach`).
+        private static func audioReads(_ pattern: AHAPPattern, _ audio: [AudioReference]) -> [(path: String, info: AudioFileInfo, seconds: Double?)] {
             var reads: [(file: URL, seconds: Double?)] = []
             var headers: [URL: AudioFileInfo] = [:]
             for a in audio {
@@ -150,14 +171,18 @@ public struct PlayablePattern: Sendable {
                 headers[url] = info
                 reads.append((url, AudioDecodingBudget.secondsRead(start: e.time, end: e.duration.map { e.time + $0 })))
             }
-            let rate = AudioDecodingBudget.assumedOutputRate
-            let files = AudioDecodingBudget.reach(reads).compactMap { r in headers[r.file].map { (path: r.file.path, info: $0, seconds: r.seconds) } }
-            guard let overrun = AudioDecodingBudget.firstOverrun(files, outputRate: rate),
-                  let first = audio.first(where: { $0.file?.path == overrun.path }) else { return nil }
-            return AHAPDiagnostic(.limitExceeded, path: first.entryPath.key("EventWaveformPath"),
-                                  message: "\(overrun), so 'hapsync play' would refuse it (\(Int(rate)) Hz is the output rate assumed here, "
-                                      + "playback's own unless its sound server runs at another); cut the voice with EventDuration or use a shorter file",
-                                  file: name)
+            return AudioDecodingBudget.reach(reads).compactMap { r in headers[r.file].map { (path: r.file.path, info: $0, seconds: r.seconds) } }
+        }
+
+        /// The bytes playback would decode this pattern's audio to at `outputRate`, by the files'
+        /// headers and `AudioDecodingBudget` (0 without audio or with errors): what a service
+        /// holding many patterns counts before it decodes.
+        public func audioBytes(at outputRate: Double) -> Int {
+            guard let pattern else { return 0 }
+            return Self.audioReads(pattern, audio).reduce(0) { sum, file in
+                let (total, overflow) = sum.addingReportingOverflow(AudioDecodingBudget.frames(of: file.info, seconds: file.seconds, outputRate: outputRate).bytes)
+                return overflow ? .max : total
+            }
         }
 
         /// Only the errors (those listed).

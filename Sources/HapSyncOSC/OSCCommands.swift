@@ -6,6 +6,16 @@ import HapSyncRuntime
 
 /// The address space of `hapsync serve`: what each OSC address does to the engine. Pure of
 /// sockets (`OSCService` feeds it), so tests drive it directly too.
+///
+/// Loads run on a thread of their own (`PatternLoader`), never on the thread calling `handle`:
+/// `/hapsync/load` answers `.later`, and its reply comes from `completed()` once the pattern is
+/// compiled. A message naming a pattern still loading (a play, an unload, another load of that
+/// name), from any client, waits for it and then runs in the order it came; every other message
+/// runs at once. Patterns live in a `PatternLibrary` (identical files shared, all within
+/// `Configuration.maxPatternMemory`).
+///
+/// Threads: `handle`, `completed` and `preload` on one thread at a time (the service's); player
+/// completions on the engine's notifier thread (under a lock).
 public final class OSCCommands: @unchecked Sendable {
     /// What a command answers.
     public enum Outcome: Sendable, Equatable {
@@ -15,7 +25,31 @@ public final class OSCCommands: @unchecked Sendable {
         case reply(String, [OSCValue])
         /// `/hapsync/error ADDRESS MESSAGE`.
         case error(String)
+        /// The answer comes later, from `completed()`: a load, or a message waiting for one.
+        case later
     }
+
+    /// Who sent a message: the service's token for where to answer it, passed through.
+    public struct Client: Hashable, Sendable {
+        /// The service's number for it.
+        public let id: Int
+        /// Makes a token.
+        public init(id: Int) { self.id = id }
+    }
+
+    /// An answer that came later: to whom, for which address, what.
+    public struct LateAnswer: Sendable, Equatable {
+        /// The client that sent the message.
+        public let client: Client
+        /// The message's address.
+        public let address: String
+        /// Its answer.
+        public let outcome: Outcome
+    }
+
+    /// Messages (loads, and those waiting for them) that may wait at once: beyond, a message is
+    /// answered as busy.
+    public static let maxWaiting = 256
 
     /// One address: its argument types (OSC tags; `[...]` optional) and what it does.
     public struct Address: Sendable {
@@ -52,7 +86,20 @@ public final class OSCCommands: @unchecked Sendable {
     let engine: HapticEngine
     let configuration: OSCService.Configuration
     private let resolver: AHAPResourceResolver
-    private var patterns: [String: PlayablePattern] = [:]
+    private let library: PatternLibrary
+    private let loader: PatternLoader
+    /// Loaded patterns by name.
+    private var patterns: [String: PatternLibrary.Entry] = [:]
+    /// A load under way and the messages waiting for it.
+    private struct Loading {
+        let client: Client
+        let what: String
+        var waiting: [(client: Client, address: String, args: [OSCValue], at: Double?)] = []
+    }
+    /// Loads under way by name.
+    private var loading: [String: Loading] = [:]
+    /// Messages waiting for loads, all names together.
+    private var waitingCount = 0
     /// A player the service holds: what it plays and when its latest start or resume was for.
     private struct Entry {
         let player: HapticPatternPlayer
@@ -67,19 +114,30 @@ public final class OSCCommands: @unchecked Sendable {
     private var nextPlayer: Int64 = 1
     private let clock = Locked<(offset: Double, uncertainty: Double)?>(nil)
 
-    /// Commands over a started engine.
-    public init(engine: HapticEngine, configuration: OSCService.Configuration) {
+    /// Commands over a started engine; `wake` is called (on the loader thread) when a load has
+    /// finished, for the caller to collect `completed()`.
+    public init(engine: HapticEngine, configuration: OSCService.Configuration, wake: @escaping @Sendable () -> Void = {}) {
         self.engine = engine
         self.configuration = configuration
         resolver = AHAPResourceResolver(roots: configuration.resourceRoots)
+        library = PatternLibrary(engine: engine, resources: configuration.resourceRoots, options: configuration.renderOptions,
+                                 budget: configuration.maxPatternMemory)
+        loader = PatternLoader(capacity: Self.maxWaiting, wake: wake)
     }
+
+    deinit { loader.stop() }
+
+    /// Stops the loader thread (after the load under way); loads still waiting are dropped.
+    public func stopLoading() { loader.stop() }
 
     /// Records the latest wall-clock offset measured for a time tag (for `/hapsync/status`).
     func noteClockOffset(_ measured: (offset: Double, uncertainty: Double)) { clock.withLock { $0 = measured } }
 
-    /// Loads a pattern the operator named (`--preload`): any readable file.
+    /// Loads a pattern the operator named (`--preload`): any readable file, on the calling thread.
     public func preload(name: String, file: URL) throws(CommandError) {
-        try add(name: name, loading: file, what: file.path)
+        try checkName(name)
+        try checkRoom(for: name)
+        patterns[name] = try library.load(file, what: file.path)
     }
 
     /// A command refused, with the message the client gets.
@@ -89,16 +147,62 @@ public final class OSCCommands: @unchecked Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    /// Runs one message; `at` is the engine time of its bundle's time tag, nil for now.
-    public func handle(address: String, args: [OSCValue], at: Double?, statistics: OSCService.Statistics) -> Outcome {
+    /// Runs one message from `client`; `at` is the engine time of its bundle's time tag, nil for
+    /// now. `.later` means the answer comes from `completed()`.
+    public func handle(address: String, args: [OSCValue], at: Double?, statistics: OSCService.Statistics,
+                       from client: Client = Client(id: 0)) -> Outcome {
+        // A message naming a pattern still loading waits for it, in order.
+        if Self.namesAPattern.contains(address), case .string(let name)? = args.first, loading[name] != nil {
+            guard waitingCount < Self.maxWaiting else {
+                return .error("\(Self.maxWaiting) messages wait for patterns loading; try again once one is answered")
+            }
+            loading[name]!.waiting.append((client, address, args, at))
+            waitingCount += 1
+            return .later
+        }
         do {
-            return try run(address, Arguments(address: address, values: args), at: at ?? HapticEngine.timeImmediate, statistics: statistics)
+            return try run(address, Arguments(address: address, values: args), at: at ?? HapticEngine.timeImmediate,
+                           statistics: statistics, client: client)
         } catch {
             return .error(error.description)
         }
     }
 
-    private func run(_ address: String, _ a: Arguments, at time: Double, statistics: OSCService.Statistics) throws(CommandError) -> Outcome {
+    /// The addresses whose first argument names a loaded pattern.
+    private static let namesAPattern: Set<String> = ["/hapsync/load", "/hapsync/unload", "/hapsync/play"]
+
+    /// The answers of loads that finished since the last call, each followed by those of the
+    /// messages that waited for it (which may start loads of their own).
+    public func completed() -> [LateAnswer] {
+        var answers: [LateAnswer] = []
+        for (name, result) in loader.finished() {
+            guard let done = loading.removeValue(forKey: name) else { continue }
+            waitingCount -= done.waiting.count
+            switch result {
+            case .success(let entry):
+                if patterns[name] != nil || patterns.count < configuration.maxPatterns {
+                    patterns[name] = entry
+                    answers.append(LateAnswer(client: done.client, address: "/hapsync/load", outcome: .ok([.string(name)])))
+                } else {
+                    answers.append(LateAnswer(client: done.client, address: "/hapsync/load", outcome: .error(tooManyPatterns)))
+                }
+            case .failure(let error):
+                answers.append(LateAnswer(client: done.client, address: "/hapsync/load", outcome: .error(error.description)))
+            }
+            for m in done.waiting {
+                let outcome = handle(address: m.address, args: m.args, at: m.at.flatMap { $0 > engine.currentTime ? $0 : nil },
+                                     statistics: OSCService.Statistics(), from: m.client)
+                if outcome != .later { answers.append(LateAnswer(client: m.client, address: m.address, outcome: outcome)) }
+            }
+        }
+        return answers
+    }
+
+    /// Loads under way or waiting (for tests and status).
+    public var loadsUnderWay: Int { loading.count }
+
+    private func run(_ address: String, _ a: Arguments, at time: Double, statistics: OSCService.Statistics,
+                     client: Client) throws(CommandError) -> Outcome {
         switch address {
         case "/hapsync/load":
             try a.count(2...2, "s:name s:path")
@@ -110,8 +214,16 @@ public final class OSCCommands: @unchecked Sendable {
             case .success(let url): file = url
             case .failure(let failure): throw CommandError("path \(failure.description)")
             }
-            try add(name: name, loading: file, what: path)
-            return .ok([.string(name)])
+            try checkName(name)
+            try checkRoom(for: name)
+            let library = library
+            guard waitingCount < Self.maxWaiting, loader.submit(.init(name: name, work: {
+                Result { () throws(CommandError) in try library.load(file, what: path) }
+            })) else {
+                throw CommandError("\(loader.capacity) loads are waiting; try again once one is answered")
+            }
+            loading[name] = Loading(client: client, what: path)
+            return .later
         case "/hapsync/unload":
             try a.count(1...1, "s:name")
             let name = try a.string(0, "name")
@@ -120,7 +232,7 @@ public final class OSCCommands: @unchecked Sendable {
         case "/hapsync/play":
             try a.count(1...2, "s:name [i:player]")
             let name = try a.string(0, "name")
-            guard let playable = patterns[name] else {
+            guard let playable = patterns[name]?.playable else {
                 throw CommandError("no pattern named '\(name)' is loaded\(patterns.isEmpty ? " (none is: /hapsync/load NAME PATH first)" : "; loaded: \(patterns.keys.sorted().joined(separator: ", "))")")
             }
             let id = try a.count > 1 ? a.int(1, "player", in: 1...Int64(Int32.max)) : nil
@@ -238,10 +350,14 @@ public final class OSCCommands: @unchecked Sendable {
             let measured = clock.withLock { $0 } ?? OSCTime.wallOffset()
             let s = statistics
             let health = engine.outputHealth
+            let held = library.held
             return .reply("/hapsync/status", [
                 .string("engine-time"), .float(engine.currentTime),
                 .string("clock-uncertainty-us"), .float(measured.uncertainty * 1e6),
                 .string("patterns"), .int(Int64(patterns.count)),
+                .string("patterns-distinct"), .int(Int64(held.patterns)),
+                .string("pattern-memory"), .int(Int64(held.bytes)), .string("pattern-memory-limit"), .int(Int64(library.budget)),
+                .string("loading"), .int(Int64(loading.count)),
                 .string("players"), .int(Int64(players.withLock { $0.count })),
                 .string("packets"), .int(Int64(s.packets)), .string("messages"), .int(Int64(s.messages)),
                 .string("errors"), .int(Int64(s.errors)), .string("malformed"), .int(Int64(s.malformed)),
@@ -260,20 +376,20 @@ public final class OSCCommands: @unchecked Sendable {
 
     // MARK: - Helpers
 
-    private func add(name: String, loading file: URL, what: String) throws(CommandError) {
+    private func checkName(_ name: String) throws(CommandError) {
         guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) else {
             throw CommandError("name \"\(name)\" must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
-        guard patterns[name] != nil || patterns.count < configuration.maxPatterns else {
-            throw CommandError("\(configuration.maxPatterns) patterns are loaded, the limit; /hapsync/unload one first")
-        }
-        do {
-            patterns[name] = try PlayablePattern(contentsOf: file, resources: configuration.resourceRoots, options: configuration.renderOptions)
-        } catch {
-            let first = error.errors.first.map { ": \($0.path): \($0.message)" } ?? error.renderError.map { ": \($0.description)" } ?? ""
-            throw CommandError("\(what) cannot be played (\(error.errors.count + error.omitted.errors) errors)\(first)")
+    }
+
+    /// A new name needs a place among `maxPatterns` (counting the loads under way).
+    private func checkRoom(for name: String) throws(CommandError) {
+        guard patterns[name] != nil || loading[name] != nil || patterns.count + loading.count < configuration.maxPatterns else {
+            throw CommandError(tooManyPatterns)
         }
     }
+
+    private var tooManyPatterns: String { "\(configuration.maxPatterns) patterns are loaded, the limit; /hapsync/unload one first" }
 
     private func start(_ player: HapticPatternPlayer, named name: String, id wanted: Int64?, at time: Double) throws(CommandError) -> Int64 {
         // A player replaced is let go after the lock: its release may deliver notifications

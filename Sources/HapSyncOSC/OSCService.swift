@@ -36,6 +36,13 @@ public final class OSCService: @unchecked Sendable {
         /// error reply, so that tags years ahead cannot hold every player slot.
         public var maxScheduleAhead: Double = Self.defaultMaxScheduleAhead
 
+        /// Bytes the loaded patterns may hold together, their compiled timelines and decoded audio
+        /// (each distinct pattern once; `PatternLibrary`).
+        public var maxPatternMemory: Int = Self.defaultMaxPatternMemory
+
+        /// `maxPatternMemory` unless set (`serve --pattern-memory`): 1 GiB, or a quarter of the
+        /// machine's memory where that is less.
+        public static var defaultMaxPatternMemory: Int { min(1 << 30, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }
         /// `maxMessagesPerSecond` unless set (`serve --max-rate`): 20,000.
         public static let defaultMaxMessagesPerSecond = 20_000.0
         /// `maxScheduleAhead` unless set (`serve --max-ahead`): 300 s.
@@ -84,6 +91,12 @@ public final class OSCService: @unchecked Sendable {
     // The message being handled (only the run thread touches these).
     private var currentSocket: OSCSocket?
     private var currentPeer = OSCSocket.Peer()
+    /// Where to answer messages whose answer comes later (`OSCCommands.Outcome.later`), by token.
+    private var waitingClients: [Int: (socket: OSCSocket, peer: OSCSocket.Peer)] = [:]
+    private var nextClient = 1
+    /// A pipe the loader thread writes a byte into when a load has finished: its read end wakes
+    /// `run`'s poll (both ends non-blocking: a full pipe already has a wake-up in it).
+    private let loadsDone: (read: Int32, write: Int32)
     private var tokens: Double
     /// Messages of the current packet dispatched so far (its first rides on the packet's token).
     private var messagesInPacket = 0
@@ -94,7 +107,18 @@ public final class OSCService: @unchecked Sendable {
         self.engine = engine
         self.configuration = configuration
         tokens = configuration.maxMessagesPerSecond
-        commands = OSCCommands(engine: engine, configuration: configuration)
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw OSCSocketError(description: "cannot make a pipe for the loader: \(String(cString: strerror(errno)))") }
+        for fd in ends {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        loadsDone = (ends[0], ends[1])
+        let wake = ends[1]
+        commands = OSCCommands(engine: engine, configuration: configuration, wake: {
+            var one: UInt8 = 1
+            _ = Glibc.write(wake, &one, 1)
+        })
         // liblo decodes; it needs a server object, which needs a socket: a Unix one in a private
         // folder, removed at once, so nothing can reach it. Our own sockets carry the traffic.
         var template = Array("/tmp/hapsync-lo-XXXXXX".utf8CString)
@@ -103,6 +127,8 @@ public final class OSCService: @unchecked Sendable {
         let loPath = loDirectory + "/unused"
         guard let server = lo_server_new_with_proto(loPath, LO_UNIX, { _, _, _ in libloErrors.add(1, ordering: .relaxed) }) else {
             rmdir(loDirectory)
+            close(ends[0])
+            close(ends[1])
             throw OSCSocketError(description: "liblo could not make its server object")
         }
         unlink(loPath)
@@ -119,7 +145,12 @@ public final class OSCService: @unchecked Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    deinit { lo_server_free(lo) }
+    deinit {
+        commands.stopLoading()
+        lo_server_free(lo)
+        close(loadsDone.read)
+        close(loadsDone.write)
+    }
 
     /// The UDP ports bound, in endpoint order (0 for a Unix socket): what `udp:HOST:0` got.
     public var boundPorts: [UInt16] { sockets.map(\.boundPort) }
@@ -139,8 +170,15 @@ public final class OSCService: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maxDatagram, alignment: 8)
         defer { buffer.deallocate() }
         var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        fds.append(pollfd(fd: loadsDone.read, events: Int16(POLLIN), revents: 0))
+        defer { commands.stopLoading() }
         while !stopping.load(ordering: .relaxed) {
             guard poll(&fds, nfds_t(fds.count), 100) > 0 else { continue }
+            if fds[sockets.count].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while Glibc.read(loadsDone.read, &drained, drained.count) > 0 {}
+                answerCompletedLoads()
+            }
             for (i, socket) in sockets.enumerated() where fds[i].revents != 0 {
                 // Drain what is there, a bounded batch per socket so each gets its turn.
                 for _ in 0..<256 {
@@ -149,6 +187,16 @@ public final class OSCService: @unchecked Sendable {
                            from: peer, on: socket)
                 }
             }
+        }
+    }
+
+    /// Sends the answers of finished loads and of the messages that waited for them.
+    private func answerCompletedLoads() {
+        for late in commands.completed() {
+            guard let target = waitingClients.removeValue(forKey: late.client.id) else { continue }
+            currentSocket = target.socket
+            currentPeer = target.peer
+            answer(late.outcome, to: late.address)
         }
     }
 
@@ -242,12 +290,25 @@ public final class OSCService: @unchecked Sendable {
         }
         stats.withLock { $0.messages += 1 }
         let status = statistics
-        switch commands.handle(address: path, args: args, at: at, statistics: status) {
-        case .ok(let extra): send("/hapsync/ok", [.string(path)] + extra)
-        case .reply(let address, let values): send(address, values)
+        let client = OSCCommands.Client(id: nextClient)
+        let outcome = commands.handle(address: path, args: args, at: at, statistics: status, from: client)
+        if outcome == .later, let socket = currentSocket {
+            // Answered from `answerCompletedLoads`; the token is freed with its answer.
+            waitingClients[client.id] = (socket, currentPeer)
+            nextClient = nextClient == Int.max ? 1 : nextClient + 1
+        }
+        answer(outcome, to: path)
+    }
+
+    /// Sends a command's outcome for `address` to the current sender.
+    private func answer(_ outcome: OSCCommands.Outcome, to address: String) {
+        switch outcome {
+        case .ok(let extra): send("/hapsync/ok", [.string(address)] + extra)
+        case .reply(let replyAddress, let values): send(replyAddress, values)
         case .error(let message):
             stats.withLock { $0.errors += 1 }
-            reply(error: path, message)
+            reply(error: address, message)
+        case .later: break
         }
     }
 

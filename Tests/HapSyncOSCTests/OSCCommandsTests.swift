@@ -27,8 +27,16 @@ struct OSCCommandsTests {
         return OSCCommands(engine: rig.engine, configuration: c)
     }
 
+    /// Runs one message; an answer that comes later (a load) is waited for (at most 10 s).
     private func run(_ c: OSCCommands, _ address: String, _ args: [OSCValue]) -> OSCCommands.Outcome {
-        c.handle(address: address, args: args, at: nil, statistics: OSCService.Statistics())
+        let client = OSCCommands.Client(id: Int.random(in: 1...Int.max))
+        let outcome = c.handle(address: address, args: args, at: nil, statistics: OSCService.Statistics(), from: client)
+        guard outcome == .later else { return outcome }
+        for _ in 0..<1000 {
+            if let late = c.completed().first(where: { $0.client == client }) { return late.outcome }
+            usleep(10_000)
+        }
+        return .error("no answer within 10 s")
     }
 
     @Test func limitsOnPatternsAndPlayersAreErrorReplies() throws {

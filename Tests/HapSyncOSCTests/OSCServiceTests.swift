@@ -2,6 +2,7 @@ import AHAP
 import Foundation
 import Glibc
 @testable import HapSyncOSC
+import HapSyncCore
 import HapSyncRuntime
 import HapticOutput
 import Testing
@@ -86,6 +87,64 @@ struct OSCServiceTests {
             if left != .int(0) { usleep(20_000) }
         }
         #expect(left == .int(0), "every player left after stop-all")
+    }
+
+    /// A pattern of `events` continuous events of 30 s, one after another, with a curve under
+    /// them: a command every millisecond for 30 s × `events` (`variant` makes the bytes differ).
+    private func heavyPattern(_ name: String, events: Int, variant: Int = 0) throws {
+        var entries: [String] = []
+        // Each event's own curve rises and falls every 0.3 s: its level moves every millisecond.
+        let points = (0..<100).map { #"{"Time":\#(Double($0) * 0.3),"ParameterValue":\#($0 % 2 == 0 ? 0.2 : 1)}"# }.joined(separator: ",")
+        for k in 0..<events {
+            entries.append(#"{"Event":{"Time":\#(30 * k),"EventType":"HapticContinuous","EventDuration":30,"EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":0.\#(5 + variant % 4)}]}}"#)
+            entries.append(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":\#(30 * k),"ParameterCurveControlPoints":[\#(points)]}}"#)
+        }
+        try #"{"Version":1,"Pattern":[\#(entries.joined(separator: ","))]}"#.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    /// Loads compile on a thread of their own: another client's status is answered while they are
+    /// under way (it says so), and 30 loads of one file under 30 names compile it once.
+    @Test func loadsDoNotHoldUpOtherClientsAndIdenticalFilesAreShared() throws {
+        for v in 0..<4 { try heavyPattern("heavy\(v).ahap", events: 20, variant: v) }
+        let engine = try engine()
+        defer { engine.stop() }
+        let running = try RunningService(engine: engine, dir: dir)
+        defer { running.stop() }
+        let loader = try running.client(), other = try running.client()
+        for v in 0..<4 { loader.send("/hapsync/load", [.string("h\(v)"), .string("heavy\(v).ahap")]) }
+        for k in 0..<30 { loader.send("/hapsync/load", [.string("same\(k)"), .string("heavy0.ahap")]) }
+        let loading = status(other, "loading")
+        #expect(loading.map { $0 != .int(0) } == true, "another client was answered while the loads were under way: loading \(String(describing: loading))")
+        var answers: [(address: String, args: [OSCValue])] = []
+        while answers.count < 34, let r = loader.receive(timeout: 60_000) { answers.append(r) }
+        #expect(answers.count == 34 && answers.allSatisfy { $0.address == "/hapsync/ok" }, "\(answers.filter { $0.address != "/hapsync/ok" })")
+        #expect(status(other, "patterns") == .int(34))
+        #expect(status(other, "patterns-distinct") == .int(4), "30 loads of one file are one pattern")
+        guard case .int(let held)? = status(other, "pattern-memory") else { Issue.record("no pattern-memory"); return }
+        // 20 × 30 s at 1 kHz: up to 600,000 level commands each (a few fewer where a ramp turns).
+        let one = Double(600_000 * MemoryLayout<HapticCommand>.stride)
+        #expect(Double(held) > 3.5 * one && Double(held) < 4.5 * one, "four patterns held, not 34: \(held) bytes")
+    }
+
+    /// A pattern that would pass the memory budget is refused before it is built, naming what
+    /// it needs and the budget; a message naming a pattern still loading waits for it.
+    @Test func theMemoryBudgetHoldsAndMessagesWaitForTheirLoad() throws {
+        try heavyPattern("heavy.ahap", events: 20)
+        let engine = try engine()
+        defer { engine.stop() }
+        let running = try RunningService(engine: engine, dir: dir) { $0.maxPatternMemory = 8 << 20 }
+        defer { running.stop() }
+        let c = try running.client()
+        let refused = c.ask("/hapsync/load", [.string("h"), .string("heavy.ahap")])
+        #expect(refused?.address == "/hapsync/error" && refused.map { "\($0.args)".contains("--pattern-memory") && "\($0.args)".contains("8.0 MiB") } == true,
+                "\(String(describing: refused))")
+        // A load, then at once a play and an unload of it (as oscsend sends them, unanswered).
+        c.send("/hapsync/load", [.string("tap"), .string("tap.ahap")])
+        c.send("/hapsync/play", [.string("tap")])
+        c.send("/hapsync/unload", [.string("tap")])
+        let replies = (0..<3).compactMap { _ in c.receive() }
+        #expect(replies.map { $0.args.first } == [.string("/hapsync/load"), .string("/hapsync/play"), .string("/hapsync/unload")], "\(replies)")
+        #expect(replies.allSatisfy { $0.address == "/hapsync/ok" }, "\(replies)")
     }
 
     /// A trace on /dev/full: its first write fails mid-serve, and status says so at once.
