@@ -7,7 +7,9 @@
 ///     .curve(.hapticIntensityControl, at: 0.05, points: [(0, 1), (0.4, 0.2)])
 ///     .build()
 /// ```
-/// Each method returns a new builder, so builders can be kept and extended. Parameters left nil
+/// Each method returns a new builder, so builders can be kept and extended; the `add...`
+/// methods add in place instead (each entry added costs the same however many there are, where a
+/// chained call copies the entries: the way to add thousands one by one). Parameters left nil
 /// are not written and take their defaults. `build()` is strict: a value that a file reader would
 /// clamp or default (with a warning) is an error here, since code should say exactly what it means.
 public struct AHAPPatternBuilder: Sendable {
@@ -26,26 +28,48 @@ public struct AHAPPatternBuilder: Sendable {
         return b
     }
 
+    /// Entries added so far (events, parameters and curves).
+    public var entryCount: Int { pattern.entries.count }
+
+    /// Adds any entry in place.
+    public mutating func add(_ entry: AHAPEntry) { pattern.entries.append(entry) }
+
     /// Adds any event.
     public func event(_ event: AHAPEvent) -> AHAPPatternBuilder {
         var b = self
-        b.pattern.entries.append(.event(event))
+        b.add(.event(event))
         return b
     }
 
     /// Adds a `HapticTransient` (a tap); `duration` only pads the pattern.
     public func transient(at time: Double, intensity: Double? = nil, sharpness: Double? = nil, duration: Double? = nil) -> AHAPPatternBuilder {
-        event(AHAPEvent(time: time, type: .hapticTransient, duration: duration,
-                        parameters: Self.params([(.hapticIntensity, intensity), (.hapticSharpness, sharpness)])))
+        var b = self
+        b.addTransient(at: time, intensity: intensity, sharpness: sharpness, duration: duration)
+        return b
+    }
+
+    /// `transient`, in place.
+    public mutating func addTransient(at time: Double, intensity: Double? = nil, sharpness: Double? = nil, duration: Double? = nil) {
+        add(.event(AHAPEvent(time: time, type: .hapticTransient, duration: duration,
+                             parameters: Self.params([(.hapticIntensity, intensity), (.hapticSharpness, sharpness)]))))
     }
 
     /// Adds a `HapticContinuous` with its envelope parameters.
     public func continuous(at time: Double, duration: Double, intensity: Double? = nil, sharpness: Double? = nil,
                            attack: Double? = nil, decay: Double? = nil, release: Double? = nil, sustained: Bool? = nil) -> AHAPPatternBuilder {
-        event(AHAPEvent(time: time, type: .hapticContinuous, duration: duration, parameters: Self.params([
+        var b = self
+        b.addContinuous(at: time, duration: duration, intensity: intensity, sharpness: sharpness, attack: attack, decay: decay,
+                        release: release, sustained: sustained)
+        return b
+    }
+
+    /// `continuous`, in place.
+    public mutating func addContinuous(at time: Double, duration: Double, intensity: Double? = nil, sharpness: Double? = nil,
+                                       attack: Double? = nil, decay: Double? = nil, release: Double? = nil, sustained: Bool? = nil) {
+        add(.event(AHAPEvent(time: time, type: .hapticContinuous, duration: duration, parameters: Self.params([
             (.hapticIntensity, intensity), (.hapticSharpness, sharpness), (.attackTime, attack), (.decayTime, decay),
             (.releaseTime, release), (.sustained, sustained.map { $0 ? 1 : 0 }),
-        ])))
+        ]))))
     }
 
     /// Adds an `AudioContinuous` (a synthesized tone) with its envelope and audio parameters.
@@ -69,15 +93,25 @@ public struct AHAPPatternBuilder: Sendable {
     /// Adds a `Parameter` entry: a dynamic parameter stepping to `value` at `time`.
     public func parameter(_ id: AHAPDynamicParameterID, _ value: Double, at time: Double) -> AHAPPatternBuilder {
         var b = self
-        b.pattern.entries.append(.parameter(AHAPDynamicParameter(id, value, time: time)))
+        b.addParameter(id, value, at: time)
         return b
+    }
+
+    /// `parameter`, in place.
+    public mutating func addParameter(_ id: AHAPDynamicParameterID, _ value: Double, at time: Double) {
+        add(.parameter(AHAPDynamicParameter(id, value, time: time)))
     }
 
     /// Adds a `ParameterCurve` starting at `time`; point times are relative to it.
     public func curve(_ id: AHAPDynamicParameterID, at time: Double, points: [(time: Double, value: Double)]) -> AHAPPatternBuilder {
         var b = self
-        b.pattern.entries.append(.curve(AHAPParameterCurve(id, time: time, controlPoints: points.map { AHAPControlPoint(time: $0.time, value: $0.value) })))
+        b.addCurve(id, at: time, points: points)
         return b
+    }
+
+    /// `curve`, in place.
+    public mutating func addCurve(_ id: AHAPDynamicParameterID, at time: Double, points: [(time: Double, value: Double)]) {
+        add(.curve(AHAPParameterCurve(id, time: time, controlPoints: points.map { AHAPControlPoint(time: $0.time, value: $0.value) })))
     }
 
     /// Checks the pattern with the file reader's rules and returns it; any finding, warning or

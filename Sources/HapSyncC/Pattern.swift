@@ -107,12 +107,25 @@ private func finite(_ values: [(String, Double)]) throws(CFailure) {
     for (name, v) in values where !v.isFinite { throw .invalid("\(name) \(v) is not a finite number") }
 }
 
+/// Adds to a builder in place (each add costs the same however many came before: a chained,
+/// copying add made 10,000 adds take 1.7 s and 100,000 about three minutes), refusing the add
+/// past `AHAPLimits.maxEntries`, which `build` would refuse anyway.
+private func adding(_ box: BuilderBox, _ add: (inout AHAPPatternBuilder) -> Void) throws(CFailure) {
+    try box.builder.withLock { (b) throws(CFailure) in
+        let limit = AHAPLimits.default.maxEntries
+        guard b.entryCount < limit else {
+            throw CFailure(status: HS_ERROR_LIMIT, message: "the builder holds \(limit) entries, the most a pattern may have")
+        }
+        add(&b)
+    }
+}
+
 @_cdecl("hs_pattern_builder_add_transient")
 public func hsPatternBuilderAddTransient(_ builder: OpaquePointer?, _ time: Double, _ intensity: Float, _ sharpness: Float) -> hs_status {
     cCall { () throws(CFailure) in
         let box: BuilderBox = try Handles.get(builder, "builder")
         try finite([("time", time), ("intensity", Double(intensity)), ("sharpness", Double(sharpness))])
-        box.builder.withLock { $0 = $0.transient(at: time, intensity: Double(intensity), sharpness: Double(sharpness)) }
+        try adding(box) { $0.addTransient(at: time, intensity: Double(intensity), sharpness: Double(sharpness)) }
     }
 }
 
@@ -121,7 +134,7 @@ public func hsPatternBuilderAddContinuous(_ builder: OpaquePointer?, _ time: Dou
     cCall { () throws(CFailure) in
         let box: BuilderBox = try Handles.get(builder, "builder")
         try finite([("time", time), ("duration", duration), ("intensity", Double(intensity)), ("sharpness", Double(sharpness))])
-        box.builder.withLock { $0 = $0.continuous(at: time, duration: duration, intensity: Double(intensity), sharpness: Double(sharpness)) }
+        try adding(box) { $0.addContinuous(at: time, duration: duration, intensity: Double(intensity), sharpness: Double(sharpness)) }
     }
 }
 
@@ -153,7 +166,7 @@ public func hsPatternBuilderAddParameter(_ builder: OpaquePointer?, _ id: Unsafe
         let box: BuilderBox = try Handles.get(builder, "builder")
         let parameter = try parameterID(id)
         try finite([("value", Double(value)), ("time", time)])
-        box.builder.withLock { $0 = $0.parameter(parameter, Double(value), at: time) }
+        try adding(box) { $0.addParameter(parameter, Double(value), at: time) }
     }
 }
 
@@ -165,7 +178,7 @@ public func hsPatternBuilderAddCurve(_ builder: OpaquePointer?, _ id: UnsafePoin
         let parameter = try parameterID(id)
         try finite([("time", time)])
         let points = try curvePoints(times, values, count)
-        box.builder.withLock { $0 = $0.curve(parameter, at: time, points: points.map { ($0.time, $0.value) }) }
+        try adding(box) { $0.addCurve(parameter, at: time, points: points.map { ($0.time, $0.value) }) }
     }
 }
 

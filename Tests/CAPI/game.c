@@ -136,6 +136,18 @@ int main(int argc, char **argv) {
     FAILS(hs_player_start((hs_player *)engine, 0), HS_ERROR_BAD_HANDLE, "not a live player");
     hs_player_destroy(second);
     FAILS(hs_player_start(second, 0), HS_ERROR_BAD_HANDLE, "not a live player");
+    /* A builder takes the 100,000 entries a pattern may hold, each add as cheap as the first
+       (they copied every entry before: about three minutes for these), and refuses the next. */
+    hs_pattern_builder *many = NULL;
+    OK(hs_pattern_builder_create(&many));
+    hs_status added = HS_OK;
+    for (int i = 0; i < 100000 && added == HS_OK; i++) added = hs_pattern_builder_add_transient(many, i * 0.001, 0.5f, 0.5f);
+    EXPECT(added == HS_OK, "100000 adds: %d (%s)", (int)added, hs_last_error_message());
+    FAILS(hs_pattern_builder_add_transient(many, 100.0, 0.5f, 0.5f), HS_ERROR_LIMIT, "100000 entries");
+    hs_pattern *huge = NULL;
+    OK(hs_pattern_builder_build(many, &huge));
+    hs_pattern_destroy(huge);
+    hs_pattern_builder_destroy(many);
     /* A destroyed handle stays dead when a new object takes its memory. */
     hs_pattern_builder *b1 = NULL, *b2 = NULL;
     OK(hs_pattern_builder_create(&b1));

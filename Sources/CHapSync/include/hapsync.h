@@ -75,7 +75,7 @@ typedef enum {
     HS_ERROR_INVALID_PATTERN = 5,  /* the AHAP has errors (the message lists the first) */
     HS_ERROR_ENGINE = 6,           /* an output could not be opened, or failed */
     HS_ERROR_NOT_RUNNING = 7,      /* the engine is stopped (or gone) */
-    HS_ERROR_LIMIT = 8             /* a limit reached: no player slot left, a parameter's 256 breakpoints */
+    HS_ERROR_LIMIT = 8             /* a limit reached: no player slot left, a parameter's 256 breakpoints, a builder's 100,000 entries */
 } hs_status;
 
 /** Where an engine plays. */
@@ -163,7 +163,8 @@ hs_status hs_pattern_duration(const hs_pattern *pattern, double *out);
 /** The reader's warnings, one per line ("" if none); owned by the pattern. */
 const char *hs_pattern_diagnostics(const hs_pattern *pattern);
 
-/** A pattern built in code; checked by the reader's rules when built. */
+/** A pattern built in code; checked by the reader's rules when built. Each add costs the same
+    however many came before; past the 100,000 entries a pattern may hold an add is HS_ERROR_LIMIT. */
 hs_status hs_pattern_builder_create(hs_pattern_builder **out);
 hs_status hs_pattern_builder_add_transient(hs_pattern_builder *builder, double time, float intensity, float sharpness);
 hs_status hs_pattern_builder_add_continuous(hs_pattern_builder *builder, double time, double duration, float intensity, float sharpness);
