@@ -111,10 +111,22 @@ final class PlaySession: @unchecked Sendable {
         }
 
         let terminal = isatty(STDERR_FILENO) == 1
+        // Output problems are said when they happen, once each (a full disk under a trace,
+        // records lost): the run goes on, and its end says them again with the exit status.
+        var warned = (failure: false, lost: false)
         while done.wait(timeout: .now() + 0.1) == .timedOut {
             let now = engine.currentTime
             let s = state.withLock { $0 }
             if s.signal != nil || s.failure != nil || s.ended { break }
+            let health = engine.outputHealth
+            if let failure = health.failure, !warned.failure {
+                warned.failure = true
+                console.err((terminal ? "\r\u{1B}[K" : "") + "warning: \(failure); playing goes on\n")
+            }
+            if health.lost > 0, !warned.lost {
+                warned.lost = true
+                console.err((terminal ? "\r\u{1B}[K" : "") + "warning: records are being lost (\(health.lost) so far): the trace's disk does not keep up; playing goes on\n")
+            }
             // The end: loop `loops` starts (pattern time 0 of a pass that is not played).
             let end = s.t0 + Double(loops) * period
             let total = end - (t0 + from / playbackRate)

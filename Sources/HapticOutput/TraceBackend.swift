@@ -103,7 +103,7 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
     /// Why the trace failed, if it did.
     public var failure: TraceError? { progress.withLock { $0.failure } }
     /// A write that failed (as it happens, not only at `close()`) and the records lost so far.
-    public var health: OutputHealth { OutputHealth(failure: failure.map { "trace \(path): \($0)" }, lost: recordsDropped) }
+    public var health: OutputHealth { OutputHealth(failure: failure.map { "\($0)" }, lost: recordsDropped) }
 
     /// Creates the file (or, after a close, reopens it to go on after what it holds) and starts
     /// the writer thread, so an unwritable path fails before playback. Throws the earlier failure

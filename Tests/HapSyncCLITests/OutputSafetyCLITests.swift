@@ -61,6 +61,9 @@ struct OutputSafetyCLITests {
     @Test func aTraceThatCannotBeWrittenFailsThePlay() throws {
         let full = try BinaryTests.run(["play", "--audio", "none", "--haptics", "trace:/dev/full", engineAHAP])
         #expect(full.status == 1 && full.err.contains("cannot write /dev/full: No space left on device"), "\(full.err)")
+        // Said while it happens, not only at the end: a warning before the summary's error.
+        let warning = full.err.range(of: "warning: trace: cannot write /dev/full"), error = full.err.range(of: "error: trace:")
+        #expect(warning != nil && error != nil && warning!.lowerBound < error!.lowerBound, "\(full.err)")
 
         // A file size limit of 4 blocks (2 KiB: dash counts 512-byte blocks) stands in for a full
         // disk (EFBIG instead of ENOSPC).
