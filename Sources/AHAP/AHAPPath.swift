@@ -42,13 +42,15 @@ public struct AHAPPath: Sendable, Hashable, CustomStringConvertible {
     /// The path one index deeper.
     public func index(_ i: Int) -> AHAPPath { AHAPPath(components: components + [.index(i)]) }
 
-    /// The printed form; the root prints as `(root)`.
+    /// The printed form; the root prints as `(root)`. A key over `AHAPQuote.maxScalars` is cut
+    /// to its start and `…` (`AHAPQuote.pathKey`), so that a finding under a 16 MB key does not
+    /// print 16 MB; the components keep the whole key.
     public var description: String {
         if components.isEmpty { return "(root)" }
         var out = ""
         for c in components {
             switch c {
-            case .key(let k): out += out.isEmpty ? k : "." + k
+            case .key(let k): out += (out.isEmpty ? "" : ".") + AHAPQuote.pathKey(k)
             case .index(let i): out += "[\(i)]"
             }
         }

@@ -36,11 +36,11 @@ public struct AHAPResourceResolver: Sendable {
             switch self {
             case .unsafe(let why): return why
             case .outsideRoots(let path, let root, let target):
-                return "\"\(path)\" under \(root) is a symbolic link to \(target), outside the resource roots; refusing to read it"
+                return "\(AHAPQuote.quoted(path)) under \(root) is a symbolic link to \(target), outside the resource roots; refusing to read it"
             case .notFound(let path, let searched):
-                return "\"\(path)\" not found; searched \(searched.joined(separator: ", ")) (add folders with --resources DIR)"
+                return "\(AHAPQuote.quoted(path)) not found; searched \(searched.joined(separator: ", ")) (add folders with --resources DIR)"
             case .notRegularFile(let path, let target, let kind):
-                return "\"\(path)\" is \(kind) (\(target)), not a regular file; refusing to read it"
+                return "\(AHAPQuote.quoted(path)) is \(kind) (\(target)), not a regular file; refusing to read it"
             }
         }
 
@@ -59,16 +59,36 @@ public struct AHAPResourceResolver: Sendable {
     public static func staticProblem(with path: String) -> String? {
         if path.isEmpty { return "is empty" }
         if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute; waveform paths are relative to the AHAP file's folder or a --resources folder" }
-        if path.contains("\0") { return "contains a NUL character" }
-        if path.split(separator: "/", omittingEmptySubsequences: false).contains("..") {
+        if path.utf8.contains(0) { return "contains a NUL character" }
+        if climbs(path) {
             return "climbs out of its folder with '..'; waveform paths must stay inside the resource folders"
         }
         return nil
     }
 
+    /// Whether a path has a `..` component, read in one pass over its UTF-8 bytes.
+    private static func climbs(_ path: String) -> Bool {
+        var run = 0  // dots since the last '/', or -1 once the component has anything else
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "/"):
+                if run == 2 { return true }
+                run = 0
+            case UInt8(ascii: "."): if run >= 0 { run += 1 }
+            default: run = -1
+            }
+        }
+        return run == 2
+    }
+
+    /// Longest path Linux opens, in bytes (`PATH_MAX`); a longer one names no file, and is not
+    /// looked for.
+    static let maxPathBytes = 4_096
+
     /// The file a waveform path names, or why there is none.
     public func resolve(_ path: String) -> Result<URL, Failure> {
-        if let problem = Self.staticProblem(with: path) { return .failure(.unsafe("\"\(path)\" \(problem)")) }
+        if let problem = Self.staticProblem(with: path) { return .failure(.unsafe("\(AHAPQuote.quoted(path)) \(problem)")) }
+        guard path.utf8.count <= Self.maxPathBytes else { return .failure(.notFound(path: path, searched: roots.map(\.path))) }
         let fm = FileManager.default
         for root in roots {
             let candidate = root.appendingPathComponent(path)
@@ -111,7 +131,7 @@ public struct AHAPResourceResolver: Sendable {
                     headerProblems[url] = .some(problem)
                 }
                 if let problem {
-                    diagnostics.append(AHAPDiagnostic(.unplayableAudio, path: at, message: "\"\(p)\" (\(url.path)) cannot be played: \(problem)", file: file))
+                    diagnostics.append(AHAPDiagnostic(.unplayableAudio, path: at, message: "\(AHAPQuote.quoted(p)) (\(url.path)) cannot be played: \(problem)", file: file))
                 }
             case .failure(let f):
                 diagnostics.append(AHAPDiagnostic(f.code, path: at, message: f.description, file: file))

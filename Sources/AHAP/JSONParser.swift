@@ -30,13 +30,13 @@ struct JSONParser {
     }
 
     /// Records a leniency warning at the current path (one `key` deeper if given), or only counts
-    /// it once `maxWarnings` are kept. The path is built only for a warning that is kept.
-    private mutating func warn(_ code: AHAPDiagnostic.Code, key: String? = nil, _ offset: Int, _ message: String) {
+    /// it once `maxWarnings` are kept. The path and message are built only for a warning that is kept.
+    private mutating func warn(_ code: AHAPDiagnostic.Code, key: String? = nil, _ offset: Int, _ message: @autoclosure () -> String) {
         guard warnings.count < maxWarnings else {
             unrecordedWarnings += 1
             return
         }
-        warnings.append((code, key.map { currentPath.key($0) } ?? currentPath, offset, message))
+        warnings.append((code, key.map { currentPath.key($0) } ?? currentPath, offset, message()))
     }
 
     /// Parses one complete document; anything but whitespace and comments after it is an error.
@@ -105,7 +105,7 @@ struct JSONParser {
             let keyOffset = pos
             let key = try parseString()
             try skipTrivia()
-            guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after key \"\(key)\", found \(describeHere())") }
+            guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after key \(AHAPQuote.quoted(key)), found \(describeHere())") }
             pos += 1
             try skipTrivia()
             path.append(.key(key))
@@ -117,7 +117,7 @@ struct JSONParser {
             if members.count == 16 { for (i, m) in members.enumerated() { indexByKey[m.key] = i } }
             let earlierIndex = members.count < 16 ? members.firstIndex { $0.key == key } : indexByKey[key]
             if let earlier = earlierIndex {
-                warn(.duplicateKey, key: key, keyOffset, "key \"\(key)\" appears twice in this object; the last one is used")
+                warn(.duplicateKey, key: key, keyOffset, "key \(AHAPQuote.quoted(key)) appears twice in this object; the last one is used")
                 members[earlier] = member
             } else {
                 if members.count >= 16 { indexByKey[key] = members.count }
@@ -127,7 +127,7 @@ struct JSONParser {
             guard pos < bytes.count else { throw fail("unexpected end of file inside an object; expected ',' or '}'") }
             if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
             if bytes[pos] == UInt8(ascii: "}") { pos += 1; return JSONValue(.object(members), offset: start) }
-            throw fail("expected ',' or '}' after the value of \"\(key)\", found \(describeHere())")
+            throw fail("expected ',' or '}' after the value of \(AHAPQuote.quoted(key)), found \(describeHere())")
         }
     }
 
@@ -206,7 +206,7 @@ struct JSONParser {
                     } else if (0xDC00...0xDFFF).contains(scalar) {
                         throw fail("unpaired UTF-16 surrogate in \\u escape")
                     }
-                    out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                    UTF8.encode(Unicode.Scalar(scalar)!) { out.append($0) }
                 default:
                     throw fail("invalid escape '\\\(Character(Unicode.Scalar(e)))' in a string")
                 }

@@ -5,7 +5,7 @@
 /// equality: two values are equal when their content is.
 public struct JSONValue: Sendable, Equatable {
     /// The content of a JSON value.
-    public indirect enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
         /// An object, members in source order.
         case object([JSONMember])
         /// An array.

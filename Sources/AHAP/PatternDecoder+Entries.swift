@@ -13,11 +13,9 @@ extension PatternDecoder {
             return pattern
         }
         guard let patternValue = top["Pattern"] else {
-            var message = "not an AHAP file: there is no \"Pattern\" key at the top level"
-            if let near = top.members.first(where: { Self.suggestion(for: $0.key, among: ["Pattern"]) != nil }) {
-                message += " (found \"\(near.key)\"; the key is \"Pattern\")"
-            }
-            report(.notAHAP, AHAPPath.root.key("Pattern"), offset: root.offset, message)
+            let near = top.members.first { Self.suggestion(for: $0.key, among: ["Pattern"]) != nil }
+            report(.notAHAP, AHAPPath.root.key("Pattern"), offset: root.offset,
+                   "not an AHAP file: there is no \"Pattern\" key at the top level" + (near.map { " (found \(AHAPQuote.quoted($0.key)); the key is \"Pattern\")" } ?? ""))
             return pattern
         }
         warnUnknownKeys(top, known: Self.topKeys, in: "the top level")
@@ -32,9 +30,10 @@ extension PatternDecoder {
             report(.wrongType, patternPath, offset: patternValue.offset, "Pattern must be an array of entries, found \(patternValue.typeDescription)")
             return pattern
         }
-        guard items.count <= limits.maxEntries else {
+        let maxEntries = limits.maxEntries
+        guard items.count <= maxEntries else {
             report(.limitExceeded, patternPath, offset: patternValue.offset,
-                   "Pattern has \(items.count) entries; the limit is \(limits.maxEntries)")
+                   "Pattern has \(items.count) entries; the limit is \(maxEntries)")
             return pattern
         }
         for (i, item) in items.enumerated() {
@@ -54,14 +53,11 @@ extension PatternDecoder {
             return nil
         }
         guard let kind = kinds.first else {
-            let keys = o.members.map { "\"\($0.key)\"" }.joined(separator: ", ")
-            var message = "entry has none of \"Event\", \"Parameter\", \"ParameterCurve\"" + (keys.isEmpty ? "" : " (keys: \(keys))") + "; ignored"
-            if let s = o.members.lazy.compactMap({ Self.suggestion(for: $0.key, among: Self.entryKinds) }).first { message += "; did you mean \"\(s)\"?" }
-            report(.emptyEntry, path, offset: o.offset, message)
+            report(.emptyEntry, path, offset: o.offset, Self.emptyEntryMessage(o))
             return nil
         }
         for m in o.members where m.key != kind {
-            report(.unknownKey, path.key(m.key), offset: m.keyOffset, "unknown key \"\(m.key)\" beside \"\(kind)\" ignored")
+            report(.unknownKey, path.key(m.key), offset: m.keyOffset, "unknown key \(AHAPQuote.quoted(m.key)) beside \"\(kind)\" ignored")
         }
         let inner = o[kind]!
         switch kind {
@@ -69,6 +65,19 @@ extension PatternDecoder {
         case "Parameter": return decodeParameter(inner, path.key("Parameter")).map(AHAPEntry.parameter)
         default: return decodeCurve(inner, path.key("ParameterCurve")).map(AHAPEntry.curve)
         }
+    }
+
+    /// Most keys an empty entry's message lists.
+    static let maxListedKeys = 8
+
+    /// Why an entry with none of `entryKinds` is ignored: its first `maxListedKeys` keys, and the
+    /// kind one of its keys may have meant.
+    static func emptyEntryMessage(_ o: Object) -> String {
+        var keys = o.members.prefix(maxListedKeys).map { AHAPQuote.quoted($0.key) }
+        if o.members.count > maxListedKeys { keys.append("and \(o.members.count - maxListedKeys) more") }
+        var message = "entry has none of \"Event\", \"Parameter\", \"ParameterCurve\"" + (keys.isEmpty ? "" : " (keys: \(keys.joined(separator: ", ")))") + "; ignored"
+        if let s = o.members.lazy.compactMap({ suggestion(for: $0.key, among: entryKinds) }).first { message += "; did you mean \"\(s)\"?" }
+        return message
     }
 
     // MARK: - Event
@@ -84,9 +93,10 @@ extension PatternDecoder {
         if let (name, v) = typeField {
             type = AHAPEventType(rawValue: name)
             if type == nil {
-                var message = "unknown EventType \"\(name)\"; expected one of \(AHAPEventType.allCases.map(\.rawValue).joined(separator: ", "))"
-                if let s = Self.suggestion(for: name, among: AHAPEventType.allCases.map(\.rawValue)) { message += " (did you mean \"\(s)\"?)" }
-                report(.unknownEventType, path.key("EventType"), offset: v.offset, message)
+                let known = AHAPEventType.allCases.map(\.rawValue)
+                report(.unknownEventType, path.key("EventType"), offset: v.offset,
+                       "unknown EventType \(AHAPQuote.quoted(name)); expected one of \(known.joined(separator: ", "))"
+                       + Self.didYouMean(name, among: known, " (did you mean \"", "\"?)"))
             }
         }
         let time = time(o, "Event")
@@ -121,7 +131,7 @@ extension PatternDecoder {
             if let (p, v) = string(o, "EventWaveformPath", missing: .missingWaveformPath,
                                    "AudioCustom event has no \"EventWaveformPath\" naming its audio file") {
                 if let problem = AHAPResourceResolver.staticProblem(with: p) {
-                    report(.unsafeWaveformPath, path.key("EventWaveformPath"), offset: v.offset, "EventWaveformPath \"\(p)\" \(problem)")
+                    report(.unsafeWaveformPath, path.key("EventWaveformPath"), offset: v.offset, "EventWaveformPath \(AHAPQuote.quoted(p)) \(problem)")
                     pathOK = false
                 } else {
                     waveformPath = p
@@ -192,10 +202,9 @@ extension PatternDecoder {
             return
         }
         let known = expectingEvent ? AHAPEventParameterID.allCases.map(\.rawValue) : AHAPDynamicParameterID.allCases.map(\.rawValue)
-        var message = "unknown ParameterID \"\(name)\""
-        if let s = Self.suggestion(for: name, among: known) { message += "; did you mean \"\(s)\"?" }
-        else { message += "; expected one of \(known.joined(separator: ", "))" }
-        report(.unknownParameterID, path, offset: v.offset, message)
+        report(.unknownParameterID, path, offset: v.offset,
+               "unknown ParameterID \(AHAPQuote.quoted(name))"
+               + (Self.suggestion(for: name, among: known).map { "; did you mean \"\($0)\"?" } ?? "; expected one of \(known.joined(separator: ", "))"))
     }
 
     // MARK: - Parameter and ParameterCurve
@@ -237,8 +246,9 @@ extension PatternDecoder {
             report(.emptyCurve, pointsPath, offset: pv.offset, "ParameterCurve has no control points; give at least one")
             return nil
         }
-        guard items.count <= limits.maxCurvePoints else {
-            report(.limitExceeded, pointsPath, offset: pv.offset, "curve has \(items.count) control points; the limit is \(limits.maxCurvePoints)")
+        let maxPoints = limits.maxCurvePoints
+        guard items.count <= maxPoints else {
+            report(.limitExceeded, pointsPath, offset: pv.offset, "curve has \(items.count) control points; the limit is \(maxPoints)")
             return nil
         }
         guard let id else { return nil }

@@ -4,6 +4,7 @@ struct PatternDecoder {
     let limits: AHAPLimits
     let source: SourceText?
     let file: String?
+    typealias Severity = AHAPDiagnostic.Severity
     /// One finding and where it is: its byte offset (`Int.max` when it has none) and the order it
     /// was found in.
     private struct Finding {
@@ -14,7 +15,13 @@ struct PatternDecoder {
     /// The findings kept: at most `2 × limits.maxFindings` between trims, the best
     /// `limits.maxFindings` after `trim()` (errors first, then source order).
     private var found: [Finding] = []
+    /// After a trim, the worst finding kept (severity, offset, sequence): one worse than it can
+    /// never be listed.
+    private var worstKept: (Severity, Int, Int)?
     private var reported = 0
+    /// Findings whose path and message were built, listed or not: those found while they could
+    /// still be listed (tests check that it stays near `maxFindings` however many are found).
+    private(set) var findingsBuilt = 0
     /// Errors and warnings found in all, kept or not.
     private(set) var errorCount = 0
     private(set) var warningCount = 0
@@ -52,25 +59,39 @@ struct PatternDecoder {
         return AHAPOmittedFindings(errors: errorCount - listedErrors, warnings: warningCount - (listed - listedErrors))
     }
 
-    /// Keeps the best `limit` findings: errors first, then the earliest in the source.
+    /// Keeps the best `limit` findings (`precedes`), in that order.
     private static func trim(_ findings: inout [Finding], to limit: Int) {
         guard findings.count > limit else { return }
-        findings.sort { a, b in
-            let ae = a.diagnostic.severity == .error, be = b.diagnostic.severity == .error
-            if ae != be { return ae }
-            return (a.offset, a.sequence) < (b.offset, b.sequence)
-        }
+        findings.sort { precedes(($0.diagnostic.severity, $0.offset, $0.sequence), ($1.diagnostic.severity, $1.offset, $1.sequence)) }
         findings.removeLast(findings.count - limit)
     }
 
-    /// Records a finding. Memory stays bounded by `limits.maxFindings` however many there are.
-    mutating func report(_ code: AHAPDiagnostic.Code, _ path: AHAPPath, offset: Int?, _ message: String) {
-        let d = AHAPDiagnostic(code, path: path, message: message, file: file)
-        if d.severity == .error { errorCount += 1 } else { warningCount += 1 }
-        found.append(Finding(diagnostic: d, offset: offset ?? Int.max, sequence: reported))
-        reported += 1
+    /// Records a finding. Memory stays bounded by `limits.maxFindings` however many there are, and
+    /// so does the work of building findings: `path` and `message` are only built for a finding
+    /// that can still be listed, not for one worse (a warning after the errors, later in the
+    /// source) than `limits.maxFindings` already kept, which is only counted.
+    mutating func report(_ code: AHAPDiagnostic.Code, _ path: @autoclosure () -> AHAPPath, offset: Int?, _ message: @autoclosure () -> String) {
+        let severity = code.defaultSeverity
+        if severity == .error { errorCount += 1 } else { warningCount += 1 }
+        let offset = offset ?? Int.max
+        defer { reported += 1 }
         let limit = max(limits.maxFindings, 0)
-        if found.count >= 2 * max(limit, 1) { Self.trim(&found, to: limit) }
+        if let worst = worstKept, !Self.precedes((severity, offset, reported), worst) { return }
+        if limit == 0 { return }
+        findingsBuilt += 1
+        let d = AHAPDiagnostic(code, path: path(), message: message(), file: file)
+        found.append(Finding(diagnostic: d, offset: offset, sequence: reported))
+        if found.count >= 2 * limit {
+            Self.trim(&found, to: limit)
+            worstKept = found.last.map { ($0.diagnostic.severity, $0.offset, $0.sequence) }
+        }
+    }
+
+    /// Whether a finding is listed before another: errors first, then in source order, then in
+    /// the order found.
+    private static func precedes(_ a: (Severity, Int, Int), _ b: (Severity, Int, Int)) -> Bool {
+        if a.0 != b.0 { return a.0 == .error }
+        return (a.1, a.2) < (b.1, b.2)
     }
 
     /// Counts warnings that were found but not recorded (the parser keeps only the first
@@ -100,17 +121,34 @@ struct PatternDecoder {
 
     mutating func warnUnknownKeys(_ o: Object, known: [String], in what: String) {
         for m in o.members where !known.contains(m.key) {
-            var message = "unknown key \"\(m.key)\" in \(what) ignored"
-            if let s = Self.suggestion(for: m.key, among: known) { message += "; did you mean \"\(s)\"?" }
-            report(.unknownKey, o.path.key(m.key), offset: m.keyOffset, message)
+            report(.unknownKey, o.path.key(m.key), offset: m.keyOffset,
+                   "unknown key \(AHAPQuote.quoted(m.key)) in \(what) ignored" + Self.didYouMean(m.key, among: known, "; did you mean \"", "\"?"))
         }
+    }
+
+    /// `before + suggestion + after` when `name` has a close match among `candidates`, else "".
+    static func didYouMean(_ name: String, among candidates: [String], _ before: String, _ after: String) -> String {
+        suggestion(for: name, among: candidates).map { before + $0 + after } ?? ""
     }
 
     /// A close match for a misspelled name: same letters ignoring case; the same name but for a
     /// `Haptic` / `Audio` prefix or a `Control` suffix (several AHAP generators write
     /// `HapticAttackTime` for the event parameter `AttackTime`; the dynamic parameter with the
-    /// writer's prefix is preferred); or within a small edit distance.
-    static func suggestion(for name: String, among candidates: [String]) -> String? {
+    /// writer's prefix is preferred); or within a small edit distance (in Unicode scalars).
+    ///
+    /// The work is bounded whatever the name's length: a name longer than the longest candidate
+    /// plus what a prefix and suffix or the edit distance allow (`reach`) can match no rule, and is
+    /// dismissed after reading `reach + 1` of its scalars. `work` counts the scalars read and the
+    /// edit-distance cells computed.
+    static func suggestion(for name: String, among candidates: [String], work: inout Int) -> String? {
+        let longest = candidates.map(\.unicodeScalars.count).max() ?? 0
+        // Lowercasing never shortens a string in scalars, and a rule matches a lowercased name of
+        // at most `longest` (same letters), `longest` + a prefix + a suffix (same core), or
+        // `longest` + the distance allowed, a quarter of the candidate's length.
+        let reach = longest + max(familyPrefixes.map(\.count).max()! + controlSuffix.count, longest / 4 + 1)
+        let scalars = name.unicodeScalars
+        work += min(reach + 1, name.utf8.count)
+        guard scalars.index(scalars.startIndex, offsetBy: reach + 1, limitedBy: scalars.endIndex) == nil else { return nil }
         let lower = name.lowercased()
         if let same = candidates.first(where: { $0.lowercased() == lower }) { return same }
         let (family, core) = Self.familyAndCore(lower)
@@ -118,37 +156,53 @@ struct PatternDecoder {
             let sameCore = candidates.filter { Self.familyAndCore($0.lowercased()).core == core }
             if let match = sameCore.first(where: { Self.familyAndCore($0.lowercased()).family == family }) ?? sameCore.first { return match }
         }
+        let a = Array(lower.unicodeScalars)
         var best: (String, Int)?
         for c in candidates {
-            let d = editDistance(Array(lower), Array(c.lowercased()))
-            if d <= max(1, c.count / 4), d < (best?.1 ?? Int.max) { best = (c, d) }
+            let b = Array(c.lowercased().unicodeScalars)
+            work += a.count * b.count
+            let d = editDistance(a, b)
+            if d <= max(1, b.count / 4), d < (best?.1 ?? Int.max) { best = (c, d) }
         }
         return best?.0
     }
+
+    /// `suggestion(for:among:work:)` without counting.
+    static func suggestion(for name: String, among candidates: [String]) -> String? {
+        var work = 0
+        return suggestion(for: name, among: candidates, work: &work)
+    }
+
+    static let familyPrefixes = ["haptic", "audio"]
+    static let controlSuffix = "control"
 
     /// A lowercased parameter name split into its family prefix (`haptic`, `audio` or none) and
     /// the rest without a `control` suffix: `hapticattacktimecontrol` → (`haptic`, `attacktime`).
     static func familyAndCore(_ lower: String) -> (family: Substring, core: Substring) {
         var core = Substring(lower), family: Substring = ""
-        for prefix in ["haptic", "audio"] where core.hasPrefix(prefix) {
+        for prefix in familyPrefixes where core.hasPrefix(prefix) {
             family = core.prefix(prefix.count)
             core = core.dropFirst(prefix.count)
             break
         }
-        if core.hasSuffix("control") { core = core.dropLast("control".count) }
+        if core.hasSuffix(controlSuffix) { core = core.dropLast(controlSuffix.count) }
         return (family, core)
     }
 
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    /// Levenshtein distance, in `a.count × b.count` steps and two rows of memory.
+    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
         var prev = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var cur = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
+        var cur = prev
+        for i in 1...a.count {
+            cur[0] = i
+            for j in 1...b.count {
                 cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
-            prev = cur
+            swap(&prev, &cur)
         }
-        return a.isEmpty ? b.count : prev[b.count]
+        return prev[b.count]
     }
 
     // MARK: - Scalars
@@ -156,18 +210,22 @@ struct PatternDecoder {
     /// A finite number, or nil after reporting why not.
     mutating func finiteNumber(_ value: JSONValue, _ path: @autoclosure () -> AHAPPath, _ what: String) -> Double? {
         guard case .number(let n) = value.kind else {
-            var message = "\(what) must be a number, found \(value.typeDescription)"
-            if case .string(let s) = value.kind, Double(s.replacingOccurrences(of: ",", with: ".")) != nil {
-                message += " (\"\(s)\"); write it without quotes"
-            }
-            report(.wrongType, path(), offset: value.offset, message)
+            report(.wrongType, path(), offset: value.offset, "\(what) must be a number, found \(value.typeDescription)" + Self.quotedNumberHint(value))
             return nil
         }
         guard n.value.isFinite else {
-            report(.nonFiniteNumber, path(), offset: value.offset, "\(what) \(n.literal ?? "\(n.value)") is out of range (not a finite number)")
+            report(.nonFiniteNumber, path(), offset: value.offset, "\(what) \(AHAPQuote.literal(n.literal ?? "\(n.value)")) is out of range (not a finite number)")
             return nil
         }
         return n.value
+    }
+
+    /// ` ("0.5"); write it without quotes` when a string value reads as a number (a decimal comma
+    /// too), else "".
+    static func quotedNumberHint(_ value: JSONValue) -> String {
+        guard case .string(let s) = value.kind,
+              Double(String(decoding: s.utf8.map { $0 == UInt8(ascii: ",") ? UInt8(ascii: ".") : $0 }, as: UTF8.self)) != nil else { return "" }
+        return " (\(AHAPQuote.quoted(s))); write it without quotes"
     }
 
     /// A `Time` key: defaults to 0 (with a warning) when missing; must be finite and ≥ 0.
@@ -187,11 +245,12 @@ struct PatternDecoder {
 
     /// Whether a time or duration is at most `limits.maxTime`; reports it when it is not.
     mutating func withinTimeLimit(_ x: Double, _ v: JSONValue, _ path: @autoclosure () -> AHAPPath, _ what: String) -> Bool {
-        guard x > limits.maxTime else { return true }
+        let maxTime = limits.maxTime
+        guard x > maxTime else { return true }
         var literal = Self.format(x)
-        if case .number(let n) = v.kind, let l = n.literal { literal = l }
+        if case .number(let n) = v.kind, let l = n.literal { literal = AHAPQuote.literal(l) }
         report(.limitExceeded, path(), offset: v.offset,
-               "\(what) \(literal) s is over the limit of \(Self.format(limits.maxTime)) s on times and durations")
+               "\(what) \(literal) s is over the limit of \(Self.format(maxTime)) s on times and durations")
         return false
     }
 
@@ -216,7 +275,7 @@ struct PatternDecoder {
             return b
         case .number(let n) where n.value == 0 || n.value == 1:
             report(.numericBoolean, o.path.key(key), offset: v.offset,
-                   "\(key) is a boolean; \(n.literal ?? "\(n.value)") read as \(n.value == 1); write true or false")
+                   "\(key) is a boolean; \(AHAPQuote.literal(n.literal ?? "\(n.value)")) read as \(n.value == 1); write true or false")
             return n.value == 1
         default:
             report(.wrongType, o.path.key(key), offset: v.offset, "\(key) must be true or false, found \(v.typeDescription); using the default \(def)")
