@@ -17,10 +17,16 @@ import HapSyncCore
 /// - `plot`: the SVG of any compiled pattern is a finite drawing (no NaN or infinity in it).
 /// - `audioHeader`: any bytes as a WAV/FLAC/... header give an `AudioFileInfo` or an error, never a
 ///   crash; a header that reads has positive rate and channels.
+/// - `propertyList`: any nested value the bytes build (`PropertyListShape`: Swift and Foundation
+///   arrays and dictionaries, shared, self-containing, hundreds deep) converts as a pattern
+///   dictionary or fails naming a path no longer than the nesting limit, never a crash; what
+///   converts is no deeper than the limit, its AHAP text reads back as the same value, and the
+///   reader reads it as a pattern.
 public enum FuzzTargets {
     /// The targets by name, as `.ci/fuzz` and the regression tests call them.
     public static let all: [(name: String, run: @Sendable (Data) -> Void)] = [
         ("reader", { reader($0) }), ("render", { render($0) }), ("plot", { plot($0) }), ("audioHeader", { audioHeader($0) }),
+        ("propertyList", { propertyList($0) }),
     ]
 
     /// Reads the bytes as AHAP; a clean pattern must survive the writer and the reader again.
@@ -71,5 +77,42 @@ public enum FuzzTargets {
     public static func audioHeader(_ data: Data) {
         guard let info = try? AudioFileInfo(header: [UInt8](data), fileSize: data.count) else { return }
         precondition(info.sampleRate > 0 && info.channels > 0, "a header read with rate \(info.sampleRate), \(info.channels) channels")
+    }
+
+    /// The limits the `propertyList` target converts with: the reader's nesting, and a smaller
+    /// size (64 KB of text) so that a shared value stops within milliseconds.
+    static let propertyListLimits = AHAPLimits(maxFileBytes: 1 << 16, maxEntries: AHAPLimits.default.maxEntries,
+                                               maxCurvePoints: AHAPLimits.default.maxCurvePoints,
+                                               maxNestingDepth: AHAPLimits.default.maxNestingDepth)
+
+    /// Builds a nested value from the bytes and converts it as a pattern dictionary.
+    public static func propertyList(_ data: Data) {
+        let shape = PropertyListShape(data)
+        defer { shape.release() }
+        guard let value = shape.value else { return }
+        let limits = propertyListLimits
+        let json: JSONValue
+        do {
+            json = try PropertyListConverter(limits: limits).json(value)
+        } catch {
+            precondition(error.path.components.count <= limits.maxNestingDepth, "a failure deeper than the limit: \(error)")
+            return
+        }
+        precondition(depth(json) < limits.maxNestingDepth, "converted deeper than the limit")
+        let text = JSONWriter.string(json, pretty: false)
+        let unbounded = AHAPLimits(maxFileBytes: .max - 1, maxEntries: .max, maxCurvePoints: .max, maxNestingDepth: limits.maxNestingDepth)
+        let read = AHAPReader(limits: unbounded).diagnose(data: Data(text.utf8))
+        precondition(!read.diagnostics.contains { $0.code == .jsonSyntax || $0.message.hasPrefix("nesting deeper") },
+                     "the converted value's text does not read back: \(read.diagnostics.prefix(3))")
+        _ = AHAPReader(limits: limits).diagnose(json: json)
+    }
+
+    /// The deepest level of a value (a scalar at the top is level 0).
+    private static func depth(_ value: JSONValue) -> Int {
+        switch value.kind {
+        case .array(let items): return 1 + (items.map(depth).max() ?? -1)
+        case .object(let members): return 1 + (members.map { depth($0.value) }.max() ?? -1)
+        default: return 0
+        }
     }
 }

@@ -1,5 +1,6 @@
 // The libFuzzer entry point of one fuzz target, chosen when `.ci/fuzz` compiles it
-// (-D FUZZ_reader, FUZZ_render, FUZZ_plot or FUZZ_audioHeader). The logic is in HapSyncFuzz.
+// (-D FUZZ_reader, FUZZ_render, FUZZ_plot, FUZZ_audioHeader or FUZZ_propertyList). The logic is in
+// HapSyncFuzz.
 import Foundation
 import HapSyncFuzz
 
@@ -14,6 +15,8 @@ public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     FuzzTargets.plot(data)
     #elseif FUZZ_audioHeader
     FuzzTargets.audioHeader(data)
+    #elseif FUZZ_propertyList
+    FuzzTargets.propertyList(data)
     #else
     #error("compile with -D FUZZ_<target>")
     #endif
