@@ -58,7 +58,7 @@ let package = Package(
         // Backends at the edge: trace and evdev rumble.
         .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
         // Fuzz targets (the logic; .ci/fuzz links it with libFuzzer, HapSyncFuzzTests replays kept inputs).
-        .target(name: "HapSyncFuzz", dependencies: ["AHAP", "HapSyncCore"]),
+        .target(name: "HapSyncFuzz", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncOSC"]),
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording
         // backend, a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),

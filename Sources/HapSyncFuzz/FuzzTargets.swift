@@ -22,11 +22,15 @@ import HapSyncCore
 ///   dictionary or fails naming a path no longer than the nesting limit, never a crash; what
 ///   converts is no deeper than the limit, its AHAP text reads back as the same value, and the
 ///   reader reads it as a pattern.
+/// - `player`: the bytes as calls on a manual-clock engine's players (`EngineFuzz`): every call
+///   and scheduling pass returns, loops pass no faster than their floor, every command is in range.
+/// - `osc`: the bytes as datagrams to `hapsync serve`'s service (`OSCFuzz`): every one handled,
+///   never more players than the limit, status still answers.
 public enum FuzzTargets {
     /// The targets by name, as `.ci/fuzz` and the regression tests call them.
     public static let all: [(name: String, run: @Sendable (Data) -> Void)] = [
         ("reader", { reader($0) }), ("render", { render($0) }), ("plot", { plot($0) }), ("audioHeader", { audioHeader($0) }),
-        ("propertyList", { propertyList($0) }),
+        ("propertyList", { propertyList($0) }), ("player", { EngineFuzz.run($0) }), ("osc", { OSCFuzz.run($0) }),
     ]
 
     /// Reads the bytes as AHAP; a clean pattern must survive the writer and the reader again.

@@ -198,8 +198,16 @@ public final class OSCCommands: @unchecked Sendable {
         return answers
     }
 
+    /// Players the service holds now (playing, scheduled or paused).
+    public var playerCount: Int { players.withLock { $0.count } }
+
     /// Loads under way or waiting (for tests and status).
     public var loadsUnderWay: Int { loading.count }
+
+    /// Blocks until a load has finished (at once if one has and `completed()` has not taken it);
+    /// false, at once, when no load is under way. For callers that must know, the fuzzer and
+    /// tests, not the service thread.
+    public func waitForLoad() -> Bool { loader.waitForResult() }
 
     private func run(_ address: String, _ a: Arguments, at time: Double, statistics: OSCService.Statistics,
                      client: Client) throws(CommandError) -> Outcome {
@@ -358,7 +366,7 @@ public final class OSCCommands: @unchecked Sendable {
                 .string("patterns-distinct"), .int(Int64(held.patterns)),
                 .string("pattern-memory"), .int(Int64(held.bytes)), .string("pattern-memory-limit"), .int(Int64(library.budget)),
                 .string("loading"), .int(Int64(loading.count)),
-                .string("players"), .int(Int64(players.withLock { $0.count })),
+                .string("players"), .int(Int64(playerCount)),
                 .string("packets"), .int(Int64(s.packets)), .string("messages"), .int(Int64(s.messages)),
                 .string("errors"), .int(Int64(s.errors)), .string("malformed"), .int(Int64(s.malformed)),
                 .string("oversized"), .int(Int64(s.oversized)), .string("late"), .int(Int64(s.late)),

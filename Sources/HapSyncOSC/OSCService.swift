@@ -201,7 +201,16 @@ public final class OSCService: @unchecked Sendable {
     }
 
     /// One datagram: counted, size-checked, rate-limited, then decoded by liblo.
-    private func handle(datagram: UnsafeRawBufferPointer, length: Int, from peer: OSCSocket.Peer, on socket: OSCSocket) {
+    /// Handles `datagram` as if it had arrived, from a sender nothing can be sent back to (its
+    /// replies are dropped), then waits for the loads it started and handles what waited for
+    /// them: one packet's whole effect, for the fuzzer and tests. Call it only while `run` is not
+    /// running.
+    public func process(_ datagram: UnsafeRawBufferPointer) {
+        handle(datagram: datagram, length: datagram.count, from: OSCSocket.Peer(), on: nil)
+        while commands.loadsUnderWay > 0, commands.waitForLoad() { answerCompletedLoads() }
+    }
+
+    private func handle(datagram: UnsafeRawBufferPointer, length: Int, from peer: OSCSocket.Peer, on socket: OSCSocket?) {
         stats.withLock { $0.packets += 1 }
         currentSocket = socket
         currentPeer = peer

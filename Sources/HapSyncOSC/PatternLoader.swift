@@ -25,6 +25,8 @@ final class PatternLoader: @unchecked Sendable {
     private let queue = Locked<(jobs: [Job], done: [(name: String, result: Result<PatternLibrary.Entry, OSCCommands.CommandError>)], stopping: Bool)>(([], [], false))
     private let more = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
+    /// Signalled after each result (for `waitForResult`).
+    private let resultReady = DispatchSemaphore(value: 0)
     private let wake: @Sendable () -> Void
     private var started = false
 
@@ -58,6 +60,17 @@ final class PatternLoader: @unchecked Sendable {
     /// Loads waiting or under way.
     var waiting: Int { queue.withLock { $0.jobs.count } }
 
+    /// Blocks until a result is ready for `finished()` (at once if one is); false, at once, when
+    /// none is ready and no load waits (none will come).
+    func waitForResult() -> Bool {
+        while true {
+            let (ready, waiting) = queue.withLock { ($0.done.isEmpty == false, $0.jobs.isEmpty == false) }
+            if ready { return true }
+            if !waiting { return false }
+            resultReady.wait()
+        }
+    }
+
     /// The results ready since the last call, in the order the loads finished.
     func finished() -> [(name: String, result: Result<PatternLibrary.Entry, OSCCommands.CommandError>)] {
         queue.withLock { q in defer { q.done = [] }; return q.done }
@@ -85,6 +98,7 @@ final class PatternLoader: @unchecked Sendable {
                 if !q.jobs.isEmpty { q.jobs.removeFirst() }
                 q.done.append((job.name, result))
             }
+            resultReady.signal()
             wake()
         }
     }

@@ -1,6 +1,6 @@
 // The libFuzzer entry point of one fuzz target, chosen when `.ci/fuzz` compiles it
-// (-D FUZZ_reader, FUZZ_render, FUZZ_plot, FUZZ_audioHeader or FUZZ_propertyList). The logic is in
-// HapSyncFuzz.
+// (-D FUZZ_reader, FUZZ_render, FUZZ_plot, FUZZ_audioHeader, FUZZ_propertyList, FUZZ_player or
+// FUZZ_osc). The logic is in HapSyncFuzz.
 import Foundation
 import HapSyncFuzz
 
@@ -17,6 +17,10 @@ public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     FuzzTargets.audioHeader(data)
     #elseif FUZZ_propertyList
     FuzzTargets.propertyList(data)
+    #elseif FUZZ_player
+    EngineFuzz.run(data)
+    #elseif FUZZ_osc
+    OSCFuzz.run(data)
     #else
     #error("compile with -D FUZZ_<target>")
     #endif
