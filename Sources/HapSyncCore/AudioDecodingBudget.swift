@@ -132,9 +132,12 @@ public enum AudioDecodingBudget {
                 + (others > 0 ? ", and the pattern's other audio files already take \(Self.mebibytes(others))" : "")
         }
 
-        private static func mebibytes(_ bytes: Int) -> String {
-            bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
-        }
+        private static func mebibytes(_ bytes: Int) -> String { AudioDecodingBudget.mebibytes(bytes) }
+    }
+
+    /// A byte count as HapSync's messages show sizes: "256 MiB" when whole, else "12.5 MiB".
+    public static func mebibytes(_ bytes: Int) -> String {
+        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
     }
 
     /// The overrun of decoding `frames` of the file at `path` at `outputRate` within `budget` of a

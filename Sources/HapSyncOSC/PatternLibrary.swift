@@ -141,8 +141,8 @@ final class PatternLibrary: @unchecked Sendable {
     }
 
     private func overBudget(_ what: String, needs: Int, used: Int, part: String) -> OSCCommands.CommandError {
-        OSCCommands.CommandError("\(what) needs up to \(Self.mebibytes(needs)) (\(part)); the service holds \(Self.mebibytes(used)) of patterns "
-                                 + "and may hold \(Self.mebibytes(budget)) (--pattern-memory): /hapsync/unload some first")
+        OSCCommands.CommandError("\(what) needs up to \(AudioDecodingBudget.mebibytes(needs)) (\(part)); the service holds \(AudioDecodingBudget.mebibytes(used)) of patterns "
+                                 + "and may hold \(AudioDecodingBudget.mebibytes(budget)) (--pattern-memory): /hapsync/unload some first")
     }
 
     /// Bytes of the distinct sample buffers a player's audio holds.
@@ -162,7 +162,4 @@ final class PatternLibrary: @unchecked Sendable {
         guard stat(url.path, &st) == 0 else { return "unreadable \(UUID())" }
         return "\(url.path)|\(st.st_dev)|\(st.st_ino)|\(st.st_size)|\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
     }
-
-    /// "12.5 MiB".
-    static func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / Double(1 << 20)) }
 }

@@ -136,7 +136,7 @@ struct OSCServiceTests {
         defer { running.stop() }
         let c = try running.client()
         let refused = c.ask("/hapsync/load", [.string("h"), .string("heavy.ahap")])
-        #expect(refused?.address == "/hapsync/error" && refused.map { "\($0.args)".contains("--pattern-memory") && "\($0.args)".contains("8.0 MiB") } == true,
+        #expect(refused?.address == "/hapsync/error" && refused.map { "\($0.args)".contains("--pattern-memory") && "\($0.args)".contains("may hold 8 MiB (--pattern-memory)") } == true,
                 "\(String(describing: refused))")
         // A load, then at once a play and an unload of it (as oscsend sends them, unanswered).
         c.send("/hapsync/load", [.string("tap"), .string("tap.ahap")])
