@@ -257,25 +257,7 @@ public final class OSCService: @unchecked Sendable {
         // A bundle's second and later messages spend tokens of their own.
         if messagesInPacket > 0, !takeToken() { return }
         messagesInPacket += 1
-        var args: [OSCValue] = []
-        for k in 0..<argc {
-            let tag = UInt8(bitPattern: types[k])
-            // True and false carry no data: liblo gives no argument for them (nor for N and I).
-            if tag == UInt8(ascii: "T") || tag == UInt8(ascii: "F") {
-                args.append(.bool(tag == UInt8(ascii: "T")))
-                continue
-            }
-            guard let arg = argv?[k] else { args.append(.other(Character(UnicodeScalar(tag)))); continue }
-            switch tag {
-            case UInt8(ascii: "i"): args.append(.int(Int64(arg.pointee.i)))
-            case UInt8(ascii: "h"): args.append(.int(arg.pointee.h))
-            case UInt8(ascii: "f"): args.append(.float(Double(arg.pointee.f)))
-            case UInt8(ascii: "d"): args.append(.float(arg.pointee.d))
-            case UInt8(ascii: "s"), UInt8(ascii: "S"):
-                args.append(.string(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self))))
-            default: args.append(.other(Character(UnicodeScalar(tag))))
-            }
-        }
+        let args = OSCValue.arguments(types: types, argv: argv, count: argc)
         // A time tag (from a bundle) on the engine clock; nil for "immediately".
         var at: Double?
         if let message {

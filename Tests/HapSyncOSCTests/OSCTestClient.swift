@@ -92,21 +92,7 @@ final class OSCTestClient {
         guard let m = lo_message_deserialise(&buffer, n, &result) else { return nil }
         defer { lo_message_free(m) }
         let address = String(cString: buffer.map { CChar(bitPattern: $0) } + [0])
-        let types = String(cString: lo_message_get_types(m))
-        let argv = lo_message_get_argv(m)!
-        var args: [OSCValue] = []
-        for (k, tag) in types.utf8.enumerated() {
-            switch tag {
-            case UInt8(ascii: "i"): args.append(.int(Int64(argv[k]!.pointee.i)))
-            case UInt8(ascii: "h"): args.append(.int(argv[k]!.pointee.h))
-            case UInt8(ascii: "f"): args.append(.float(Double(argv[k]!.pointee.f)))
-            case UInt8(ascii: "d"): args.append(.float(argv[k]!.pointee.d))
-            case UInt8(ascii: "s"): args.append(.string(String(cString: UnsafeRawPointer(argv[k]!).assumingMemoryBound(to: CChar.self))))
-            case UInt8(ascii: "T"): args.append(.bool(true))
-            case UInt8(ascii: "F"): args.append(.bool(false))
-            default: args.append(.other(Character(UnicodeScalar(tag))))
-            }
-        }
+        let args = OSCValue.arguments(types: lo_message_get_types(m), argv: lo_message_get_argv(m), count: Int(lo_message_get_argc(m)))
         return (address, args)
     }
 
