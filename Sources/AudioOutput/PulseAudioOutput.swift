@@ -24,7 +24,7 @@ import Synchronization
 /// channels' mean on a mono layout), the drive signal added on the driven channels. Haptics and
 /// audio then share one stream and one clock: a tap and a sound at the same pattern time start
 /// at the same frame (`OutputCommand.frame`), sample-locked by construction.
-public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
+public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked Sendable {
     /// Settings.
     public struct Configuration: Sendable {
         /// The sink to play to (nil: the server's default).
@@ -106,6 +106,16 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
         set { muted.store(newValue, ordering: .relaxed) }
     }
 
+    /// The SCHED_FIFO priority the mainloop thread (`threadName`, which mixes and writes) asks
+    /// for when the stream opens; the engine sets it below its own threads' (nil: normal priority).
+    public var threadPriority: Int32? {
+        get { mainloopPriority.asked }
+        set { mainloopPriority.asked = newValue }
+    }
+    /// The mainloop thread and what it got (the latest stream's, kept after it closes).
+    public var realtimeThreads: [RealtimeThread] { mainloopPriority.threads }
+
+    private let mainloopPriority = MainloopPriority()
     private let liveStore = Locked<LiveParameters?>(nil)
     private let muted = Atomic<Bool>(false)
     private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
@@ -190,8 +200,10 @@ public final class PulseAudioOutput: AudioDevice, @unchecked Sendable {
     public func open() throws {
         guard connection == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync", server: configuration.server, threadName: Self.threadName,
+                                             realtimePriority: mainloopPriority.asked,
                                              onFailure: { [weak self] why in self?.serverLost(why) })
         self.connection = connection
+        mainloopPriority.record(connection)
         do {
             stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
                 serverName = connection.serverName()

@@ -1,5 +1,7 @@
 import CPulse
+import Dispatch
 import Glibc
+import HapSyncConcurrency
 import HapSyncRuntime
 
 /// A client of a PulseAudio server on a threaded mainloop, with at most one stream: the handshake,
@@ -31,8 +33,13 @@ package final class PulseConnection: @unchecked Sendable {
 
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Connects as client `clientName` and waits until the context is ready.
-    package init(clientName: String, server: String?, threadName: String,
+    /// The mainloop thread's real-time scheduling, when `init` was asked for it: what it got.
+    package private(set) var realtimeThread: RealtimeThread?
+
+    /// Connects as client `clientName` and waits until the context is ready. With
+    /// `realtimePriority`, the mainloop thread (which runs the stream's callbacks: where audio is
+    /// rendered) first asks for SCHED_FIFO at it; `realtimeThread` says what it got.
+    package init(clientName: String, server: String?, threadName: String, realtimePriority: Int32? = nil,
                  onFailure: ((String) -> Void)? = nil) throws(PulseError) {
         guard let ml = pa_threaded_mainloop_new() else { throw .noServer("cannot create a mainloop") }
         guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(ml), clientName) else {
@@ -62,6 +69,33 @@ package final class PulseConnection: @unchecked Sendable {
             close()
             throw .noServer(failure)
         }
+        if let realtimePriority { realtimeThread = promote(name: threadName, priority: realtimePriority) }
+    }
+
+    /// Asks for SCHED_FIFO at `priority` on the mainloop thread (queued under the lock, run there
+    /// outside it) and waits at most 2 s for the answer. libpulse's mainloop lock inherits priority, so a control
+    /// thread holding it is raised while the real-time mainloop waits for it.
+    private func promote(name: String, priority: Int32) -> RealtimeThread {
+        final class Request: @unchecked Sendable {
+            let priority: Int32
+            let done = DispatchSemaphore(value: 0)
+            var error: String?
+            init(priority: Int32) { self.priority = priority }
+        }
+        let request = Request(priority: priority)
+        // Under the lock: queuing the call adds an event to the mainloop, which its thread is
+        // running (without it libpulse's defer list raced and asserted).
+        withLock {
+            pa_threaded_mainloop_once_unlocked(mainloop, { _, userdata in
+                let request = Unmanaged<Request>.fromOpaque(userdata!).takeRetainedValue()
+                if case .failure(let e) = HelperThreadCalls.requestFIFO(priority: request.priority) { request.error = e.description }
+                request.done.signal()
+            }, Unmanaged.passRetained(request).toOpaque())
+        }
+        guard request.done.wait(timeout: .now() + 2) == .success else {
+            return RealtimeThread(name: name, priority: priority, error: "the mainloop thread did not answer within 2 s")
+        }
+        return RealtimeThread(name: name, priority: priority, error: request.error)
     }
 
     deinit { close() }
@@ -381,4 +415,25 @@ package final class PulseConnection: @unchecked Sendable {
         guard age < 1_000_000_000 else { return nil }
         return monoNow - UInt64(age)
     }
+}
+
+/// The real-time request for an output's mainloop thread and its answer, as `RealtimeThreaded`
+/// reports them (the playback output's and the waveform output's, one rule for both).
+package final class MainloopPriority: Sendable {
+    private let state = Locked<(asked: Int32?, got: RealtimeThread?)>((nil, nil))
+
+    package init() {}
+
+    /// The priority the next connection's mainloop asks for (nil: normal priority).
+    package var asked: Int32? {
+        get { state.withLock { $0.asked } }
+        set { state.withLock { $0.asked = newValue } }
+    }
+
+    /// What the latest connection's mainloop got (`connection.realtimeThread`; kept after it
+    /// closes, for a run's summary), or nothing (nil: its stream was mixed into another output's).
+    package func record(_ connection: PulseConnection?) { state.withLock { $0.got = connection?.realtimeThread } }
+
+    /// The thread as reported (empty when none asked or none runs).
+    package var threads: [RealtimeThread] { state.withLock { $0.got.map { [$0] } ?? [] } }
 }

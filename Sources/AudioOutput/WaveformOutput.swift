@@ -25,9 +25,20 @@ import Synchronization
 ///
 /// `apply` (output thread) and the stream's write callback (the PulseAudio mainloop thread) do not
 /// allocate, lock or block; they meet through a lock-free ring.
-public final class WaveformOutput: HapticBackend, @unchecked Sendable {
+public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked Sendable {
     /// Which channels of the stream carry the drive signal (`HapticOutputSpec.WaveformChannels`).
     public typealias Channels = HapticOutputSpec.WaveformChannels
+
+    /// The SCHED_FIFO priority its own stream's mainloop thread (hapsync-waveform, which renders
+    /// the drive) asks for; the engine sets it below its own threads' (nil: normal priority).
+    public var threadPriority: Int32? {
+        get { mainloopPriority.asked }
+        set { mainloopPriority.asked = newValue }
+    }
+    /// That thread and what it got, for the latest stream of its own (none when mixed into the
+    /// audio output's stream, whose thread renders the drive).
+    public var realtimeThreads: [RealtimeThread] { mainloopPriority.threads }
+    private let mainloopPriority = MainloopPriority()
 
     /// Settings.
     public struct Configuration: Sendable {
@@ -130,8 +141,10 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
     public func open() throws {
         guard connection == nil, mixedInto == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync haptics", server: configuration.server, threadName: "hapsync-waveform",
+                                             realtimePriority: mainloopPriority.asked,
                                              onFailure: { [weak self] _ in self?.running.store(false, ordering: .releasing) })
         self.connection = connection
+        mainloopPriority.record(connection)
         do {
             let shared = try connection.withLock { () throws(PulseAudioOutput.PulseError) -> Bool in
                 let sink = try connection.sinkInfo(named: configuration.sink)
@@ -152,8 +165,10 @@ public final class WaveformOutput: HapticBackend, @unchecked Sendable {
                 return false
             }
             if shared {
+                // The drive is rendered on the audio output's mainloop, which reports itself.
                 connection.close()
                 self.connection = nil
+                mainloopPriority.record(nil)
                 return
             }
             try PulseConnection.awaitSettled(ownClock) { running.load(ordering: .acquiring) }

@@ -21,8 +21,16 @@ extension HapticEngine {
         public var threading: Threading
         /// The scheduler sleeps until this long before a deadline, then spins (default 150 µs).
         public var spinMargin: UInt64
-        /// SCHED_FIFO priority asked for the scheduler thread (default 80; the output thread asks one less).
+        /// SCHED_FIFO priority asked for the scheduler thread (default 80; the output thread asks
+        /// one less, `outputThreadPriority`, and the outputs' own threads two less,
+        /// `deviceThreadPriority`).
         public var realtimePriority: Int32
+        /// The output thread's SCHED_FIFO priority: one below the scheduler's (at least 1).
+        public var outputThreadPriority: Int32 { max(1, realtimePriority - 1) }
+        /// The priority the audio device's and backend's own threads (`RealtimeThreaded`: the
+        /// sound server's mainloop that mixes) ask for: two below the scheduler's (at least 1),
+        /// so audio rendering outranks every normal process and never the haptic threads.
+        public var deviceThreadPriority: Int32 { max(1, realtimePriority - 2) }
         /// Whether to mlockall the process at start so no page fault stalls the real-time threads.
         /// Default false: a library does not lock a host process's memory unasked (`hapsync` and
         /// `hapsync-bench`, which own their process, ask for it).

@@ -105,12 +105,19 @@ extension HapticEngine {
 
     // MARK: - Real-time (output thread)
 
-    /// The output thread: drains the output ring into the backend and gives the backend the time
-    /// it asks for, waiting on a semaphore in between. Does not allocate, lock or block beyond
-    /// what the backend's `apply` and `service` do (see `OutputStage`).
-    func outputLoop() {
+    /// The output thread: asks for real-time rights (recording what it got), says it is ready,
+    /// then drains the output ring into the backend and gives the backend the time it asks for,
+    /// waiting on a semaphore in between. The loop does not allocate, lock or block beyond what
+    /// the backend's `apply` and `service` do (see `OutputStage`).
+    func outputLoop(ready: Syscalls.Semaphore) {
         Syscalls.prefaultStack()
-        _ = Syscalls.setFIFO(priority: max(1, configuration.realtimePriority - 1))
+        // The errno alone, in an atomic: the message is made where the status is read, so that
+        // this thread allocates nothing (`.ci/rt-alloc-check`).
+        switch Syscalls.setFIFO(priority: configuration.outputThreadPriority) {
+        case .success: outputFIFOResult.store(0, ordering: .releasing)
+        case .failure(let e): outputFIFOResult.store(e.code, ordering: .releasing)
+        }
+        ready.post()
         while outputRunning.load(ordering: .sequentiallyConsistent) {
             output.drainIfFree()
             let now = Syscalls.monotonicNanoseconds()

@@ -123,6 +123,8 @@ public final class HapticEngine: @unchecked Sendable {
     /// The notifier thread's id (`currentThreadID()`) while it runs (0 otherwise).
     let notifierThread = Atomic<UInt>(0)
     let status = Locked(RealtimeStatus.unknown)
+    /// What the output thread's SCHED_FIFO request got: 0 granted, an errno, or −1 not yet asked.
+    let outputFIFOResult = Atomic<Int32>(-1)
     /// Held by `start()` and `stop()` (not on the notifier thread) so that one runs at a time:
     /// a start racing a stop on another thread never finds the threads half made or half joined.
     private let lifecycle = Locked(())
@@ -219,8 +221,25 @@ public final class HapticEngine: @unchecked Sendable {
         }
     }
 
-    /// What the system granted for real-time scheduling (known after `start()`).
-    public var realtimeStatus: RealtimeStatus { status.withLock { $0 } }
+    /// What the system granted for real-time scheduling (known after `start()`): the engine's
+    /// threads, then those of its audio device and backend (`RealtimeThreaded`).
+    public var realtimeStatus: RealtimeStatus {
+        var granted = status.withLock { $0 }
+        if configuration.threading == .realtime {
+            if granted.fifoPriority != nil || granted.fifoError != nil {
+                granted.threads.append(RealtimeThread(name: "hapsync-sched", priority: configuration.realtimePriority, error: granted.fifoError))
+            }
+            let output = outputFIFOResult.load(ordering: .acquiring)
+            if output >= 0 {
+                granted.threads.append(RealtimeThread(name: "hapsync-output", priority: configuration.outputThreadPriority,
+                                                      error: output == 0 ? nil : SystemErrno(output).description))
+            }
+            for output in [configuration.audio as AnyObject?, configuration.backend as AnyObject] {
+                if let threaded = output as? RealtimeThreaded { granted.threads += threaded.realtimeThreads }
+            }
+        }
+        return granted
+    }
 
     /// Opens the backend and starts the threads (real-time mode). Starting a running engine does nothing.
     public func start() throws(EngineError) {
@@ -262,6 +281,12 @@ public final class HapticEngine: @unchecked Sendable {
             control.withLock { $0.running = true }
             return
         }
+        if configuration.threading == .realtime {
+            // Their threads render on the engine's behalf: real-time, below the engine's own.
+            for output in [configuration.audio as AnyObject?, configuration.backend as AnyObject] {
+                (output as? RealtimeThreaded)?.threadPriority = configuration.deviceThreadPriority
+            }
+        }
         do {
             try configuration.backend.open()
         } catch {
@@ -290,6 +315,7 @@ public final class HapticEngine: @unchecked Sendable {
             }
         }
         status.withLock { $0 = lock }
+        outputFIFOResult.store(-1, ordering: .relaxed)
         resetRingOwnership()
         schedulerRunning.store(true, ordering: .sequentiallyConsistent)
         outputRunning.store(true, ordering: .sequentiallyConsistent)
@@ -297,7 +323,10 @@ public final class HapticEngine: @unchecked Sendable {
         let ready = Syscalls.Semaphore()
         spawn("hapsync-sched") { [self] in schedulerLoop(ready: ready) }
         ready.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 5_000_000_000)
-        spawn("hapsync-output") { [self] in outputLoop() }
+        let outputReady = Syscalls.Semaphore()
+        spawn("hapsync-output") { [self] in outputLoop(ready: outputReady) }
+        // So that realtimeStatus names it from the moment start returns.
+        outputReady.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 5_000_000_000)
         spawn("hapsync-notify") { [self] in notifierLoop() }
     }
 

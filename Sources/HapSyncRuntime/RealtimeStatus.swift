@@ -11,6 +11,10 @@ public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {
     public var memoryLockError: String?
     /// The timer slack set on the scheduler thread, ns, or nil when refused.
     public var timerSlack: UInt?
+    /// Every real-time thread and what it got, the engine's first (scheduler, output), then its
+    /// outputs' (a sound server's mainloop that renders audio, a waveform stream's); empty
+    /// before `start()` and with a manual clock.
+    public var threads: [RealtimeThread] = []
 
     /// Nothing asked yet.
     public static let unknown = RealtimeStatus()
@@ -24,14 +28,66 @@ public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {
         self.timerSlack = timerSlack
     }
 
-    /// "SCHED_FIFO 80 granted, memory locked, timer slack 1000 ns" or what was refused and why.
+    /// "SCHED_FIFO 80 granted, memory locked, timer slack 1000 ns" or what was refused and why;
+    /// with `threads`, each thread by name: "SCHED_FIFO hapsync-sched 80, hapsync-output 79,
+    /// hapsync-audio 78, memory locked, timer slack 1000 ns", those refused grouped by reason
+    /// ("SCHED_FIFO refused (Operation not permitted (errno 1)) for hapsync-sched 80,
+    /// hapsync-output 79: normal priority, expect wake-ups up to a few ms late").
     public var description: String {
         var parts: [String] = []
-        if let p = fifoPriority { parts.append("SCHED_FIFO \(p) granted") } else if let e = fifoError {
+        if !threads.isEmpty {
+            func named(_ ts: [RealtimeThread]) -> String { ts.map { "\($0.name) \($0.priority)" }.joined(separator: ", ") }
+            let granted = threads.filter(\.granted)
+            if !granted.isEmpty { parts.append("SCHED_FIFO " + named(granted)) }
+            // Refused threads grouped by reason, in order: one unprivileged run, one sentence.
+            var reasons: [String] = []
+            for case let e? in threads.map(\.error) where !reasons.contains(e) { reasons.append(e) }
+            for e in reasons {
+                let late = fifoPriority == nil && e == fifoError ? ", expect wake-ups up to a few ms late" : ""
+                parts.append("SCHED_FIFO refused (\(e)) for \(named(threads.filter { $0.error == e })): normal priority\(late)")
+            }
+        } else if let p = fifoPriority { parts.append("SCHED_FIFO \(p) granted") } else if let e = fifoError {
             parts.append("SCHED_FIFO refused (\(e)): normal priority, expect wake-ups up to a few ms late")
         }
         if let locked = memoryLocked { parts.append(locked ? "memory locked" : "memory not locked (\(memoryLockError ?? "refused"))") }
         if let slack = timerSlack { parts.append("timer slack \(slack) ns") }
         return parts.isEmpty ? "not applicable (manual clock)" : parts.joined(separator: ", ")
     }
+}
+
+/// One thread that asked for real-time scheduling, and what the system gave it.
+public struct RealtimeThread: Sendable, Equatable, CustomStringConvertible {
+    /// The thread's name, as `top -H` and `ps -L` show it ("hapsync-audio").
+    public var name: String
+    /// The SCHED_FIFO priority it asked for.
+    public var priority: Int32
+    /// Why SCHED_FIFO was refused (nil: granted).
+    public var error: String?
+
+    /// Makes one.
+    public init(name: String, priority: Int32, error: String? = nil) {
+        self.name = name
+        self.priority = priority
+        self.error = error
+    }
+
+    /// Whether it runs at SCHED_FIFO `priority`.
+    public var granted: Bool { error == nil }
+
+    /// "hapsync-audio SCHED_FIFO 78", or "hapsync-audio at normal priority (SCHED_FIFO 78
+    /// refused: Operation not permitted (errno 1))".
+    public var description: String {
+        error.map { "\(name) at normal priority (SCHED_FIFO \(priority) refused: \($0))" } ?? "\(name) SCHED_FIFO \(priority)"
+    }
+}
+
+/// An output with threads of its own that work on the engine's behalf (a sound server's mainloop
+/// that renders and writes audio): the engine asks them to run at real-time priority, below its
+/// scheduler and output threads, so that a busy desktop cannot starve them.
+public protocol RealtimeThreaded: AnyObject {
+    /// The SCHED_FIFO priority the output's threads ask for as they start (nil: they stay at
+    /// normal priority). The engine sets it before `open()` when it runs real-time threads.
+    var threadPriority: Int32? { get set }
+    /// The output's threads and what each got (known once open; empty when none asked).
+    var realtimeThreads: [RealtimeThread] { get }
 }

@@ -5,7 +5,7 @@ import HapSyncRuntime
 /// When a device among them disconnects it is dropped and the others go on: the error is passed
 /// to the engine as `HapticDeviceDisconnected` with `othersContinue` set, so the engine reports
 /// the disconnect and keeps running. Other errors pass through unchanged.
-public final class FanOutBackend: HapticBackend, @unchecked Sendable {
+public final class FanOutBackend: HapticBackend, RealtimeThreaded, @unchecked Sendable {
     private var backends: [HapticBackend]
     /// Every backend it was made with (`backends` shrinks on the output thread; this never changes).
     private let all: [HapticBackend]
@@ -31,6 +31,14 @@ public final class FanOutBackend: HapticBackend, @unchecked Sendable {
 
     /// The backends still in use.
     public var children: [HapticBackend] { backends }
+
+    /// Passed to every backend with threads of its own (`RealtimeThreaded`); the first's when read.
+    public var threadPriority: Int32? {
+        get { all.lazy.compactMap { ($0 as? RealtimeThreaded)?.threadPriority }.first }
+        set { for case let b as RealtimeThreaded in all { b.threadPriority = newValue } }
+    }
+    /// Every backend's threads.
+    public var realtimeThreads: [RealtimeThread] { all.flatMap { ($0 as? RealtimeThreaded)?.realtimeThreads ?? [] } }
 
     /// Opens each; if one fails, closes those already open and rethrows.
     public func open() throws {
