@@ -73,8 +73,8 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// Asks for SCHED_FIFO at `priority` on the mainloop thread (queued under the lock, run there
-    /// outside it) and waits at most 2 s for the answer. libpulse's mainloop lock inherits priority, so a control
-    /// thread holding it is raised while the real-time mainloop waits for it.
+    /// outside it) and waits at most 2 s for the answer. libpulse's mainloop lock inherits
+    /// priority, so a control thread holding it is raised while the real-time mainloop waits.
     private func promote(name: String, priority: Int32) -> RealtimeThread {
         final class Request: @unchecked Sendable {
             let priority: Int32

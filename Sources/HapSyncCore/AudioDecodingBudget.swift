@@ -127,12 +127,10 @@ public enum AudioDecodingBudget {
         /// "audio file P would decode to 293.0 MiB (800.0 s of stereo float at 48000 Hz); HapSync
         /// decodes at most 256 MiB of audio a pattern[, and the pattern's other audio files already take ...]".
         public var description: String {
-            "audio file \(path) would decode to \(Self.mebibytes(bytes)) (\(String(format: "%.1f", seconds)) s of stereo float at \(Int(sampleRate)) Hz); "
-                + "HapSync decodes at most \(Self.mebibytes(limit)) of audio a pattern"
-                + (others > 0 ? ", and the pattern's other audio files already take \(Self.mebibytes(others))" : "")
+            "audio file \(path) would decode to \(AudioDecodingBudget.mebibytes(bytes)) (\(String(format: "%.1f", seconds)) s of stereo float at \(Int(sampleRate)) Hz); "
+                + "HapSync decodes at most \(AudioDecodingBudget.mebibytes(limit)) of audio a pattern"
+                + (others > 0 ? ", and the pattern's other audio files already take \(AudioDecodingBudget.mebibytes(others))" : "")
         }
-
-        private static func mebibytes(_ bytes: Int) -> String { AudioDecodingBudget.mebibytes(bytes) }
     }
 
     /// A byte count as HapSync's messages show sizes: "256 MiB" when whole, else "12.5 MiB".

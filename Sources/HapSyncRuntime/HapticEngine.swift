@@ -123,6 +123,8 @@ public final class HapticEngine: @unchecked Sendable {
     /// The notifier thread's id (`currentThreadID()`) while it runs (0 otherwise).
     let notifierThread = Atomic<UInt>(0)
     let status = Locked(RealtimeStatus.unknown)
+    /// The engine's threads' names (at most 15 bytes: what `top -H` and `ps -L` show).
+    static let schedulerThreadName = "hapsync-sched", outputThreadName = "hapsync-output", notifierThreadName = "hapsync-notify"
     /// What the output thread's SCHED_FIFO request got: 0 granted, an errno, or −1 not yet asked.
     let outputFIFOResult = Atomic<Int32>(-1)
     /// Held by `start()` and `stop()` (not on the notifier thread) so that one runs at a time:
@@ -227,18 +229,21 @@ public final class HapticEngine: @unchecked Sendable {
         var granted = status.withLock { $0 }
         if configuration.threading == .realtime {
             if granted.fifoPriority != nil || granted.fifoError != nil {
-                granted.threads.append(RealtimeThread(name: "hapsync-sched", priority: configuration.realtimePriority, error: granted.fifoError))
+                granted.threads.append(RealtimeThread(name: Self.schedulerThreadName, priority: configuration.realtimePriority, error: granted.fifoError))
             }
             let output = outputFIFOResult.load(ordering: .acquiring)
             if output >= 0 {
-                granted.threads.append(RealtimeThread(name: "hapsync-output", priority: configuration.outputThreadPriority,
+                granted.threads.append(RealtimeThread(name: Self.outputThreadName, priority: configuration.outputThreadPriority,
                                                       error: output == 0 ? nil : SystemErrno(output).description))
             }
-            for output in [configuration.audio as AnyObject?, configuration.backend as AnyObject] {
-                if let threaded = output as? RealtimeThreaded { granted.threads += threaded.realtimeThreads }
-            }
+            for output in threadedOutputs { granted.threads += output.realtimeThreads }
         }
         return granted
+    }
+
+    /// The audio device and the backend, those with threads of their own (`RealtimeThreaded`).
+    private var threadedOutputs: [RealtimeThreaded] {
+        [configuration.audio as AnyObject?, configuration.backend as AnyObject].compactMap { $0 as? RealtimeThreaded }
     }
 
     /// Opens the backend and starts the threads (real-time mode). Starting a running engine does nothing.
@@ -283,9 +288,7 @@ public final class HapticEngine: @unchecked Sendable {
         }
         if configuration.threading == .realtime {
             // Their threads render on the engine's behalf: real-time, below the engine's own.
-            for output in [configuration.audio as AnyObject?, configuration.backend as AnyObject] {
-                (output as? RealtimeThreaded)?.threadPriority = configuration.deviceThreadPriority
-            }
+            for output in threadedOutputs { output.threadPriority = configuration.deviceThreadPriority }
         }
         do {
             try configuration.backend.open()
@@ -321,13 +324,13 @@ public final class HapticEngine: @unchecked Sendable {
         outputRunning.store(true, ordering: .sequentiallyConsistent)
         notifierRunning.store(true, ordering: .sequentiallyConsistent)
         let ready = Syscalls.Semaphore()
-        spawn("hapsync-sched") { [self] in schedulerLoop(ready: ready) }
+        spawn(Self.schedulerThreadName) { [self] in schedulerLoop(ready: ready) }
         ready.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 5_000_000_000)
         let outputReady = Syscalls.Semaphore()
-        spawn("hapsync-output") { [self] in outputLoop(ready: outputReady) }
+        spawn(Self.outputThreadName) { [self] in outputLoop(ready: outputReady) }
         // So that realtimeStatus names it from the moment start returns.
         outputReady.wait(untilMonotonic: Syscalls.monotonicNanoseconds() + 5_000_000_000)
-        spawn("hapsync-notify") { [self] in notifierLoop() }
+        spawn(Self.notifierThreadName) { [self] in notifierLoop() }
     }
 
     /// Stops every player at once, silences the backend and ends the threads. Players stay valid
@@ -384,11 +387,11 @@ public final class HapticEngine: @unchecked Sendable {
                 if exitCount.load(ordering: .acquiring) < base + joined { stuck = stuck ?? name }
             }
             schedulerRunning.store(false, ordering: .sequentiallyConsistent)
-            join(schedulerWake, "hapsync-sched")
+            join(schedulerWake, Self.schedulerThreadName)
             outputRunning.store(false, ordering: .sequentiallyConsistent)
-            join(outputWake, "hapsync-output")
+            join(outputWake, Self.outputThreadName)
             notifierRunning.store(false, ordering: .sequentiallyConsistent)
-            join(notifierWake, "hapsync-notify")
+            join(notifierWake, Self.notifierThreadName)
         } else {
             pump()
         }

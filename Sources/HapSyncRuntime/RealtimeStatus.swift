@@ -56,7 +56,7 @@ public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// One thread that asked for real-time scheduling, and what the system gave it.
-public struct RealtimeThread: Sendable, Equatable, CustomStringConvertible {
+public struct RealtimeThread: Sendable, Equatable {
     /// The thread's name, as `top -H` and `ps -L` show it ("hapsync-audio").
     public var name: String
     /// The SCHED_FIFO priority it asked for.
@@ -73,12 +73,6 @@ public struct RealtimeThread: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether it runs at SCHED_FIFO `priority`.
     public var granted: Bool { error == nil }
-
-    /// "hapsync-audio SCHED_FIFO 78", or "hapsync-audio at normal priority (SCHED_FIFO 78
-    /// refused: Operation not permitted (errno 1))".
-    public var description: String {
-        error.map { "\(name) at normal priority (SCHED_FIFO \(priority) refused: \($0))" } ?? "\(name) SCHED_FIFO \(priority)"
-    }
 }
 
 /// An output with threads of its own that work on the engine's behalf (a sound server's mainloop
