@@ -4,8 +4,9 @@ import HapSyncCore
 ///
 /// The engine's output stage calls `apply` for each command, in order, with the time it applies
 /// it, from one thread at a time: the output thread, or the scheduler thread handing commands it
-/// just released straight on (both real-time). Implementations document whether `apply`
-/// allocates; it must not lock or block for long.
+/// just released straight on (both real-time). `apply` and `service` are never called at once:
+/// a backend needs no lock of its own. Implementations document whether `apply` allocates; it
+/// must not lock or block for long.
 public protocol HapticBackend: AnyObject {
     /// A short name for capability reports and summaries ("trace", "evdev", "none").
     var name: String { get }
@@ -22,8 +23,9 @@ public protocol HapticBackend: AnyObject {
     /// Rumble motors it drives (0 for a trace or none).
     var motors: Int { get }
     /// Gives the backend time of its own (a rate limiter's deferred update, a dead-man refresh),
-    /// on the output thread; returns when it next needs to be called (engine ns), or nil. The
-    /// output thread calls it after every batch of commands and at the time it asked for.
+    /// on the output thread, never while `apply` runs; returns when it next needs to be called
+    /// (engine ns), or nil. The output thread calls it after every batch of commands and at the
+    /// time it asked for.
     func service(now: UInt64) throws -> UInt64?
     /// How finely this output can use the moment a command is released, ns: 0 for exact (a
     /// trace records it; the scheduler then spins the last stretch before each deadline); a

@@ -119,10 +119,11 @@ extension HapticEngine {
         }
         ready.post()
         while outputRunning.load(ordering: .sequentiallyConsistent) {
-            output.drainIfFree()
             let now = Syscalls.monotonicNanoseconds()
-            let backendDeadline = output.serviceBackend() ?? .max
-            outputWake.wait(untilMonotonic: min(backendDeadline, now &+ 50_000_000))
+            // When the scheduler holds the stage it posts this thread as it lets go, so the wait
+            // below ends at once and the pass runs then.
+            let pass = output.outputPassIfFree()
+            outputWake.wait(untilMonotonic: min(pass.next ?? .max, now &+ 50_000_000))
         }
         output.drainIfFree()
     }

@@ -84,6 +84,23 @@ final class OutputStage: @unchecked Sendable {
         return n
     }
 
+    /// The output thread's pass: applies every waiting command, then gives the backend its own
+    /// time (`service`), both while holding the stage, so that a backend is never entered from
+    /// two threads at once (the scheduler applies through the same flag; an evdev update racing
+    /// a deferred one uploaded the same effect twice within 1 ms). Returns whether it ran (false:
+    /// the scheduler held the stage and posts the output thread when it lets go) and when the
+    /// backend wants the next pass (engine ns, nil for never). Does not allocate, lock or block
+    /// on the normal path.
+    func outputPassIfFree() -> (ran: Bool, next: UInt64?) {
+        // Acquiring: what the previous drainer did is visible, as in `drainIfFree`.
+        guard draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return (false, nil) }
+        drain()
+        let next = serviceBackend()
+        // Releasing: hands all of it to the next drainer.
+        draining.store(false, ordering: .releasing)
+        return (true, next)
+    }
+
     /// Applies every waiting command; returns how many. The caller holds the stage
     /// (`drainIfFree`), or is the only thread (manual mode, the engine stopping). Does not
     /// allocate, lock or block on the normal path.
@@ -167,7 +184,8 @@ final class OutputStage: @unchecked Sendable {
     }
 
     /// Gives the backend its own time; returns when it wants the next call (engine ns), or nil.
-    /// Output thread; does not allocate, lock or block on the normal path.
+    /// The caller holds the stage (`outputPassIfFree`) or is the only thread (manual mode).
+    /// Does not allocate, lock or block on the normal path.
     func serviceBackend() -> UInt64? {
         if failed.load(ordering: .relaxed) { return nil }
         do {

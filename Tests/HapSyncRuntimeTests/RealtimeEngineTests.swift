@@ -5,6 +5,7 @@ import HapSyncCore
 @testable import HapSyncRuntime
 import HapticOutput
 import HapSyncTestSupport
+import Synchronization
 import Testing
 
 /// The engine on real threads and CLOCK_MONOTONIC. These tests check order and invariants of what
@@ -174,5 +175,59 @@ struct RealtimeEngineTests {
                 #expect(events.filter { $0["ph"] as? String == "X" }.count == 3)
             }
         }
+    }
+
+    @Test func theBackendIsNeverEnteredFromTwoThreadsAtOnce() throws {
+        // The scheduler applies what it releases when the output stage is free, and the output
+        // thread gives the backend its own time (`service`): an evdev pad uploaded one effect
+        // twice within 1 ms when the two overlapped. A backend that asks for service every
+        // 100 µs and takes 200 µs per call, under 300 taps 1 ms apart, counts overlapping calls.
+        let backend = ReentryCountingBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
+        try engine.start()
+        defer { engine.stop() }
+        var builder = AHAPPatternBuilder()
+        for k in 0..<300 { builder = builder.transient(at: Double(k) * 0.001) }
+        let player = try engine.makePlayer(with: try builder.build())
+        let finished = DispatchSemaphore(value: 0)
+        player.completionHandler = { if $0 == .finished { finished.signal() } }
+        try player.start(atTime: HapticEngine.timeImmediate)
+        #expect(finished.wait(timeout: .now() + 60) == .success, "completion handler called")
+        #expect(backend.applied.load(ordering: .relaxed) == 300)
+        #expect(backend.serviced.load(ordering: .relaxed) > 0, "the backend was serviced while playing")
+        #expect(backend.overlaps.load(ordering: .relaxed) == 0, "apply and service overlapped")
+    }
+}
+
+/// A backend that counts calls entered while another is still inside (spinning `busy` ns in
+/// each), and asks to be serviced every 100 µs.
+private final class ReentryCountingBackend: HapticBackend, @unchecked Sendable {
+    let inside = Atomic<Int>(0)
+    let overlaps = Atomic<Int>(0)
+    let applied = Atomic<Int>(0)
+    let serviced = Atomic<Int>(0)
+    let busy: UInt64 = 200_000
+    var name: String { "reentry" }
+    var device: String { "reentry" }
+    var motors: Int { 0 }
+    var timingResolution: UInt64 { 0 }
+    var health: OutputHealth { OutputHealth() }
+    func open() throws {}
+    func stopAll() throws {}
+    func close() throws {}
+    private func enter() {
+        if inside.add(1, ordering: .sequentiallyConsistent).newValue != 1 { overlaps.add(1, ordering: .relaxed) }
+        let until = Syscalls.monotonicNanoseconds() + busy
+        while Syscalls.monotonicNanoseconds() < until {}
+        inside.subtract(1, ordering: .sequentiallyConsistent)
+    }
+    func apply(_ command: OutputCommand, appliedAt: UInt64) throws {
+        enter()
+        if command.kind == .transient { applied.add(1, ordering: .relaxed) }
+    }
+    func service(now: UInt64) throws -> UInt64? {
+        enter()
+        serviced.add(1, ordering: .relaxed)
+        return now + 100_000
     }
 }
