@@ -88,7 +88,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// whole life: `open` resets it).
     public let clock = AudioClock(sampleRate: AudioDecodingBudget.assumedOutputRate)
     /// Scheduler → audio thread.
-    public let messages = SPSCRing<AudioMessage>(capacity: 1024)
+    public var messages: SPSCRing<AudioMessage> { renderer.messages }
     /// Called on the mainloop thread if the server goes away.
     public var onServerLost: (@Sendable (String) -> Void)? {
         get { lostHandler.withLock { $0 } }
@@ -102,8 +102,8 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     }
     /// Silences the output (voices keep advancing).
     public var isMuted: Bool {
-        get { muted.load(ordering: .relaxed) }
-        set { muted.store(newValue, ordering: .relaxed) }
+        get { renderer.isMuted }
+        set { renderer.isMuted = newValue }
     }
 
     /// The SCHED_FIFO priority the mainloop thread (`threadName`, which mixes and writes) asks
@@ -117,72 +117,49 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
 
     private let mainloopPriority = MainloopPriority()
     private let liveStore = Locked<LiveParameters?>(nil)
-    private let muted = Atomic<Bool>(false)
     private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
     private var timing = PlaybackTiming(server: .pulseAudio, sampleRate: AudioDecodingBudget.assumedOutputRate)
-    private var mixer = AudioMixer(sampleRate: AudioDecodingBudget.assumedOutputRate, capacity: PulseAudioOutput.voiceCapacity)
+    private let renderer: AudioStreamRenderer
     /// Voices the mixer can hold at once (a started player reserves all its voices).
-    public static let voiceCapacity = 256
+    public static let voiceCapacity = AudioStreamRenderer.voiceCapacity
     /// The name of the PulseAudio mainloop thread, which mixes (what `.ci/rt-alloc-check` watches).
     package static let threadName = "hapsync-audio"
-    private let dropped = Atomic<Int>(0)
-    private let written = Atomic<Int64>(0)
     private let underrunCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
-    private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
     private let cache = AudioSampleCache()
     /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
     private var haptics: WaveformDrive?
-    /// The drive mixed into the running stream: set by `open` before the stream starts, cleared
-    /// by `close` after its mainloop has stopped; the only one `write` reads.
-    private var streamHaptics: WaveformDrive?
-    /// With `streamHaptics`: what each of the stream's channels carries (its position's audio:
-    /// 0 left, 1 right, 2 the mean of both, 3 none; and whether the drive is added), and the
-    /// blocks the audio (stereo) and the drive (mono) are rendered into before interleaving.
-    private var channelRoles: [(audio: UInt8, drive: Bool)] = []
-    private var stereoBlock: UnsafeMutablePointer<Float>?
-    private var driveBlock: UnsafeMutablePointer<Float>?
-    private var blockFrames = 0
     /// `configuration.idleTimingInterval` in ns.
     private var idleTimingInterval: UInt64 { UInt64(configuration.idleTimingInterval * 1e9) }
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        sources = .allocate(capacity: max(configuration.maxPlayers, 1))
-        sources.initialize(repeating: nil, count: max(configuration.maxPlayers, 1))
+        renderer = AudioStreamRenderer(maxPlayers: configuration.maxPlayers)
     }
 
-    deinit {
-        close()
-        sources.deallocate()
-        stereoBlock?.deallocate()
-        driveBlock?.deallocate()
-    }
+    deinit { close() }
 
     /// The first frame not yet handed to the server. Does not allocate, lock or block.
-    public var nextWritableFrame: Int64 { written.load(ordering: .acquiring) }
+    public var nextWritableFrame: Int64 { renderer.nextFrame }
 
     /// Buffer underruns reported by the server.
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
 
     /// Voices not played because the mixer was full (more than `voiceCapacity` at once).
-    public var droppedVoices: Int { dropped.load(ordering: .relaxed) }
+    public var droppedVoices: Int { renderer.droppedVoices }
 
     /// Registers a player's audio (control thread, before its start message reaches the audio thread).
-    public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {
-        guard slot >= 0, slot < configuration.maxPlayers else { return }
-        sources[slot] = source
-    }
+    public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) { renderer.setSource(slot: slot, source) }
 
     /// Mixes a waveform output's drive signal into the stream the next `open` makes (nil: no
     /// longer). Control side; a running stream keeps what it was opened with.
     func attach(_ drive: WaveformDrive?) { haptics = drive }
 
     /// Whether a waveform output's drive signal is mixed into the running stream.
-    public var carriesHaptics: Bool { streamHaptics != nil }
+    public var carriesHaptics: Bool { renderer.drive != nil }
 
     /// Decodes a timeline's files at the sink's rate, sharing samples between players of the same
     /// file: only what its voices can play, within `AudioFileDecoder.maxDecodedBytes` a pattern
@@ -211,15 +188,12 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 sampleRate = Double(sink.rate)
                 timing = PlaybackTiming(server: PulseConnection.Server(serverName: serverName), sampleRate: sampleRate)
                 clock.reset(sampleRate: sampleRate)
-                mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
-                mixer.live = liveParameters
-                written.store(0, ordering: .releasing)
                 var positions: [pa_channel_position_t]?
                 var frameBytes = 8
-                streamHaptics = haptics
+                var roles: [(audio: UInt8, drive: Bool)] = []
                 if let haptics {
                     let layout = haptics.channels.layout
-                    channelRoles = zip(layout.positions, layout.driven).map { position, driven in
+                    roles = zip(layout.positions, layout.driven).map { position, driven in
                         let audio: UInt8 = switch position {
                         case PA_CHANNEL_POSITION_FRONT_LEFT: 0
                         case PA_CHANNEL_POSITION_FRONT_RIGHT: 1
@@ -230,14 +204,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                     }
                     positions = layout.positions
                     frameBytes = 4 * layout.positions.count
-                    haptics.reset(sampleRate: sampleRate)
-                    stereoBlock?.deallocate()
-                    driveBlock?.deallocate()
-                    blockFrames = Int(sampleRate)   // a second: more than any request
-                    stereoBlock = .allocate(capacity: 2 * blockFrames)
-                    driveBlock = .allocate(capacity: blockFrames)
                     timing = PlaybackTiming(server: timing.server, sampleRate: sampleRate, frameBytes: Int64(frameBytes))
                 }
+                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics, roles: roles)
                 let s = try connection.openStream(name: haptics == nil ? "HapSync playback" : "HapSync playback and haptics (\(haptics!.channels.rawValue))",
                                                   rate: sink.rate, channels: positions, onTiming: { [unowned self] info, at in
                     timing.observe(info, at: at, into: clock)
@@ -275,7 +244,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         connection?.close()
         connection = nil
         stream = nil
-        streamHaptics = nil
+        renderer.finish()
     }
 
     // MARK: - Mainloop thread
@@ -288,68 +257,22 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
 
     // MARK: - Real-time (hapsync-audio, the PulseAudio mainloop thread)
 
-    /// The server wants `bytes` more: between `pa_stream_begin_write` and `pa_stream_write`, take
-    /// the scheduler's messages and mix into the server's buffer; then now and then ask for timing
-    /// info. Our code here does not allocate, lock or block (`.ci/rt-alloc-check` counts
-    /// allocations in that window); libpulse's own calls around it do, as its mainloop always does.
+    /// The server wants `bytes` more: between `pa_stream_begin_write` and `pa_stream_write`, the
+    /// renderer takes the scheduler's messages and mixes into the server's buffer; then now and
+    /// then ask for timing info. Our code here does not allocate, lock or block
+    /// (`.ci/rt-alloc-check` counts allocations in that window); libpulse's own calls around it
+    /// do, as its mainloop always does.
     private func write(_ bytes: Int) {
         guard let s = stream else { return }
-        let haptics = streamHaptics
-        let channels = haptics == nil ? 2 : channelRoles.count
+        let frameBytes = 4 * renderer.channels
         var data: UnsafeMutableRawPointer?
-        var size = haptics == nil ? bytes : min(bytes, blockFrames * 4 * channels)
+        var size = min(bytes, renderer.maxFrames == .max ? bytes : renderer.maxFrames * frameBytes)
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
-        guard size >= 4 * channels else { pa_stream_cancel_write(s); return }
-        while let m = messages.pop() {
-            switch m.kind {
-            case .start:
-                if m.slot >= 0, Int(m.slot) < configuration.maxPlayers, let source = sources[Int(m.slot)] {
-                    let lost = mixer.start(slot: m.slot, audio: source, startFrame: m.frame, from: m.from, rate: m.rate)
-                    if lost > 0 { dropped.add(lost, ordering: .relaxed) }
-                }
-            case .stop: mixer.stop(slot: m.slot, atFrame: m.frame)
-            case .stopAll: mixer.stopAll()
-            }
-        }
-        let frames = min(size / (4 * channels), haptics == nil ? .max : blockFrames)
-        let first = written.load(ordering: .relaxed)
-        let out = data.assumingMemoryBound(to: Float.self)
-        // This thread publishes the clock's fit, so reading it here never retries.
-        let fit = clock.fit
-        let blockTime = fit.time(ofFrame: first)
-        if let haptics, let stereoBlock, let driveBlock {
-            mixer.render(into: stereoBlock, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
-            if muted.load(ordering: .relaxed) { stereoBlock.update(repeating: 0, count: frames * 2) }
-            haptics.render(into: driveBlock, frames: frames, time: blockTime ?? 0)
-            interleave(audio: stereoBlock, drive: driveBlock, into: out, frames: frames)
-        } else {
-            mixer.render(into: out, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
-            if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: frames * 2) }
-        }
-        pa_stream_write(s, data, frames * 4 * channels, nil, 0, PA_SEEK_RELATIVE)
-        // Releasing: the scheduler reading this knows these frames are committed.
-        written.store(first + Int64(frames), ordering: .releasing)
+        guard size >= frameBytes else { pa_stream_cancel_write(s); return }
+        let frames = renderer.render(into: data.assumingMemoryBound(to: Float.self), frames: size / frameBytes, clock: clock)
+        pa_stream_write(s, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
         connection?.requestTimingInfo(clock: clock, server: timing.server,
-                                      idleInterval: haptics == nil && !mixer.isPlaying ? idleTimingInterval : nil)
-    }
-
-    /// The stream's frames from the audio (stereo) and the drive signal (mono): the audio on the
-    /// front pair (their mean on a mono layout), the drive added on the driven channels. Does not
-    /// allocate, lock or block.
-    private func interleave(audio: UnsafeMutablePointer<Float>, drive: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>,
-                            frames: Int) {
-        channelRoles.withUnsafeBufferPointer { roles in
-            let n = roles.count
-            for i in 0..<frames {
-                let l = audio[2 * i], r = audio[2 * i + 1], d = drive[i]
-                for c in 0..<n {
-                    let role = roles[c]
-                    var v: Float = role.audio == 0 ? l : role.audio == 1 ? r : role.audio == 2 ? (l + r) / 2 : 0
-                    if role.drive { v += d }
-                    out[i * n + c] = v
-                }
-            }
-        }
+                                      idleInterval: renderer.drive == nil && !renderer.isPlaying ? idleTimingInterval : nil)
     }
 }
 

@@ -1,0 +1,148 @@
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// What every sound server's playback stream renders, written once: the scheduler's messages
+/// taken, the players' voices mixed (`AudioMixer`) at the frames the stream's clock places them,
+/// the engine's mute, and, when a waveform output rides in the stream, its drive signal added on
+/// the driven channels. `PulseAudioOutput` calls `render` from libpulse's write callback,
+/// `PipeWireOutput` from its process callback in PipeWire's data thread.
+///
+/// `prepare` runs on the control side before a stream starts; `render` on the stream's audio
+/// thread only, and does not allocate, lock or block.
+final class AudioStreamRenderer: @unchecked Sendable {
+    /// Scheduler → audio thread.
+    let messages = SPSCRing<AudioMessage>(capacity: 1024)
+    /// Voices the mixer can hold at once (a started player reserves all its voices).
+    static let voiceCapacity = 256
+    /// Largest player slot the engine uses.
+    let maxPlayers: Int
+
+    private var mixer = AudioMixer(sampleRate: AudioDecodingBudget.assumedOutputRate, capacity: AudioStreamRenderer.voiceCapacity)
+    private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
+    private let dropped = Atomic<Int>(0)
+    private let written = Atomic<Int64>(0)
+    private let muted = Atomic<Bool>(false)
+    /// The drive mixed into the running stream: set by `prepare` before the stream starts,
+    /// cleared by `finish` after its audio thread has stopped; the only one `render` reads.
+    private(set) var drive: WaveformDrive?
+    /// With `drive`: what each of the stream's channels carries (its position's audio: 0 left,
+    /// 1 right, 2 the mean of both, 3 none; and whether the drive is added), and the blocks the
+    /// audio (stereo) and the drive (mono) are rendered into before interleaving.
+    private var channelRoles: [(audio: UInt8, drive: Bool)] = []
+    private var stereoBlock: UnsafeMutablePointer<Float>?
+    private var driveBlock: UnsafeMutablePointer<Float>?
+    private var blockFrames = 0
+
+    /// A renderer for players in slots 0..<maxPlayers.
+    init(maxPlayers: Int) {
+        self.maxPlayers = max(maxPlayers, 1)
+        sources = .allocate(capacity: self.maxPlayers)
+        sources.initialize(repeating: nil, count: self.maxPlayers)
+    }
+
+    deinit {
+        sources.deallocate()
+        stereoBlock?.deallocate()
+        driveBlock?.deallocate()
+    }
+
+    /// Channels of each frame `render` writes: 2, or the drive's layout.
+    var channels: Int { drive == nil ? 2 : channelRoles.count }
+    /// The most frames one `render` call fills (`Int.max` without a drive).
+    var maxFrames: Int { drive == nil ? .max : blockFrames }
+    /// The first frame not yet rendered. Does not allocate, lock or block.
+    var nextFrame: Int64 { written.load(ordering: .acquiring) }
+    /// Voices not played because the mixer was full.
+    var droppedVoices: Int { dropped.load(ordering: .relaxed) }
+    /// Whether voices play silenced.
+    var isMuted: Bool {
+        get { muted.load(ordering: .relaxed) }
+        set { muted.store(newValue, ordering: .relaxed) }
+    }
+    /// Whether voices are playing or about to.
+    var isPlaying: Bool { mixer.isPlaying }
+
+    /// Registers a player's audio (control thread, before its start message reaches the audio thread).
+    func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {
+        guard slot >= 0, slot < maxPlayers else { return }
+        sources[slot] = source
+    }
+
+    /// Starts over for a stream at `sampleRate` (frame 0 next), with a drive signal mixed in on
+    /// channels of `roles` (one per channel), or stereo audio alone. Control side, before the
+    /// stream starts.
+    func prepare(sampleRate: Double, live: LiveParameters?, drive: WaveformDrive?, roles: [(audio: UInt8, drive: Bool)]) {
+        mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
+        mixer.live = live
+        written.store(0, ordering: .releasing)
+        self.drive = drive
+        channelRoles = drive == nil ? [] : roles
+        if let drive {
+            drive.reset(sampleRate: sampleRate)
+            stereoBlock?.deallocate()
+            driveBlock?.deallocate()
+            blockFrames = Int(sampleRate)   // a second: more than any request
+            stereoBlock = .allocate(capacity: 2 * blockFrames)
+            driveBlock = .allocate(capacity: blockFrames)
+        }
+    }
+
+    /// Forgets the drive once the stream's audio thread has stopped. Control side.
+    func finish() { drive = nil }
+
+    /// Takes the scheduler's messages and renders `frames` frames (at most `maxFrames`) of
+    /// `channels` interleaved floats into `out`, placed by `clock`; returns the frames rendered.
+    /// Audio thread; does not allocate, lock or block.
+    func render(into out: UnsafeMutablePointer<Float>, frames requested: Int, clock: AudioClock) -> Int {
+        while let m = messages.pop() {
+            switch m.kind {
+            case .start:
+                if m.slot >= 0, Int(m.slot) < maxPlayers, let source = sources[Int(m.slot)] {
+                    let lost = mixer.start(slot: m.slot, audio: source, startFrame: m.frame, from: m.from, rate: m.rate)
+                    if lost > 0 { dropped.add(lost, ordering: .relaxed) }
+                }
+            case .stop: mixer.stop(slot: m.slot, atFrame: m.frame)
+            case .stopAll: mixer.stopAll()
+            }
+        }
+        let frames = min(requested, maxFrames)
+        let first = written.load(ordering: .relaxed)
+        // The audio thread publishes the clock's fit, so reading it here never retries.
+        let fit = clock.fit
+        let blockTime = fit.time(ofFrame: first)
+        let silent = muted.load(ordering: .relaxed)
+        if let drive, let stereoBlock, let driveBlock {
+            mixer.render(into: stereoBlock, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
+            if silent { stereoBlock.update(repeating: 0, count: frames * 2) }
+            drive.render(into: driveBlock, frames: frames, time: blockTime ?? 0)
+            interleave(audio: stereoBlock, drive: driveBlock, into: out, frames: frames)
+        } else {
+            mixer.render(into: out, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
+            if silent { out.update(repeating: 0, count: frames * 2) }
+        }
+        // Releasing: the scheduler reading this knows these frames are committed.
+        written.store(first + Int64(frames), ordering: .releasing)
+        return frames
+    }
+
+    /// The stream's frames from the audio (stereo) and the drive signal (mono): the audio on the
+    /// front pair (their mean on a mono layout), the drive added on the driven channels. Does not
+    /// allocate, lock or block.
+    private func interleave(audio: UnsafeMutablePointer<Float>, drive: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>,
+                            frames: Int) {
+        channelRoles.withUnsafeBufferPointer { roles in
+            let n = roles.count
+            for i in 0..<frames {
+                let l = audio[2 * i], r = audio[2 * i + 1], d = drive[i]
+                for c in 0..<n {
+                    let role = roles[c]
+                    var v: Float = role.audio == 0 ? l : role.audio == 1 ? r : role.audio == 2 ? (l + r) / 2 : 0
+                    if role.drive { v += d }
+                    out[i * n + c] = v
+                }
+            }
+        }
+    }
+}
