@@ -44,11 +44,17 @@ let package = Package(
         // warning in every build, ours and our users'; the headers are in /usr/include, the module
         // map links libpulse, and Swift's threads need neither flag.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // libpipewire-0.3: HapSync's C side of a native PipeWire stream (SPA's format builders are
+        // inline C). Its pkg-config flags add -D_REENTRANT, which SwiftPM refuses with a warning in
+        // every build; so the headers are reached through system/, two links to Debian's
+        // /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa (libpipewire-0.3-dev).
+        .target(name: "CPipeWire", exclude: ["system"], cSettings: [.headerSearchPath("system")],
+                linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         // FFmpeg (libavformat, libavcodec, libavutil) decodes the AAC and ALAC audio Core Haptics plays
         // and libsndfile does not. Headers only: the libraries are opened with dlopen when first needed.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
-        // Audio at the edge: decoding and resampling at load, PulseAudio output and its clock.
-        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "CSndFile", "CSampleRate", "CPulse", "CFFmpeg"]),
+        // Audio at the edge: decoding and resampling at load, PulseAudio and PipeWire outputs and their clocks.
+        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "CSndFile", "CSampleRate", "CPulse", "CPipeWire", "CFFmpeg"]),
         // Haptics from a sound file: onsets by spectral flux, a felt-loudness and centroid layer,
         // written as AHAP (`hapsync generate`).
         .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "AudioOutput"]),
@@ -88,7 +94,7 @@ let package = Package(
         .testTarget(name: "HapSyncCoreTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
-        .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
+        .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         .testTarget(name: "HapticGenerationTests", dependencies: ["HapticGeneration", "AHAP", "HapSyncCore", "AudioOutput"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),

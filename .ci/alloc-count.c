@@ -3,7 +3,8 @@
 //   COUNT_THREADS=a,b,...  every allocation on a thread named a, b, ... (at most 8 names)
 //   COUNT_WRITES=name      on the thread named `name`, only the allocations between a successful
 //                          pa_stream_begin_write and the next pa_stream_write or
-//                          pa_stream_cancel_write: the window in which HapSync's PulseAudio output
+//                          pa_stream_cancel_write, or pw_stream_dequeue_buffer and
+//                          pw_stream_queue_buffer: the window in which HapSync's audio output
 //                          takes the scheduler's messages and mixes. libpulse's own allocations on
 //                          that thread (operations, tagstructs, memblocks) fall outside it. The
 //                          windows are counted too, so a run that saw none can be told apart.
@@ -100,6 +101,30 @@ int pa_stream_cancel_write(void *s) {
     in_window = 0;
     if (!real_cancel_write) real_cancel_write = (cancel_write_fn)real("pa_stream_cancel_write");
     return real_cancel_write(s);
+}
+
+// libpipewire's buffer calls: HapSync's PipeWire process callback dequeues a buffer, renders
+// into it and queues it; that is its window (the data thread runs PipeWire's own work outside it).
+typedef void *(*dequeue_fn)(void *);
+typedef int (*queue_fn)(void *, void *);
+static dequeue_fn real_dequeue;
+static queue_fn real_queue;
+
+void *pw_stream_dequeue_buffer(void *stream) {
+    if (!real_dequeue) real_dequeue = (dequeue_fn)real("pw_stream_dequeue_buffer");
+    void *buffer = real_dequeue(stream);
+    if (buffer && writes_name[0]) {
+        char name[16] = {0};
+        prctl(PR_GET_NAME, name, 0, 0, 0);
+        in_window = strcmp(name, writes_name) == 0;
+    }
+    return buffer;
+}
+
+int pw_stream_queue_buffer(void *stream, void *buffer) {
+    if (in_window) { in_window = 0; __atomic_add_fetch(&windows, 1, __ATOMIC_RELAXED); }
+    if (!real_queue) real_queue = (queue_fn)real("pw_stream_queue_buffer");
+    return real_queue(stream, buffer);
 }
 
 __attribute__((constructor)) static void configure(void) {

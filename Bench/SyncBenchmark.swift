@@ -17,15 +17,16 @@ struct PairMeasurement {
     var independent: Double?
 }
 
-/// A PulseAudio engine for the sync and drift benchmarks, with a history of its audio clock.
+/// An engine with audio for the sync and drift benchmarks (PulseAudio's protocol unless told),
+/// with a history of its audio clock.
 final class AudioRig {
-    let audio: PulseAudioOutput
+    let audio: SoundServerOutput
     let engine: HapticEngine
     let history: ClockHistory
 
-    /// An engine playing to `sink` (nil: the default sink).
-    init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil) throws {
-        audio = PulseAudioOutput(configuration: .init(sink: sink))
+    /// An engine playing to `sink` (nil: the default sink) through `server`.
+    init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil, server: AudioServerChoice = .pulse) throws {
+        audio = server.output(sink: sink, latency: 0.020, environment: ProcessInfo.processInfo.environment)!
         engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: audio, audioSync: sync))
         try engine.start()
         history = ClockHistory(audio.clock)
@@ -119,21 +120,31 @@ func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
         let players = try playClicks(loops: loops, on: rig, assets: assets)
         let (onsets, note) = monitorOnsets(recorder)
         let pairs = rig.pairs(players: players, onsets: onsets)
-        print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through \(rig.audio.serverName) at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
+        print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through \(rig.audio.serverDescription) at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
         result += [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
                    Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)", values: pairs.compactMap(\.independent))]
     }
+    // To a pipe sink: through PulseAudio's protocol, and, when a PipeWire server answers, through
+    // PipeWire natively in the same run.
+    result += try pipeSinkSync(loops: loops, assets: assets, server: .pulse)
+    if PipeWireOutput.answers() { result += try pipeSinkSync(loops: loops, assets: assets, server: .pipewire) }
+    return result
+}
+
+/// The sync benchmark's pipe-sink run through `server`.
+func pipeSinkSync(loops: Int, assets: URL, server: AudioServerChoice) throws -> [Distribution] {
     let reader = PipeSinkReader(seconds: Double(loops) * 2.5 + 10)
     try reader.start()
     defer { reader.stop() }
-    let rig = try AudioRig(sink: reader.sinkName)
+    let rig = try AudioRig(sink: reader.sinkName, server: server)
     defer { rig.stop() }
     let players = try playClicks(loops: loops, on: rig, assets: assets)
     let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
     let pairs = rig.pairs(players: players, onsets: onsets)
-    print("sync: the same to a pipe sink (read \(reader.pacing == .asWritten ? "as written" : "at the nominal rate"), \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")); \(onsets.count) click onsets in the pipe (\(discontinuityNote("reads", reader.discontinuities)), \(reader.starved) starved ticks); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns")
-    return result + [Distribution(benchmark: "sync", subject: "pipe sink: haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
-                     Distribution(benchmark: "sync", subject: "pipe sink: haptic release − click read from the pipe (independent)", values: pairs.compactMap(\.independent))]
+    let label = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink"
+    print("sync: the same to a pipe sink through \(rig.audio.serverDescription) (read \(reader.pacing == .asWritten ? "as written" : "at the nominal rate"), \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")); \(onsets.count) click onsets in the pipe (\(discontinuityNote("reads", reader.discontinuities)), \(reader.starved) starved ticks); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns")
+    return [Distribution(benchmark: "sync", subject: "\(label): haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
+            Distribution(benchmark: "sync", subject: "\(label): haptic release − click read from the pipe (independent)", values: pairs.compactMap(\.independent))]
 }
 
 /// A drift series for the table and the plot.

@@ -10,13 +10,14 @@ import HapticOutput
 /// - A trace beside it (`HAPSYNC_TRACE`), written with whatever the haptic output is.
 /// - A trace (either) never replaces an existing regular file: starting the engine fails saying
 ///   so, as the CLI does without `--force`; the caller removes the file to replace it.
-/// - Audio through PulseAudio (or none), on `sink` of `server` (nil: the defaults).
+/// - Audio as `audio` chooses (`AudioServerChoice`: PipeWire natively or PulseAudio's protocol,
+///   or none), on `sink` of the servers `environment` names (nil: the defaults).
 /// - The engine's haptic latency: a waveform stream's lead, else 0.
 public struct LibraryOutputs {
     /// The haptic backend.
     public let backend: HapticBackend
     /// The audio output, if any.
-    public let audio: PulseAudioOutput?
+    public let audio: SoundServerOutput?
     /// The engine's `hapticLatency` these outputs need (ns).
     public let hapticLatency: UInt64
 
@@ -34,20 +35,24 @@ public struct LibraryOutputs {
     /// Makes the outputs. Throws `Failure` when the haptic output cannot be made (a rumble pad
     /// that cannot be opened) or a trace would replace a file that exists (checked again when
     /// the engine opens it).
-    public init(haptics spec: HapticOutputSpec?, tracePath: String?, audio playsAudio: Bool, sink: String?, server: String?) throws(Failure) {
+    public init(haptics spec: HapticOutputSpec?, tracePath: String?, audio choice: AudioServerChoice, sink: String?,
+                environment: [String: String]) throws(Failure) {
         // Never over a file the user has: a library front end has no --force (remove it first).
         for path in [spec.flatMap { if case .trace(let p) = $0 { p } else { nil } }, tracePath].compactMap({ $0 }) where !path.isEmpty {
             do throws(OutputFile.Failure) { try OutputFile.check(path, replacing: false) } catch {
                 throw Failure(spec: .trace(path), description: "trace:\(path): \(error) (remove it first, or name a new file)", isFile: true)
             }
         }
-        let audio = playsAudio ? PulseAudioOutput(configuration: .init(sink: sink, server: server)) : nil
+        var mixesWaveform = false
+        if case .waveform = spec { mixesWaveform = true }
+        let audio = choice.output(sink: sink, latency: 0.020, environment: environment, mixesWaveform: mixesWaveform)
         let trace = tracePath.flatMap { $0.isEmpty ? nil : TraceBackend(path: $0, replacing: false) }
         var haptics: HapticBackend
         var latency: UInt64 = 0
         switch spec {
         case .waveform(let sink, let channels):
-            let waveform = WaveformOutput(configuration: .init(sink: sink, channels: channels, server: server, audio: audio, recorder: trace))
+            let waveform = WaveformOutput(configuration: .init(sink: sink, channels: channels, server: environment["PULSE_SERVER"],
+                                                               audio: audio as? PulseAudioOutput, recorder: trace))
             latency = waveform.configuration.lead
             haptics = waveform
         case let spec?:

@@ -13,8 +13,10 @@ import HapticOutput
 ///   `trace:PATH`, `waveform:SINK[:CHANNELS]` (voice-coil actuators fed as audio, mixed into the
 ///   audio's stream when it plays to the same sink) or `none`. Unset: the first rumble pad if there is one, else none (then
 ///   `supportsHaptics` is false). `on`/`off` keep their accessibility meaning (haptics on or off).
-/// - `HAPSYNC_AUDIO`: `pulse` (default) or `none`; `HAPSYNC_SINK`: the PulseAudio sink;
-///   `PULSE_SERVER`: the server, as for every PulseAudio client.
+/// - `HAPSYNC_AUDIO`: `auto` (default: PipeWire natively when a PipeWire server answers, else
+///   PulseAudio's protocol), `pipewire`, `pulse` or `none`; `HAPSYNC_SINK`: the sink (PulseAudio's
+///   sink name or PipeWire's node.name); `PULSE_SERVER` and `PIPEWIRE_REMOTE`: the servers, as
+///   for every client of theirs.
 /// - `HAPSYNC_TRACE`: a trace file (as `trace:PATH`) written beside the haptic output, for
 ///   checking what a pad was sent. A trace never replaces an existing file: `start()` fails
 ///   naming it (remove it first).
@@ -59,7 +61,7 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// HapSync's engine underneath.
     public let hapSyncEngine: HapticEngine
-    private let audioOutput: PulseAudioOutput?
+    private let audioOutput: SoundServerOutput?
     private let state = Locked(State())
     /// Starts and stops in the order they were called: `stop(completionHandler:)` followed at
     /// once by `start()` leaves the engine running (the later call wins), however the threads
@@ -87,17 +89,16 @@ public final class CHHapticEngine: @unchecked Sendable {
     /// Makes an engine whose outputs come from `environment` (the variables in the type's note).
     public init(environment: [String: String]) throws {
         let spec = environment["HAPSYNC_HAPTICS"].flatMap { HapticOutputSpec(parsing: $0) }
-        let playsAudio: Bool
-        switch environment["HAPSYNC_AUDIO"] ?? "pulse" {
-        case "pulse": playsAudio = true
-        case "none": playsAudio = false
-        case let other: throw CHHapticError(.invalidEngineParameter, "HAPSYNC_AUDIO: '\(other)' is not pulse or none")
+        let choice: AudioServerChoice
+        switch AudioServerChoice.from(environment: environment) {
+        case .success(let c): choice = c
+        case .failure(let error): throw CHHapticError(.invalidEngineParameter, error.description)
         }
         let outputs: LibraryOutputs
         do throws(LibraryOutputs.Failure) {
-            // PULSE_SERVER as every PulseAudio client reads it, from the environment given.
-            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio,
-                                         sink: environment["HAPSYNC_SINK"], server: environment["PULSE_SERVER"])
+            // PULSE_SERVER and PIPEWIRE_REMOTE as every client reads them, from the environment given.
+            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: choice,
+                                         sink: environment["HAPSYNC_SINK"], environment: environment)
         } catch {
             // A trace that would replace a file names its own variable's value; a device that cannot be used, HAPSYNC_HAPTICS's.
             throw error.isFile ? CHHapticError(.invalidEngineParameter, error.description)

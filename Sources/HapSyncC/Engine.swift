@@ -58,7 +58,7 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
         guard let out else { throw .null("out") }
         out.pointee = nil
         let environment = ProcessInfo.processInfo.environment
-        var hapticsText = environment["HAPSYNC_HAPTICS"], audioText = environment["HAPSYNC_AUDIO"] ?? "pulse"
+        var hapticsText = environment["HAPSYNC_HAPTICS"], audioText = environment["HAPSYNC_AUDIO"] ?? AudioServerChoice.auto.rawValue
         if let config {
             if let h = config.pointee.haptics { hapticsText = String(cString: h) }
             if let a = config.pointee.audio { audioText = String(cString: a) }
@@ -70,16 +70,13 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
             }
             spec = parsed
         }
-        let playsAudio: Bool
-        switch audioText {
-        case "pulse": playsAudio = true
-        case "none": playsAudio = false
-        default: throw .invalid("audio \"\(audioText)\" is not pulse or none")
+        guard let choice = AudioServerChoice(rawValue: audioText) else {
+            throw .invalid("audio \"\(audioText)\" is not \(AudioServerChoice.expectation)")
         }
         let outputs: LibraryOutputs
         do throws(LibraryOutputs.Failure) {
-            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: playsAudio, sink: environment["HAPSYNC_SINK"],
-                                         server: environment["PULSE_SERVER"])
+            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: choice, sink: environment["HAPSYNC_SINK"],
+                                         environment: environment)
         } catch {
             throw CFailure(status: error.isFile ? HS_ERROR_FILE : HS_ERROR_ENGINE, message: "haptics \(error.description)")
         }

@@ -48,14 +48,14 @@ enum PlayCommand {
         guard options.startOffset < timeline.end || options.startOffset == 0 else {
             throw .usage("--from \(number(options.startOffset)) is past the pattern's end (\(seconds(timeline.end)))")
         }
-        var audioDevice: PulseAudioOutput?
+        var audioDevice: SoundServerOutput?
         if !timeline.voices.isEmpty, options.audioChoice != PlaybackOptions.AudioChoice.none {
             let unresolved = playable.diagnostics.filter { $0.code == .resourceNotFound }
             if !unresolved.isEmpty {
                 throw CLIError(.failure, unresolved.map { "\($0.path): \($0.message)" },
                                hints: ["pass --resources DIR, or play without audio with --audio none"])
             }
-            audioDevice = PulseAudioOutput(configuration: .init(sink: options.sinkName, latency: options.audioLatency))
+            audioDevice = options.audioOutput
         } else if !timeline.voices.isEmpty {
             console.err("note: \(plural(timeline.voices.count, "audio event")) not played (--audio none); haptics run on the monotonic clock\n")
         }
@@ -121,7 +121,7 @@ enum PlayCommand {
     /// The backend `--haptics` asks for: a rumble pad, a waveform output (mixed into `audio`'s
     /// stream when that plays to the same sink; the trace, if any, gets its block records), a
     /// trace, several of them, or none.
-    static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, audio: PulseAudioOutput?,
+    static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, audio: SoundServerOutput?,
                               console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
         var backends: [HapticBackend] = []
         if let named = options.evdevPath {
@@ -138,7 +138,8 @@ enum PlayCommand {
         }
         if let (sink, channels) = options.waveform {
             backends.append(WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: options.audioLatency,
-                                                                audio: audio, recorder: trace, advance: options.userHapticLatencyNanoseconds)))
+                                                                audio: audio as? PulseAudioOutput, recorder: trace,
+                                                                advance: options.userHapticLatencyNanoseconds)))
         }
         if let trace { backends.append(trace) }
         return backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)

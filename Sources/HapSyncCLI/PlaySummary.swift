@@ -14,7 +14,7 @@ struct PlaySummary {
     let trace: TraceBackend?
     /// The signal that ended the run early, if one did.
     let interruptedBy: Int32?
-    let audio: PulseAudioOutput?
+    let audio: SoundServerOutput?
     /// Where each player's runs started on the audio output (player id → loop starts).
     let startFrames: [UInt32: [Int64]]
     let playbackRate: Double
@@ -42,7 +42,7 @@ struct PlaySummary {
             line("settings", parts.joined(separator: ", "))
         }
         if let audio {
-            line("audio", "pulse at \(Int(audio.sampleRate)) Hz, \(Int((audio.configuration.latency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
+            line("audio", "\(audio.serverDescription) at \(Int(audio.sampleRate)) Hz, \(Int((audio.targetLatency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
                  + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
             // Each haptic command against the moment its audio frame is heard (the final clock fit).
             var offsets: [Int64] = []

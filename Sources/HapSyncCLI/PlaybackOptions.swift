@@ -11,9 +11,7 @@ struct PlaybackOptions {
     typealias HapticsTarget = HapticOutputSpec
 
     /// `--audio`.
-    enum AudioChoice: String, CaseIterable, Sendable {
-        case pulse, none
-    }
+    typealias AudioChoice = AudioServerChoice
 
     // MARK: - Declarations
 
@@ -34,9 +32,12 @@ struct PlaybackOptions {
                           JSON Lines, PATH.json Chrome trace events (Perfetto)
               none        no haptic output (default; timing is still measured)
             """)
-    static let audio = Option<AudioChoice?>("audio", nil, .choice,
-                                            help: "play audio events through PulseAudio (default when the pattern has any) or not at all")
-    static let sink = Option<String?>("sink", "NAME", .text, help: "the PulseAudio sink (default: the server's default)")
+    static let audio = Option<AudioChoice?>("audio", nil, .choice, help: """
+            where audio events play (when the pattern has any): auto (default; also
+            HAPSYNC_AUDIO) = PipeWire natively when a PipeWire server answers, else
+            PulseAudio's protocol; pipewire; pulse (PulseAudio or pipewire-pulse); none
+            """)
+    static let sink = Option<String?>("sink", "NAME", .text, help: "the sink: PulseAudio's sink name or PipeWire's node.name (default: the server's default)")
     static let latency = Option<Double>("latency-ms", "N", .decimal("milliseconds", .from(1, to: 2000)), default: 20,
                                         help: "target latency of the audio stream")
     static let hapticLatency = Option<Double>("haptic-latency-ms", "N", .decimal("milliseconds", .from(0, to: 1000)), default: 0,
@@ -82,8 +83,10 @@ struct PlaybackOptions {
     var evdevPath: String?
     /// The waveform output's sink and channels, if any.
     var waveform: (sink: String, channels: HapticOutputSpec.WaveformChannels?)?
-    /// `--audio`, nil when not given (audio plays when the pattern has any).
-    var audioChoice: AudioChoice?
+    /// `--audio`, else `HAPSYNC_AUDIO`, else auto.
+    var audioChoice: AudioChoice
+    /// The environment the sound servers are found by (PULSE_SERVER, PIPEWIRE_REMOTE).
+    var environment: [String: String]
     var sinkName: String?
     /// Seconds.
     var audioLatency: Double
@@ -107,6 +110,12 @@ struct PlaybackOptions {
     var startOffset: Double
     var policy: HapticPolicy
 
+    /// The audio output `--audio` (or HAPSYNC_AUDIO) chooses, on `--sink` at `--latency-ms`
+    /// (nil: none). With auto, a waveform output mixed into the audio takes PulseAudio's protocol.
+    var audioOutput: SoundServerOutput? {
+        audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment, mixesWaveform: waveform != nil)
+    }
+
     /// Reads the options; a second trace or evdev target, or a bad HAPSYNC_* variable, is a usage error.
     init(_ parsed: ParsedArguments, environment: [String: String]) throws(CLIError) {
         for target in parsed[Self.haptics] {
@@ -123,7 +132,11 @@ struct PlaybackOptions {
                 waveform = (sink, channels)
             }
         }
-        audioChoice = parsed[Self.audio]
+        switch AudioServerChoice.from(environment: environment) {
+        case .success(let fromEnvironment): audioChoice = parsed[Self.audio] ?? fromEnvironment
+        case .failure(let error): throw .usage(error.description)
+        }
+        self.environment = environment
         sinkName = parsed[Self.sink]
         audioLatency = parsed[Self.latency] / 1000
         userHapticLatencyNanoseconds = UInt64(parsed[Self.hapticLatency] * 1_000_000)

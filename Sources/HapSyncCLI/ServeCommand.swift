@@ -76,8 +76,7 @@ enum ServeCommand {
         let signals = SignalWatch()
         defer { signals.cancel() }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
-        let audio = options.audioChoice == PlaybackOptions.AudioChoice.none ? nil
-            : PulseAudioOutput(configuration: .init(sink: options.sinkName, latency: options.audioLatency))
+        let audio = options.audioOutput
         let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console)
         let engine: HapticEngine
         do {
@@ -86,7 +85,7 @@ enum ServeCommand {
                                                            precise: options.precise))
             try engine.start()
         } catch {
-            throw .failure("\(error)", hint: audio == nil ? nil : "without a PulseAudio server, pass --audio none")
+            throw .failure("\(error)", hint: audio == nil ? nil : "without a sound server, pass --audio none")
         }
         var configuration = OSCService.Configuration(endpoints: endpoints, resourceRoots: roots)
         configuration.maxMessagesPerSecond = Double(parsed[maxRate])
@@ -109,7 +108,7 @@ enum ServeCommand {
         }
         console.out("hapsync serve: listening on \(listening.joined(separator: ", "))"
                     + (endpoints.allSatisfy(\.isLocal) ? " (this machine only)" : "") + "; \(preloads.count) patterns preloaded"
-                    + "; haptics \(backend.name), audio \(audio == nil ? "none" : "pulse")\n")
+                    + "; haptics \(backend.name), audio \(audio?.serverDescription ?? "none")\n")
         for e in endpoints where !e.isLocal {
             console.err("warning: \(e) accepts OSC from the network: anyone who can reach it can play and load patterns from the resource folders\n")
         }

@@ -99,6 +99,10 @@ public final class PipeSinkReader: @unchecked Sendable {
             serverName = name
             pacing = Pacing(serverName: name)
             module = index
+            // PipeWire's writes each cycle's block without waiting, and drops what does not fit:
+            // room for the largest quantum (8192 frames of float stereo), which a 50 ms
+            // node.latency asks for (2048 frames: 16 KiB, twice the 8 KiB PulseAudio needs).
+            if pacing == .asWritten { pipe.setCapacity(1 << 16) }
         } catch {
             stop()
             throw error

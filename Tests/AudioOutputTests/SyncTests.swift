@@ -27,7 +27,7 @@ struct SyncTests {
         var startFrame: Int64
 
         /// Haptic release − audio heard by the engine's own clock, ms, per tap.
-        func engineOffsets(_ audio: PulseAudioOutput) -> [Double] {
+        func engineOffsets(_ audio: SoundServerOutput) -> [Double] {
             let fit = audio.clock.fit
             return taps.compactMap { tap in
                 AudioHapticOffset.offset(hapticAt: tap.command.released, patternTime: tap.command.patternTime, startFrame: startFrame,
@@ -36,7 +36,7 @@ struct SyncTests {
         }
     }
 
-    static func playClicks(on audio: PulseAudioOutput) throws -> ClickRun {
+    static func playClicks(on audio: SoundServerOutput) throws -> ClickRun {
         let haptics = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
         try engine.start()
@@ -104,11 +104,25 @@ struct SyncTests {
     /// latency, 10.7 ms at 50 ms) until the output learned how it counts.
     @Test(arguments: [0.020, 0.050])
     func aPipeSinkHearsEachClickWhereTheEngineSaysItIsHeard(latency: Double) async throws {
-        try await retryingWhenStalled("sync, pipe sink, \(Int(latency * 1000)) ms") {
+        try await Self.pipeSinkAgreement(latency: latency, server: .pulse)
+    }
+
+    /// The same through PipeWire natively (`PipeWireOutput`: the clock from each cycle's
+    /// `pw_stream_get_time_n`, no quantum learned), when a PipeWire server answers
+    /// (.ci/with-pipewire).
+    @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"), arguments: [0.020, 0.050])
+    func aPipeSinkHearsEachClickWhereNativePipeWireSaysItIsHeard(latency: Double) async throws {
+        try await Self.pipeSinkAgreement(latency: latency, server: .pipewire)
+    }
+
+    /// Clicks to a pipe sink through `server`: where the engine's clock says each is heard against
+    /// when the pipe's reader got it, the median within 1 ms.
+    static func pipeSinkAgreement(latency: Double, server: AudioServerChoice) async throws {
+        try await retryingWhenStalled("sync, pipe sink, \(server), \(Int(latency * 1000)) ms") {
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
-            let audio = PulseAudioOutput(configuration: .init(sink: reader.sinkName, latency: latency))
+            let audio = try #require(server.output(sink: reader.sinkName, latency: latency, environment: ProcessInfo.processInfo.environment))
             let run = try Self.playClicks(on: audio)
             let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
             #expect(onsets.count == 8, "found \(onsets.count) click onsets in the pipe (\(reader.reads) reads)")
@@ -118,10 +132,11 @@ struct SyncTests {
             let late = Self.offsets(onsets, from: claimed)
             let engineOffsets = run.engineOffsets(audio)
             let byPipe = Self.offsets(run.taps.map(\.command.released), from: onsets)
-            print("sync (\(audio.serverName), pipe sink, \(Int(latency * 1000)) ms latency, reader \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")): "
+            let name = audio.serverDescription
+            print("sync (\(name), pipe sink, \(Int(latency * 1000)) ms latency, reader \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")): "
                   + "heard by the pipe − heard by the engine's clock (ms): \(Self.text(late))")
-            print("sync (\(audio.serverName), pipe sink): haptic release − heard by the pipe (ms): \(Self.text(byPipe)); by the engine's clock: \(Self.text(engineOffsets))")
-            print("sync (\(audio.serverName), pipe sink): \(reader.reads) reads, \(reader.discontinuities.count) discontinuities, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm, underruns \(audio.underruns)")
+            print("sync (\(name), pipe sink): haptic release − heard by the pipe (ms): \(Self.text(byPipe)); by the engine's clock: \(Self.text(engineOffsets))")
+            print("sync (\(name), pipe sink): \(reader.reads) reads, \(reader.discontinuities.count) discontinuities, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm, underruns \(audio.underruns)")
             Self.expectEight(late, median: 1, each: 10, "heard by the pipe − heard by the engine's clock")
         }
     }

@@ -84,11 +84,12 @@ typedef struct {
         "waveform:SINK[:rear|mono|left|right|all]" (voice-coil actuators fed as audio, mixed into
         the audio's stream when it plays to the same sink), "none". NULL: HAPSYNC_HAPTICS from the
         environment, else the first rumble pad, else none. HAPSYNC_TRACE=PATH writes a trace
-        beside it; HAPSYNC_SINK and PULSE_SERVER choose the audio's sink and server. A trace
+        beside it; HAPSYNC_SINK, PULSE_SERVER and PIPEWIRE_REMOTE choose the audio's sink and server. A trace
         never replaces an existing file: hs_engine_create is HS_ERROR_FILE naming it (remove
         it first, or name a new file). */
     const char *haptics;
-    /** "pulse" or "none". NULL: HAPSYNC_AUDIO from the environment, else "pulse". */
+    /** "auto" (PipeWire natively when a PipeWire server answers, else PulseAudio's protocol),
+        "pipewire", "pulse" or "none". NULL: HAPSYNC_AUDIO from the environment, else "auto". */
     const char *audio;
 } hs_engine_config;
 

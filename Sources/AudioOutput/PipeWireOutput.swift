@@ -1,0 +1,293 @@
+import CPipeWire
+import Foundation
+import Glibc
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncRuntime
+import Synchronization
+
+/// Audio through PipeWire natively (libpipewire-0.3), on the graph's own clock.
+///
+/// One playback stream (`pw_stream`), float32 stereo at the server's clock rate, asking for
+/// `node.latency` = `latency` (default 20 ms), linked to `sink` (a node name) or the default sink.
+/// Its process callback runs in PipeWire's real-time data thread, renamed `hapsync-audio` and set
+/// to SCHED_FIFO at `threadPriority` (below the engine's threads) on its first cycle; there
+/// `AudioStreamRenderer` mixes the players' voices, and the stream's timing for that very cycle
+/// (`pw_stream_get_time_n`) says when the buffer's first frame is heard:
+///
+///     heard = now + delay / graph rate + (buffered + queued) / stream rate
+///
+/// (the documented formula in PipeWire's stream.h: `delay` is the graph's and the device's
+/// latency, `buffered` what the resampler holds, `queued` the frames of our buffers the graph has
+/// not taken yet). Each cycle gives one observation to `clock`, which the scheduler places haptics
+/// by; no quantum is guessed, as it must be through pipewire-pulse. A cycle whose graph clock
+/// moved on further than the frames we gave it is counted as an underrun (the observation itself
+/// moves the clock). If the server goes away, `onServerLost` is called.
+///
+/// A waveform output's drive signal is not mixed into this stream yet (use the PulseAudio
+/// protocol, `--audio pulse`, for a waveform output on the audio's sink).
+public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sendable {
+    /// Settings.
+    public struct Configuration: Sendable {
+        /// The sink to play to, by node name (nil: the default sink).
+        public var sink: String?
+        /// Latency to ask the graph for (`node.latency`), seconds (default 0.020).
+        public var latency: Double
+        /// Largest player slot the engine uses (its `maxPlayers`, default 32).
+        public var maxPlayers: Int
+        /// The server ("pipewire-0" or a socket path; nil: the default, as PIPEWIRE_REMOTE says).
+        public var remote: String?
+
+        /// Makes settings; defaults as described on each property.
+        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil) {
+            self.sink = sink
+            self.latency = latency
+            self.maxPlayers = maxPlayers
+            self.remote = remote
+        }
+    }
+
+    /// Why the output could not start.
+    public enum PipeWireError: Error, Sendable, CustomStringConvertible {
+        /// The server, sink or stream refused (PipeWire's own sentence).
+        case refused(String)
+        /// No cycle gave timing within 5 s.
+        case noClock
+        /// The server went away while the stream was starting.
+        case lost(String)
+
+        /// A sentence naming the server and what to do.
+        public var description: String {
+            switch self {
+            case .refused(let why): return why
+            case .noClock: return "the PipeWire stream ran no cycle within 5 s (is the graph's driver suspended?)"
+            case .lost(let why): return "\(why) while the stream was starting"
+            }
+        }
+    }
+
+    /// The settings.
+    public let configuration: Configuration
+    /// "pipewire".
+    public var name: String { "pipewire" }
+    /// The stream's rate (the server's clock rate, known after `open`).
+    public private(set) var sampleRate: Double = AudioDecodingBudget.assumedOutputRate
+    /// The server's version (known after `open`: "0.3.65").
+    public private(set) var serverVersion = ""
+    /// Frame ↔ CLOCK_MONOTONIC, from each cycle's timing (`open` resets it).
+    public let clock = AudioClock(sampleRate: AudioDecodingBudget.assumedOutputRate)
+    /// Scheduler → audio thread.
+    public var messages: SPSCRing<AudioMessage> { renderer.messages }
+    /// Called on PipeWire's loop thread if the server or the stream goes away.
+    public var onServerLost: (@Sendable (String) -> Void)? {
+        get { lostHandler.withLock { $0 } }
+        set { lostHandler.withLock { $0 = newValue } }
+    }
+    /// Live parameters and player mutes (set by the engine before `open`).
+    public var liveParameters: LiveParameters? {
+        get { liveStore.withLock { $0 } }
+        set { liveStore.withLock { $0 = newValue } }
+    }
+    /// Silences the output (voices keep advancing).
+    public var isMuted: Bool {
+        get { renderer.isMuted }
+        set { renderer.isMuted = newValue }
+    }
+    /// The SCHED_FIFO priority PipeWire's data thread (`threadName`, which mixes) takes on its
+    /// first cycle; the engine sets it below its own threads' (nil: as PipeWire set it).
+    public var threadPriority: Int32? {
+        get { priority.withLock { $0.asked } }
+        set { priority.withLock { $0.asked = newValue } }
+    }
+    /// The data thread and what it got (the latest stream's, kept after it closes).
+    public var realtimeThreads: [RealtimeThread] { priority.withLock { $0.got.map { [$0] } ?? [] } }
+    /// The name the data thread takes (what `.ci/rt-alloc-check` watches, as on PulseAudio).
+    package static let threadName = PulseAudioOutput.threadName
+
+    /// The first frame not yet handed to the graph. Does not allocate, lock or block.
+    public var nextWritableFrame: Int64 { renderer.nextFrame }
+    /// Cycles whose graph clock moved on further than the frames this stream gave it.
+    public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+    /// Voices not played because the mixer was full.
+    public var droppedVoices: Int { renderer.droppedVoices }
+
+    private let renderer: AudioStreamRenderer
+    private let liveStore = Locked<LiveParameters?>(nil)
+    private let lostHandler = Locked<(@Sendable (String) -> Void)?>(nil)
+    private let priority = Locked<(asked: Int32?, got: RealtimeThread?)>((nil, nil))
+    private let cache = AudioSampleCache()
+    private let underrunCount = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private var stream: OpaquePointer?
+    /// Data thread: the graph clock (ns) and frames of the previous cycle, for underruns.
+    private var lastGraphTime: Int64 = -1
+    private var lastFrames = 0
+
+    /// Makes an output; nothing connects until `open`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        renderer = AudioStreamRenderer(maxPlayers: configuration.maxPlayers)
+    }
+
+    deinit { close() }
+
+    /// Registers a player's audio (control thread, before its start message reaches the audio thread).
+    public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) { renderer.setSource(slot: slot, source) }
+
+    /// Decodes a timeline's files at the stream's rate, sharing samples between players of the
+    /// same file (`PatternAudioLoader`).
+    public func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio {
+        PlayerAudio(timeline: timeline, samples: try PatternAudioLoader.samples(for: timeline, files: files, sampleRate: sampleRate, cache: cache))
+    }
+
+    /// Whether a PipeWire server answers now (at most 1 s).
+    public func canConnect() -> Bool { Self.answers(remote: configuration.remote) }
+
+    /// Whether a PipeWire server answers on `remote` (nil: the default) within 1 s: what
+    /// `--audio auto` asks before it picks PipeWire.
+    public static func answers(remote: String? = nil) -> Bool { hs_pw_answers(remote, 1000) != 0 }
+
+    // MARK: - Lifecycle
+
+    /// Connects, starts the stream on the sink, and waits until the clock's fit has settled.
+    public func open() throws {
+        guard stream == nil else { return }
+        lastGraphTime = -1
+        lastFrames = 0
+        let latency = UInt32(max(1, min(2_000_000, (configuration.latency * 1e6).rounded())))
+        running.store(true, ordering: .releasing)
+        let asked = threadPriority
+        var error = [CChar](repeating: 0, count: 512)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let opened: OpaquePointer? = Self.threadName.withCString { threadName in
+            configuration.sink.withOptionalCString { sink in
+                configuration.remote.withOptionalCString { remote in
+                    "HapSync playback".withCString { description in
+                        var config = hs_pw_config()
+                        config.remote = remote
+                        config.target = sink
+                        config.description = description
+                        config.rate = 0
+                        config.channels = 2
+                        config.positions = nil
+                        config.latency_us = latency
+                        config.prepare = { user, rate in
+                            Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().prepare(rate: Double(rate))
+                        }
+                        config.thread_name = threadName
+                        config.realtime_priority = asked.map { Int32($0) } ?? 0
+                        config.user = me
+                        config.process = { user, data, frames, time in
+                            Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().process(data!, frames: Int(frames), time: time!.pointee)
+                        }
+                        config.event = { user, kind, message in
+                            guard kind == 1 else { return }
+                            Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().serverLost(message.map { String(cString: $0) } ?? "the PipeWire server failed")
+                        }
+                        return hs_pw_open(&config, 5000, &error, error.count)
+                    }
+                }
+            }
+        }
+        guard let opened else {
+            running.store(false, ordering: .releasing)
+            throw PipeWireError.refused(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        stream = opened
+        serverVersion = String(cString: hs_pw_server_version(opened))
+        do {
+            try awaitSettled()
+        } catch {
+            close()
+            throw error
+        }
+        if let asked {
+            let result = hs_pw_realtime_result(opened)
+            priority.withLock {
+                $0.got = RealtimeThread(name: Self.threadName, priority: asked,
+                                        error: result == 0 ? nil : result < 0 ? "no cycle ran" : SystemErrno(result).description)
+            }
+        }
+    }
+
+    /// Once connected, before the stream starts: the renderer and the clock at the stream's rate.
+    private func prepare(rate: Double) {
+        sampleRate = rate
+        renderer.prepare(sampleRate: rate, live: liveParameters, drive: nil, roles: [])
+        clock.reset(sampleRate: rate)
+        var sample = hs_pw_time()
+        sample.rate_num = 1
+        sample.rate_denom = UInt32(rate)
+        _ = Self.heardTime(sample, sampleRate: rate)
+    }
+
+    /// Waits (at most 5 s) for the clock to settle.
+    private func awaitSettled() throws {
+        let giveUp = MonotonicClock.nanoseconds() + 5_000_000_000
+        while clock.observations < AudioClock.settlingObservations, MonotonicClock.nanoseconds() < giveUp,
+              running.load(ordering: .acquiring) { usleep(2000) }
+        guard running.load(ordering: .acquiring) else { throw PipeWireError.lost(lostReason.withLock { $0 } ?? "the PipeWire server went away") }
+        guard clock.isFitted else { throw PipeWireError.noClock }
+    }
+
+    /// Stops the stream and disconnects.
+    public func close() {
+        running.store(false, ordering: .releasing)
+        if let stream { hs_pw_close(stream) }
+        stream = nil
+        renderer.finish()
+    }
+
+    private let lostReason = Locked<String?>(nil)
+
+    /// The server or stream failed (loop thread): reported once, while playing.
+    private func serverLost(_ why: String) {
+        lostReason.withLock { $0 = why }
+        guard running.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else { return }
+        onServerLost?(why)
+    }
+
+    // MARK: - Real-time (hapsync-audio, PipeWire's data thread)
+
+    /// When the first frame of the buffer being filled is heard (CLOCK_MONOTONIC ns), from the
+    /// cycle's timing: `now + delay / graph rate + (buffered + queued) / sampleRate` (PipeWire's
+    /// stream.h); and the graph clock's position in ns, for underruns. Pure: the one place a
+    /// cycle's timing becomes "frame heard at T". Does not allocate, lock or block (`prepare`
+    /// runs it once first, so a debug build's lazy witness tables are made off the data thread).
+    package static func heardTime(_ time: hs_pw_time, sampleRate: Double) -> (heard: UInt64, graph: Int64) {
+        guard time.rate_denom > 0 else { return (UInt64(max(0, time.now)), 0) }
+        let tick = Double(time.rate_num) * 1e9 / Double(time.rate_denom)
+        let heard = Double(time.now) + Double(time.delay) * tick + Double(time.buffered &+ time.queued) * 1e9 / sampleRate
+        return (UInt64(max(0, heard)), Int64(Double(time.ticks) * tick))
+    }
+
+    /// Fills one cycle's buffer and tells the clock when its first frame is heard. Does not
+    /// allocate, lock or block.
+    private func process(_ data: UnsafeMutablePointer<Float>, frames: Int, time: hs_pw_time) -> UInt32 {
+        guard running.load(ordering: .relaxed), time.rate_denom > 0, time.now > 0 else {
+            data.update(repeating: 0, count: frames * 2)
+            return UInt32(frames)
+        }
+        let first = renderer.nextFrame
+        let (heard, graphTime) = Self.heardTime(time, sampleRate: sampleRate)
+        if lastGraphTime >= 0 {
+            let moved = Double(graphTime &- lastGraphTime), given = Double(lastFrames) * 1e9 / sampleRate
+            if moved > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
+        }
+        clock.observe(frame: first, heardAt: heard)
+        let n = renderer.render(into: data, frames: frames, clock: clock)
+        lastGraphTime = graphTime
+        lastFrames = n
+        return UInt32(n)
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// Calls `body` with the string as a C string, or NULL.
+    func withOptionalCString<R>(_ body: (UnsafePointer<CChar>?) -> R) -> R {
+        switch self {
+        case .some(let s): return s.withCString { body($0) }
+        case .none: return body(nil)
+        }
+    }
+}

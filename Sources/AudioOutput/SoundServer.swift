@@ -1,0 +1,82 @@
+import Foundation
+import HapSyncRuntime
+
+/// An audio output on a sound server (PulseAudio's protocol or PipeWire natively): what reports
+/// and the front ends ask of either.
+public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
+    /// The stream's target latency, seconds.
+    var targetLatency: Double { get }
+    /// Voices not played because the mixer was full (more than `AudioStreamRenderer`'s 256 at once).
+    var droppedVoices: Int { get }
+    /// The protocol and server as a summary names them: "pulse", "pulse (on PipeWire 0.3.65)",
+    /// "pipewire 0.3.65".
+    var serverDescription: String { get }
+}
+
+extension PulseAudioOutput: SoundServerOutput {
+    /// `configuration.latency`.
+    public var targetLatency: Double { configuration.latency }
+    /// "pulse", or "pulse (PulseAudio (on PipeWire 0.3.65))" through pipewire-pulse.
+    public var serverDescription: String { serverName.contains("PipeWire") ? "pulse (\(serverName))" : "pulse" }
+}
+
+extension PipeWireOutput: SoundServerOutput {
+    /// `configuration.latency` (node.latency).
+    public var targetLatency: Double { configuration.latency }
+    /// "pipewire 0.3.65".
+    public var serverDescription: String { serverVersion.isEmpty ? "pipewire" : "pipewire \(serverVersion)" }
+}
+
+/// Which sound server plays the audio (`--audio`, `HAPSYNC_AUDIO`, the C API's `audio`): parsed
+/// and turned into an output here, once, for every front end.
+public enum AudioServerChoice: String, CaseIterable, Sendable {
+    /// PipeWire natively when a PipeWire server answers (and `PULSE_SERVER` does not name a
+    /// PulseAudio server), else PulseAudio's protocol. The default.
+    case auto
+    /// PipeWire natively (libpipewire): its real-time data thread renders, its own timing places
+    /// the haptics.
+    case pipewire
+    /// PulseAudio's protocol: a PulseAudio server, or PipeWire's pipewire-pulse.
+    case pulse
+    /// No audio; haptics run on the monotonic clock.
+    case none
+
+    /// What a value may be, for error messages.
+    public static let expectation = "auto, pipewire, pulse or none"
+
+    /// `HAPSYNC_AUDIO` from `environment` (absent: auto), or a sentence naming the bad value.
+    public static func from(environment: [String: String]) -> Result<AudioServerChoice, AudioChoiceError> {
+        guard let text = environment["HAPSYNC_AUDIO"] else { return .success(.auto) }
+        guard let choice = AudioServerChoice(rawValue: text) else { return .failure(AudioChoiceError(variable: "HAPSYNC_AUDIO", value: text)) }
+        return .success(choice)
+    }
+
+    /// The output this choice makes for `sink` (nil: the server's default) at `latency` seconds,
+    /// with the servers `environment` names (`PULSE_SERVER`, `PIPEWIRE_REMOTE`); nil for `none`.
+    /// `auto` asks PipeWire first (at most 1 s), and takes PulseAudio's protocol when a waveform
+    /// output rides in the audio's stream (`mixesWaveform`): that is not built on native
+    /// PipeWire yet.
+    public func output(sink: String?, latency: Double, environment: [String: String], mixesWaveform: Bool = false) -> SoundServerOutput? {
+        let pulseServer = environment["PULSE_SERVER"], remote = environment["PIPEWIRE_REMOTE"]
+        let pulse = { PulseAudioOutput(configuration: .init(sink: sink, latency: latency, server: pulseServer)) }
+        let pipewire = { PipeWireOutput(configuration: .init(sink: sink, latency: latency, remote: remote)) }
+        switch self {
+        case .none: return nil
+        case .pulse: return pulse()
+        case .pipewire: return pipewire()
+        case .auto:
+            if mixesWaveform || (pulseServer != nil && remote == nil) { return pulse() }
+            return PipeWireOutput.answers(remote: remote) ? pipewire() : pulse()
+        }
+    }
+}
+
+/// A sound-server choice that is not one (`HAPSYNC_AUDIO=alsa`).
+public struct AudioChoiceError: Error, Sendable, CustomStringConvertible {
+    /// Where it came from ("HAPSYNC_AUDIO", "--audio").
+    public let variable: String
+    /// What it said.
+    public let value: String
+    /// "HAPSYNC_AUDIO: 'alsa' is not auto, pipewire, pulse or none".
+    public var description: String { "\(variable): '\(value)' is not \(AudioServerChoice.expectation)" }
+}

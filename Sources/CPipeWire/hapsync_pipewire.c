@@ -1,0 +1,330 @@
+// See include/hapsync_pipewire.h. The thread loop ("hapsync-pw-loop") runs the connection and
+// the stream's events; the process callback runs in the context's data thread, where it only
+// dequeues a buffer, reads the stream's timing, hands both to the caller and queues the buffer:
+// no allocation, lock or blocking call of ours.
+#define _GNU_SOURCE  // pthread_setname_np, SCHED_RESET_ON_FORK
+#include "hapsync_pipewire.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/utils/result.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hs_pw_stream {
+    hs_pw_config config;
+    char *remote, *target, *description;
+    char thread_name[16];
+    int first_cycle_done;
+    volatile int realtime_result;
+    uint32_t positions[SPA_AUDIO_MAX_CHANNELS];
+    uint32_t rate;
+    struct pw_thread_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+    struct spa_hook core_listener;
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    struct pw_stream *stream;
+    struct spa_hook stream_listener;
+    uint32_t default_rate;
+    char version[64];
+    int sync_seq, synced, target_found, streaming, failed;
+    char error[256];
+};
+
+static void fail(struct hs_pw_stream *s, const char *message) {
+    if (!s->failed) {
+        s->failed = 1;
+        snprintf(s->error, sizeof s->error, "%s", message);
+    }
+    pw_thread_loop_signal(s->loop, false);
+    if (s->streaming && s->config.event) s->config.event(s->config.user, 1, s->error);
+}
+
+static void on_core_info(void *data, const struct pw_core_info *info) {
+    struct hs_pw_stream *s = data;
+    if (info->version) snprintf(s->version, sizeof s->version, "%s", info->version);
+    const char *rate = info->props ? spa_dict_lookup(info->props, "default.clock.rate") : NULL;
+    if (rate) s->default_rate = (uint32_t)strtoul(rate, NULL, 10);
+}
+
+static void on_core_done(void *data, uint32_t id, int seq) {
+    struct hs_pw_stream *s = data;
+    if (id == PW_ID_CORE && seq == s->sync_seq) {
+        s->synced = 1;
+        pw_thread_loop_signal(s->loop, false);
+    }
+}
+
+static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
+    struct hs_pw_stream *s = data;
+    (void)seq;
+    if (id != PW_ID_CORE) return;
+    char why[200];
+    if (res == -EPIPE) snprintf(why, sizeof why, "the PipeWire server went away");
+    else snprintf(why, sizeof why, "PipeWire: %s (%s)", message ? message : "error", spa_strerror(res));
+    fail(s, why);
+}
+
+static const struct pw_core_events core_events = {
+    PW_VERSION_CORE_EVENTS,
+    .info = on_core_info,
+    .done = on_core_done,
+    .error = on_core_error,
+};
+
+static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                      const struct spa_dict *props) {
+    struct hs_pw_stream *s = data;
+    (void)id; (void)permissions; (void)version;
+    if (!s->target || !props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
+    const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
+    const char *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
+    if (name && class && strcmp(name, s->target) == 0 && strstr(class, "Sink") != NULL) s->target_found = 1;
+}
+
+static const struct pw_registry_events registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = on_global,
+};
+
+static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
+    struct hs_pw_stream *s = data;
+    (void)old;
+    if (state == PW_STREAM_STATE_ERROR) {
+        char why[220];
+        snprintf(why, sizeof why, "the PipeWire stream failed: %s", error ? error : "no reason given");
+        fail(s, why);
+    } else if (state == PW_STREAM_STATE_STREAMING && !s->streaming) {
+        s->streaming = 1;
+        pw_thread_loop_signal(s->loop, false);
+        if (s->config.event) s->config.event(s->config.user, 2, "streaming");
+    } else if (state == PW_STREAM_STATE_UNCONNECTED && s->streaming) {
+        fail(s, "the PipeWire stream was disconnected (its sink went away?)");
+    }
+}
+
+// Data thread: no allocation, lock or blocking call (pw_stream_dequeue_buffer, get_time_n and
+// queue_buffer are lock-free in libpipewire).
+static void on_process(void *data) {
+    struct hs_pw_stream *s = data;
+    if (!s->first_cycle_done) {
+        // Once, in the data thread itself: its name, and its priority below the engine's threads.
+        s->first_cycle_done = 1;
+        if (s->thread_name[0]) pthread_setname_np(pthread_self(), s->thread_name);
+        if (s->config.realtime_priority > 0) {
+            struct sched_param param = { .sched_priority = s->config.realtime_priority };
+            int res = pthread_setschedparam(pthread_self(), SCHED_FIFO | SCHED_RESET_ON_FORK, &param);
+            __atomic_store_n(&s->realtime_result, res, __ATOMIC_RELEASE);
+        }
+    }
+    struct pw_buffer *b = pw_stream_dequeue_buffer(s->stream);
+    if (!b) return;
+    struct spa_data *d = &b->buffer->datas[0];
+    uint32_t stride = 4 * s->config.channels;
+    if (!d->data || d->maxsize < stride) {
+        b->size = 0;
+        pw_stream_queue_buffer(s->stream, b);
+        return;
+    }
+    uint32_t frames = d->maxsize / stride;
+    if (b->requested > 0 && b->requested < frames) frames = (uint32_t)b->requested;
+    struct pw_time t;
+    memset(&t, 0, sizeof t);
+    pw_stream_get_time_n(s->stream, &t, sizeof t);
+    hs_pw_time time = {
+        .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
+        .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
+    };
+    uint32_t n = s->config.process(s->config.user, (float *)d->data, frames, &time);
+    if (n > frames) n = frames;
+    d->chunk->offset = 0;
+    d->chunk->stride = (int32_t)stride;
+    d->chunk->size = n * stride;
+    b->size = n;  // in frames: pw_time.queued then counts frames
+    pw_stream_queue_buffer(s->stream, b);
+}
+
+static const struct pw_stream_events stream_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .state_changed = on_state_changed,
+    .process = on_process,
+};
+
+// Waits (loop locked) until `done` is set or the stream failed, at most until `deadline`.
+static int wait_for(struct hs_pw_stream *s, int *done, struct timespec *deadline) {
+    while (!*done && !s->failed) {
+        if (pw_thread_loop_timed_wait_full(s->loop, deadline) == -ETIMEDOUT) return -ETIMEDOUT;
+    }
+    return s->failed ? -EIO : 0;
+}
+
+static char *copy(const char *text) { return text ? strdup(text) : NULL; }
+
+static void destroy(struct hs_pw_stream *s) {
+    if (s->loop) pw_thread_loop_lock(s->loop);
+    if (s->stream) {
+        spa_hook_remove(&s->stream_listener);
+        pw_stream_destroy(s->stream);
+    }
+    if (s->registry) {
+        spa_hook_remove(&s->registry_listener);
+        pw_proxy_destroy((struct pw_proxy *)s->registry);
+    }
+    if (s->core) {
+        spa_hook_remove(&s->core_listener);
+        pw_core_disconnect(s->core);
+    }
+    if (s->loop) {
+        pw_thread_loop_unlock(s->loop);
+        pw_thread_loop_stop(s->loop);
+    }
+    if (s->context) pw_context_destroy(s->context);
+    if (s->loop) pw_thread_loop_destroy(s->loop);
+    free(s->remote);
+    free(s->target);
+    free(s->description);
+    free(s);
+}
+
+hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error, size_t error_size) {
+    if (error_size) error[0] = 0;
+    if (!config || !config->process || config->channels < 1 || config->channels > SPA_AUDIO_MAX_CHANNELS) {
+        snprintf(error, error_size, "a PipeWire stream needs a process callback and 1 to %d channels", SPA_AUDIO_MAX_CHANNELS);
+        return NULL;
+    }
+    pw_init(NULL, NULL);
+    struct hs_pw_stream *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(error, error_size, "out of memory"); return NULL; }
+    s->config = *config;
+    s->remote = copy(config->remote);
+    s->target = copy(config->target);
+    s->description = copy(config->description ? config->description : "HapSync playback");
+    s->realtime_result = -1;
+    if (config->thread_name) snprintf(s->thread_name, sizeof s->thread_name, "%s", config->thread_name);
+    for (uint32_t c = 0; c < config->channels; c++) {
+        s->positions[c] = config->positions ? config->positions[c]
+                          : config->channels == 2 ? (c == 0 ? SPA_AUDIO_CHANNEL_FL : SPA_AUDIO_CHANNEL_FR) : SPA_AUDIO_CHANNEL_MONO;
+    }
+    s->loop = pw_thread_loop_new("hapsync-pw-loop", NULL);
+    if (!s->loop || pw_thread_loop_start(s->loop) < 0) {
+        snprintf(error, error_size, "could not start PipeWire's thread loop (%s)", strerror(errno));
+        destroy(s);
+        return NULL;
+    }
+    pw_thread_loop_lock(s->loop);
+    struct timespec deadline;
+    pw_thread_loop_get_time(s->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+    s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0);
+    if (!s->context) {
+        snprintf(error, error_size, "could not make a PipeWire context (%s)", strerror(errno));
+        goto failed;
+    }
+    s->core = pw_context_connect(s->context, s->remote ? pw_properties_new(PW_KEY_REMOTE_NAME, s->remote, NULL) : NULL, 0);
+    if (!s->core) {
+        snprintf(error, error_size, "no PipeWire server answers on %s (%s)", s->remote ? s->remote : "the default socket", strerror(errno));
+        goto failed;
+    }
+    pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
+    s->registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+    pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
+    s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, 0);
+    if (wait_for(s, &s->synced, &deadline) < 0) {
+        snprintf(error, error_size, "%s", s->failed ? s->error : "the PipeWire server did not answer in time");
+        goto failed;
+    }
+    if (s->target && !s->target_found) {
+        snprintf(error, error_size, "PipeWire has no sink named '%s'; 'pw-cli ls Node' lists them (node.name)", s->target);
+        goto failed;
+    }
+    s->rate = config->rate ? config->rate : s->default_rate ? s->default_rate : 48000;
+    struct pw_properties *props = pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback",
+                                                    PW_KEY_MEDIA_ROLE, "Game", PW_KEY_APP_NAME, "HapSync",
+                                                    PW_KEY_NODE_NAME, "hapsync-playback", PW_KEY_NODE_DESCRIPTION, s->description, NULL);
+    if (config->latency_us) {
+        uint64_t frames = ((uint64_t)config->latency_us * s->rate + 500000) / 1000000;
+        pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", (unsigned)(frames ? frames : 1), s->rate);
+    }
+    if (config->prepare) config->prepare(config->user, s->rate);
+    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target);
+    s->stream = pw_stream_new(s->core, s->description, props);
+    if (!s->stream) {
+        snprintf(error, error_size, "PipeWire would not make a stream (%s)", strerror(errno));
+        goto failed;
+    }
+    pw_stream_add_listener(s->stream, &s->stream_listener, &stream_events, s);
+    uint8_t pod[1024];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(pod, sizeof pod);
+    struct spa_audio_info_raw info;
+    memset(&info, 0, sizeof info);
+    info.format = SPA_AUDIO_FORMAT_F32;
+    info.rate = s->rate;
+    info.channels = config->channels;
+    memcpy(info.position, s->positions, sizeof(uint32_t) * config->channels);
+    const struct spa_pod *params[1] = { spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info) };
+    int res = pw_stream_connect(s->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1);
+    if (res < 0) {
+        snprintf(error, error_size, "the PipeWire stream would not connect (%s)", spa_strerror(res));
+        goto failed;
+    }
+    if (wait_for(s, &s->streaming, &deadline) < 0) {
+        snprintf(error, error_size, "%s", s->failed ? s->error : "the PipeWire stream did not start within the time allowed");
+        goto failed;
+    }
+    pw_thread_loop_unlock(s->loop);
+    return s;
+failed:
+    pw_thread_loop_unlock(s->loop);
+    destroy(s);
+    return NULL;
+}
+
+int hs_pw_realtime_result(const hs_pw_stream *stream) { return __atomic_load_n(&stream->realtime_result, __ATOMIC_ACQUIRE); }
+
+uint32_t hs_pw_rate(const hs_pw_stream *stream) { return stream->rate; }
+
+const char *hs_pw_server_version(const hs_pw_stream *stream) { return stream->version; }
+
+int hs_pw_set_latency(hs_pw_stream *s, uint32_t frames) {
+    char value[32];
+    snprintf(value, sizeof value, "%u/%u", frames, s->rate);
+    struct spa_dict_item item = SPA_DICT_ITEM_INIT(PW_KEY_NODE_LATENCY, value);
+    struct spa_dict dict = SPA_DICT_INIT(&item, 1);
+    pw_thread_loop_lock(s->loop);
+    int res = pw_stream_update_properties(s->stream, &dict);
+    pw_thread_loop_unlock(s->loop);
+    return res < 0 ? res : 0;
+}
+
+void hs_pw_close(hs_pw_stream *stream) {
+    if (stream) destroy(stream);
+}
+
+int hs_pw_answers(const char *remote, int timeout_ms) {
+    pw_init(NULL, NULL);
+    struct hs_pw_stream *s = calloc(1, sizeof *s);
+    if (!s) return 0;
+    s->loop = pw_thread_loop_new("hapsync-pw-probe", NULL);
+    int answered = 0;
+    if (s->loop && pw_thread_loop_start(s->loop) >= 0) {
+        pw_thread_loop_lock(s->loop);
+        struct timespec deadline;
+        pw_thread_loop_get_time(s->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+        s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0);
+        if (s->context) s->core = pw_context_connect(s->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
+        if (s->core) {
+            pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
+            s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, 0);
+            answered = wait_for(s, &s->synced, &deadline) == 0;
+        }
+        pw_thread_loop_unlock(s->loop);
+    }
+    destroy(s);
+    return answered;
+}

@@ -1,0 +1,93 @@
+// HapSync's small C interface to libpipewire-0.3: one playback stream on a thread loop of its own,
+// its process callback in PipeWire's real-time data thread, and the stream's timing
+// (pw_stream_get_time_n) handed to that callback. Written in C because PipeWire's SPA format
+// builders are inline functions and macros; the engine's side (mixing, the clock) is Swift.
+#ifndef HAPSYNC_PIPEWIRE_H
+#define HAPSYNC_PIPEWIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// One playback stream and the connection it lives on.
+typedef struct hs_pw_stream hs_pw_stream;
+
+/// The stream's timing for the cycle being filled, as `pw_stream_get_time_n` gives it.
+typedef struct {
+    /// CLOCK_MONOTONIC ns when the graph's cycle started (pw_time.now).
+    int64_t now;
+    /// The graph's clock: ticks and delay are in units of rate_num / rate_denom seconds.
+    uint32_t rate_num, rate_denom;
+    /// The graph clock's position at `now` (pw_time.ticks).
+    uint64_t ticks;
+    /// Graph ticks from the stream's next sample to the device (pw_time.delay).
+    int64_t delay;
+    /// Frames queued in the stream and not yet taken by the graph (pw_time.queued: the buffers'
+    /// sizes, which this interface sets in frames).
+    uint64_t queued;
+    /// Frames held in the stream's resampler (pw_time.buffered).
+    uint64_t buffered;
+    /// Frames the graph asked for this cycle (pw_buffer.requested; 0 when it did not say).
+    uint64_t requested;
+} hs_pw_time;
+
+/// Fills `frames` interleaved float frames at `data` (of `channels` each) for the cycle `time`
+/// describes; returns the frames written (at most `frames`). Called on PipeWire's data thread.
+typedef uint32_t (*hs_pw_process_fn)(void *user, float *data, uint32_t frames, const hs_pw_time *time);
+
+/// Something happened on the connection: `kind` 1 the stream or server failed (message says
+/// why), 2 the stream started streaming. Called on the stream's thread loop.
+typedef void (*hs_pw_event_fn)(void *user, int kind, const char *message);
+
+/// What to open.
+typedef struct {
+    /// The server (PIPEWIRE_REMOTE's form, "pipewire-0" or a path); NULL: the default.
+    const char *remote;
+    /// The sink's node.name to play to; NULL: the default sink.
+    const char *target;
+    /// The stream's node.description ("HapSync playback").
+    const char *description;
+    /// Frames per second; 0: the server's default clock rate.
+    uint32_t rate;
+    /// Channels (1 to 8) and their SPA_AUDIO_CHANNEL_* positions (NULL: FL, FR for 2).
+    uint32_t channels;
+    const uint32_t *positions;
+    /// node.latency to ask for, µs (0: the server's default).
+    uint32_t latency_us;
+    /// The data thread's name and the SCHED_FIFO priority it takes on its first cycle (NULL, 0:
+    /// as PipeWire made it); `hs_pw_realtime_result` says what it got.
+    const char *thread_name;
+    int realtime_priority;
+    /// Called once connected, before the stream starts, with the stream's rate (the calling
+    /// thread, PipeWire's loop locked): the caller sets itself up for that rate.
+    void (*prepare)(void *user, uint32_t rate);
+    /// Called for each buffer to fill (data thread) and for events (loop thread).
+    hs_pw_process_fn process;
+    hs_pw_event_fn event;
+    void *user;
+} hs_pw_config;
+
+/// Connects, checks the target sink exists, and starts the stream; returns NULL with a sentence
+/// in `error` when the server does not answer, the sink does not exist, or the stream does not
+/// start within `timeout_ms`.
+hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error, size_t error_size);
+
+/// The stream's rate (frames per second).
+uint32_t hs_pw_rate(const hs_pw_stream *stream);
+
+/// The server's version string ("0.3.65").
+const char *hs_pw_server_version(const hs_pw_stream *stream);
+
+/// After the first cycle: 0 when the data thread got SCHED_FIFO at the priority asked for, an
+/// errno when it was refused, -1 before the first cycle (or when none was asked for).
+int hs_pw_realtime_result(const hs_pw_stream *stream);
+
+/// Asks for a new node.latency (frames at the stream's rate); returns 0 or a negative errno.
+int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
+
+/// Stops the stream, disconnects and frees it (not from its own callbacks).
+void hs_pw_close(hs_pw_stream *stream);
+
+/// Whether a PipeWire server answers on `remote` (NULL: the default) within `timeout_ms`.
+int hs_pw_answers(const char *remote, int timeout_ms);
+
+#endif
