@@ -1,3 +1,4 @@
+import CPulse
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -86,6 +87,22 @@ final class AudioStreamRenderer: @unchecked Sendable {
             blockFrames = Int(sampleRate)   // a second: more than any request
             stereoBlock = .allocate(capacity: 2 * blockFrames)
             driveBlock = .allocate(capacity: blockFrames)
+        }
+    }
+
+    /// What each channel of a drive's layout carries: the audio of its position (0 left, 1 right,
+    /// 2 the mean of both on a mono layout, 3 none) and whether the drive is added. The one rule
+    /// for every stream a drive rides in.
+    static func roles(for drive: WaveformDrive) -> [(audio: UInt8, drive: Bool)] {
+        let layout = drive.channels.layout
+        return zip(layout.positions, layout.driven).map { position, driven in
+            let audio: UInt8 = switch position {
+            case PA_CHANNEL_POSITION_FRONT_LEFT: 0
+            case PA_CHANNEL_POSITION_FRONT_RIGHT: 1
+            case PA_CHANNEL_POSITION_MONO: 2
+            default: 3
+            }
+            return (audio, driven)
         }
     }
 

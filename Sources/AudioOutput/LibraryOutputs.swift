@@ -43,16 +43,14 @@ public struct LibraryOutputs {
                 throw Failure(spec: .trace(path), description: "trace:\(path): \(error) (remove it first, or name a new file)", isFile: true)
             }
         }
-        var mixesWaveform = false
-        if case .waveform = spec { mixesWaveform = true }
-        let audio = choice.output(sink: sink, latency: 0.020, environment: environment, mixesWaveform: mixesWaveform)
+        let audio = choice.output(sink: sink, latency: 0.020, environment: environment)
         let trace = tracePath.flatMap { $0.isEmpty ? nil : TraceBackend(path: $0, replacing: false) }
         var haptics: HapticBackend
         var latency: UInt64 = 0
         switch spec {
         case .waveform(let sink, let channels):
             let waveform = WaveformOutput(configuration: .init(sink: sink, channels: channels, server: environment["PULSE_SERVER"],
-                                                               audio: audio as? PulseAudioOutput, recorder: trace))
+                                                               audio: audio, recorder: trace))
             latency = waveform.configuration.lead
             haptics = waveform
         case let spec?:

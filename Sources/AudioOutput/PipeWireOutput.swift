@@ -1,4 +1,5 @@
 import CPipeWire
+import CPulse
 import Foundation
 import Glibc
 import HapSyncConcurrency
@@ -24,8 +25,8 @@ import Synchronization
 /// moved on further than the frames we gave it is counted as an underrun (the observation itself
 /// moves the clock). If the server goes away, `onServerLost` is called.
 ///
-/// A waveform output's drive signal is not mixed into this stream yet (use the PulseAudio
-/// protocol, `--audio pulse`, for a waveform output on the audio's sink).
+/// When a waveform haptic output plays to the same sink, its drive signal rides in this stream
+/// (`attach`), laid out as on PulseAudio (`AudioStreamRenderer`): sample-locked with the audio.
 public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sendable {
     /// Settings.
     public struct Configuration: Sendable {
@@ -119,6 +120,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     private let underrunCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private var stream: OpaquePointer?
+    /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
+    private var haptics: WaveformDrive?
     /// Data thread: the graph clock (ns) and frames of the previous cycle, for underruns.
     private var lastGraphTime: Int64 = -1
     private var lastFrames = 0
@@ -130,6 +133,13 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     }
 
     deinit { close() }
+
+    /// Mixes a waveform output's drive signal into the stream the next `open` makes (nil: no
+    /// longer). Control side; a running stream keeps what it was opened with.
+    func attach(_ drive: WaveformDrive?) { haptics = drive }
+
+    /// Whether a waveform output's drive signal is mixed into the running stream.
+    public var carriesHaptics: Bool { renderer.drive != nil }
 
     /// Registers a player's audio (control thread, before its start message reaches the audio thread).
     public func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) { renderer.setSource(slot: slot, source) }
@@ -159,17 +169,31 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         let asked = threadPriority
         var error = [CChar](repeating: 0, count: 512)
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let opened: OpaquePointer? = Self.threadName.withCString { threadName in
+        let positions: [UInt32] = haptics.map { drive in
+            drive.channels.layout.positions.map { p -> UInt32 in
+                switch p {
+                case PA_CHANNEL_POSITION_FRONT_LEFT: HS_PW_CHANNEL_FL.rawValue
+                case PA_CHANNEL_POSITION_FRONT_RIGHT: HS_PW_CHANNEL_FR.rawValue
+                case PA_CHANNEL_POSITION_REAR_LEFT: HS_PW_CHANNEL_RL.rawValue
+                case PA_CHANNEL_POSITION_REAR_RIGHT: HS_PW_CHANNEL_RR.rawValue
+                default: HS_PW_CHANNEL_MONO.rawValue
+                }
+            }
+        } ?? [HS_PW_CHANNEL_FL.rawValue, HS_PW_CHANNEL_FR.rawValue]
+        let description = haptics.map { "HapSync playback and haptics (\($0.channels.rawValue))" } ?? "HapSync playback"
+        let opened: OpaquePointer? = positions.withUnsafeBufferPointer { positionsBuffer in
+            let positionsPointer = positionsBuffer.baseAddress
+            return Self.threadName.withCString { threadName in
             configuration.sink.withOptionalCString { sink in
                 configuration.remote.withOptionalCString { remote in
-                    "HapSync playback".withCString { description in
+                    description.withCString { description in
                         var config = hs_pw_config()
                         config.remote = remote
                         config.target = sink
                         config.description = description
                         config.rate = 0
-                        config.channels = 2
-                        config.positions = nil
+                        config.channels = UInt32(positions.count)
+                        config.positions = positionsPointer
                         config.latency_us = latency
                         config.prepare = { user, rate in
                             Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().prepare(rate: Double(rate))
@@ -188,6 +212,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
                     }
                 }
             }
+        }
         }
         guard let opened else {
             running.store(false, ordering: .releasing)
@@ -213,7 +238,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// Once connected, before the stream starts: the renderer and the clock at the stream's rate.
     private func prepare(rate: Double) {
         sampleRate = rate
-        renderer.prepare(sampleRate: rate, live: liveParameters, drive: nil, roles: [])
+        renderer.prepare(sampleRate: rate, live: liveParameters, drive: haptics, roles: haptics.map(AudioStreamRenderer.roles(for:)) ?? [])
         clock.reset(sampleRate: rate)
         var sample = hs_pw_time()
         sample.rate_num = 1
@@ -265,7 +290,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// allocate, lock or block.
     private func process(_ data: UnsafeMutablePointer<Float>, frames: Int, time: hs_pw_time) -> UInt32 {
         guard running.load(ordering: .relaxed), time.rate_denom > 0, time.now > 0 else {
-            data.update(repeating: 0, count: frames * 2)
+            data.update(repeating: 0, count: frames * renderer.channels)
             return UInt32(frames)
         }
         let first = renderer.nextFrame

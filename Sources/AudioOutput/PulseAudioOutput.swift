@@ -190,23 +190,14 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 clock.reset(sampleRate: sampleRate)
                 var positions: [pa_channel_position_t]?
                 var frameBytes = 8
-                var roles: [(audio: UInt8, drive: Bool)] = []
                 if let haptics {
                     let layout = haptics.channels.layout
-                    roles = zip(layout.positions, layout.driven).map { position, driven in
-                        let audio: UInt8 = switch position {
-                        case PA_CHANNEL_POSITION_FRONT_LEFT: 0
-                        case PA_CHANNEL_POSITION_FRONT_RIGHT: 1
-                        case PA_CHANNEL_POSITION_MONO: 2
-                        default: 3
-                        }
-                        return (audio, driven)
-                    }
                     positions = layout.positions
                     frameBytes = 4 * layout.positions.count
                     timing = PlaybackTiming(server: timing.server, sampleRate: sampleRate, frameBytes: Int64(frameBytes))
                 }
-                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics, roles: roles)
+                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics,
+                                 roles: haptics.map(AudioStreamRenderer.roles(for:)) ?? [])
                 let s = try connection.openStream(name: haptics == nil ? "HapSync playback" : "HapSync playback and haptics (\(haptics!.channels.rawValue))",
                                                   rate: sink.rate, channels: positions, onTiming: { [unowned self] info, at in
                     timing.observe(info, at: at, into: clock)

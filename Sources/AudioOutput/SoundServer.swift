@@ -27,6 +27,32 @@ extension PipeWireOutput: SoundServerOutput {
     public var serverDescription: String { serverVersion.isEmpty ? "pipewire" : "pipewire \(serverVersion)" }
 }
 
+/// An audio output a waveform output's drive signal can ride in: one stream for both, so that a
+/// tap and its sound start at the same frame.
+protocol WaveformCarrier: SoundServerOutput {
+    /// Mixes `drive` into the stream the next `open` makes (nil: no longer). Control side.
+    func attach(_ drive: WaveformDrive?)
+    /// Whether it plays to `sink`, found on PulseAudio server `server` through `connection`
+    /// (inside its lock): the waveform output's own view of the sound server.
+    func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool
+}
+
+extension PulseAudioOutput: WaveformCarrier {
+    /// The same server, and its sink (or the default) is `sink`.
+    func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool {
+        configuration.server == server && (try? connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name
+    }
+}
+
+extension PipeWireOutput: WaveformCarrier {
+    /// The connection is pipewire-pulse on the default PipeWire server (its sink names are the
+    /// nodes' names), and this output's node (or the default sink) is `sink`.
+    func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool {
+        configuration.remote == nil && connection.serverName().contains("PipeWire")
+            && (try? connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name
+    }
+}
+
 /// Which sound server plays the audio (`--audio`, `HAPSYNC_AUDIO`, the C API's `audio`): parsed
 /// and turned into an output here, once, for every front end.
 public enum AudioServerChoice: String, CaseIterable, Sendable {
@@ -53,10 +79,8 @@ public enum AudioServerChoice: String, CaseIterable, Sendable {
 
     /// The output this choice makes for `sink` (nil: the server's default) at `latency` seconds,
     /// with the servers `environment` names (`PULSE_SERVER`, `PIPEWIRE_REMOTE`); nil for `none`.
-    /// `auto` asks PipeWire first (at most 1 s), and takes PulseAudio's protocol when a waveform
-    /// output rides in the audio's stream (`mixesWaveform`): that is not built on native
-    /// PipeWire yet.
-    public func output(sink: String?, latency: Double, environment: [String: String], mixesWaveform: Bool = false) -> SoundServerOutput? {
+    /// `auto` asks PipeWire first (at most 1 s).
+    public func output(sink: String?, latency: Double, environment: [String: String]) -> SoundServerOutput? {
         let pulseServer = environment["PULSE_SERVER"], remote = environment["PIPEWIRE_REMOTE"]
         let pulse = { PulseAudioOutput(configuration: .init(sink: sink, latency: latency, server: pulseServer)) }
         let pipewire = { PipeWireOutput(configuration: .init(sink: sink, latency: latency, remote: remote)) }
@@ -65,7 +89,7 @@ public enum AudioServerChoice: String, CaseIterable, Sendable {
         case .pulse: return pulse()
         case .pipewire: return pipewire()
         case .auto:
-            if mixesWaveform || (pulseServer != nil && remote == nil) { return pulse() }
+            if pulseServer != nil && remote == nil { return pulse() }
             return PipeWireOutput.answers(remote: remote) ? pipewire() : pulse()
         }
     }

@@ -54,7 +54,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
         public var server: String?
         /// The engine's audio output (the same object the engine is given): when it plays to the
         /// same sink, the drive signal is mixed into its stream.
-        public var audio: PulseAudioOutput?
+        public var audio: SoundServerOutput?
         /// Takes a record of each block rendered (a trace), if set.
         public var recorder: WaveformBlockRecorder?
         /// How much earlier than its sound a command is felt, ns: the actuator's own delay the
@@ -67,11 +67,11 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
         /// Settings with the lead for this latency, or the audio's when that is longer
         /// (`WaveformOutput.lead(latency:)`).
         public init(sink: String, channels: Channels? = nil, latency: Double = 0.020, server: String? = nil,
-                    audio: PulseAudioOutput? = nil, recorder: WaveformBlockRecorder? = nil, advance: UInt64 = 0) {
+                    audio: SoundServerOutput? = nil, recorder: WaveformBlockRecorder? = nil, advance: UInt64 = 0) {
             self.sink = sink
             self.channels = channels
             self.latency = latency
-            self.lead = WaveformOutput.lead(latency: max(latency, audio?.configuration.latency ?? 0))
+            self.lead = WaveformOutput.lead(latency: max(latency, audio?.targetLatency ?? 0))
             self.advance = advance
             self.server = server
             self.audio = audio
@@ -107,7 +107,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
     /// The channels in use (known after `open`).
     public var chosen: Channels? { drive?.channels }
     /// The audio output the signal is mixed into while open, nil when it has a stream of its own.
-    public private(set) var mixedInto: PulseAudioOutput?
+    public private(set) var mixedInto: SoundServerOutput?
     /// Whether the last `open` mixed the signal into the audio's stream (kept after `close`).
     public private(set) var mixesIntoAudio = false
 
@@ -153,8 +153,8 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
                 drive.recorder = configuration.recorder
                 self.drive = drive
                 advanceFrames = Int64((Double(configuration.advance) * Double(sink.rate) / 1e9).rounded())
-                if let audio = configuration.audio, audio.configuration.server == configuration.server,
-                   (try? connection.sinkInfo(named: audio.configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name {
+                if let audio = configuration.audio as? WaveformCarrier,
+                   audio.plays(to: sink, of: configuration.server, seenBy: connection) {
                     audio.attach(drive)
                     mixedInto = audio
                     mixesIntoAudio = true

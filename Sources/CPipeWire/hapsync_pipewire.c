@@ -207,9 +207,20 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     s->description = copy(config->description ? config->description : "HapSync playback");
     s->realtime_result = -1;
     if (config->thread_name) snprintf(s->thread_name, sizeof s->thread_name, "%s", config->thread_name);
+    static const uint32_t spa_positions[] = {
+        [HS_PW_CHANNEL_MONO] = SPA_AUDIO_CHANNEL_MONO, [HS_PW_CHANNEL_FL] = SPA_AUDIO_CHANNEL_FL,
+        [HS_PW_CHANNEL_FR] = SPA_AUDIO_CHANNEL_FR, [HS_PW_CHANNEL_RL] = SPA_AUDIO_CHANNEL_RL,
+        [HS_PW_CHANNEL_RR] = SPA_AUDIO_CHANNEL_RR,
+    };
     for (uint32_t c = 0; c < config->channels; c++) {
-        s->positions[c] = config->positions ? config->positions[c]
-                          : config->channels == 2 ? (c == 0 ? SPA_AUDIO_CHANNEL_FL : SPA_AUDIO_CHANNEL_FR) : SPA_AUDIO_CHANNEL_MONO;
+        uint32_t p = config->positions ? config->positions[c]
+                     : config->channels == 2 ? (c == 0 ? HS_PW_CHANNEL_FL : HS_PW_CHANNEL_FR) : HS_PW_CHANNEL_MONO;
+        if (p > HS_PW_CHANNEL_RR) {
+            snprintf(error, error_size, "channel %u: position %u is not one HapSync knows", c, p);
+            free(s->remote); free(s->target); free(s->description); free(s);
+            return NULL;
+        }
+        s->positions[c] = spa_positions[p];
     }
     s->loop = pw_thread_loop_new("hapsync-pw-loop", NULL);
     if (!s->loop || pw_thread_loop_start(s->loop) < 0) {

@@ -138,7 +138,7 @@ enum PlayCommand {
         }
         if let (sink, channels) = options.waveform {
             backends.append(WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: options.audioLatency,
-                                                                audio: audio as? PulseAudioOutput, recorder: trace,
+                                                                audio: audio, recorder: trace,
                                                                 advance: options.userHapticLatencyNanoseconds)))
         }
         if let trace { backends.append(trace) }

@@ -111,10 +111,8 @@ struct PlaybackOptions {
     var policy: HapticPolicy
 
     /// The audio output `--audio` (or HAPSYNC_AUDIO) chooses, on `--sink` at `--latency-ms`
-    /// (nil: none). With auto, a waveform output mixed into the audio takes PulseAudio's protocol.
-    var audioOutput: SoundServerOutput? {
-        audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment, mixesWaveform: waveform != nil)
-    }
+    /// (nil: none).
+    var audioOutput: SoundServerOutput? { audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment) }
 
     /// Reads the options; a second trace or evdev target, or a bad HAPSYNC_* variable, is a usage error.
     init(_ parsed: ParsedArguments, environment: [String: String]) throws(CLIError) {

@@ -74,7 +74,6 @@ struct PipeWireOutputTests {
         environment["PIPEWIRE_REMOTE"] = nil
         let auto = AudioServerChoice.auto.output(sink: nil, latency: 0.02, environment: environment)
         #expect((auto is PipeWireOutput) == Self.answers)
-        #expect(AudioServerChoice.auto.output(sink: nil, latency: 0.02, environment: environment, mixesWaveform: true) is PulseAudioOutput)
         environment["PULSE_SERVER"] = "unix:/tmp/somewhere"
         #expect(AudioServerChoice.auto.output(sink: nil, latency: 0.02, environment: environment) is PulseAudioOutput)
         #expect(AudioServerChoice.none.output(sink: nil, latency: 0.02, environment: environment) == nil)

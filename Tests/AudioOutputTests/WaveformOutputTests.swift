@@ -86,6 +86,12 @@ struct WaveformOutputTests {
         try await retryingWhenStalled("waveform, mixed, ambient server") { try checkMixed(server: address) }
     }
 
+    /// The same mixed into a native PipeWire stream (`PipeWireOutput`), under .ci/with-pipewire.
+    @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"))
+    func audioAndHapticsShareANativePipeWireStream() async throws {
+        try await retryingWhenStalled("waveform, mixed, native PipeWire") { try checkMixed(server: nil, native: true) }
+    }
+
     /// The trace's block records: consecutive frames from 0, one burst begun, and the drive in
     /// force as the pattern says (0.8 at 60 Hz, then 0.5 at 300 Hz).
     private func checkBlocks(_ path: String) {
@@ -108,12 +114,13 @@ struct WaveformOutputTests {
         #expect(levels.contains("0.8 60.0") && levels.contains("0.5 300.0"), "the drive in force per block: \(levels)")
     }
 
-    private func checkMixed(server address: String?) throws {
+    private func checkMixed(server address: String?, native: Bool = false) throws {
         let clicks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Assets/clicks.ahap")
         let wav = "audio/click-48k-mono-16.wav"
         let recording = try QuadSinkRecording(server: address)
-        let audio = PulseAudioOutput(configuration: .init(sink: recording.sink, server: address))
+        let audio: SoundServerOutput = native ? PipeWireOutput(configuration: .init(sink: recording.sink))
+            : PulseAudioOutput(configuration: .init(sink: recording.sink, server: address))
         let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, server: address, audio: audio))
         let engine = try HapticEngine(configuration: .init(backend: output, audio: audio, hapticLatency: output.configuration.lead))
         try engine.start()

@@ -38,6 +38,15 @@ typedef uint32_t (*hs_pw_process_fn)(void *user, float *data, uint32_t frames, c
 /// why), 2 the stream started streaming. Called on the stream's thread loop.
 typedef void (*hs_pw_event_fn)(void *user, int kind, const char *message);
 
+/// Channel positions a stream may have (mapped to SPA's in the C side).
+typedef enum {
+    HS_PW_CHANNEL_MONO = 0,
+    HS_PW_CHANNEL_FL,
+    HS_PW_CHANNEL_FR,
+    HS_PW_CHANNEL_RL,
+    HS_PW_CHANNEL_RR,
+} hs_pw_channel;
+
 /// What to open.
 typedef struct {
     /// The server (PIPEWIRE_REMOTE's form, "pipewire-0" or a path); NULL: the default.
@@ -48,7 +57,7 @@ typedef struct {
     const char *description;
     /// Frames per second; 0: the server's default clock rate.
     uint32_t rate;
-    /// Channels (1 to 8) and their SPA_AUDIO_CHANNEL_* positions (NULL: FL, FR for 2).
+    /// Channels (1 to 8) and their positions (`hs_pw_channel`; NULL: FL, FR for 2, else MONO).
     uint32_t channels;
     const uint32_t *positions;
     /// node.latency to ask for, µs (0: the server's default).
