@@ -150,12 +150,14 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         PlayerAudio(timeline: timeline, samples: try PatternAudioLoader.samples(for: timeline, files: files, sampleRate: sampleRate, cache: cache))
     }
 
-    /// Whether a PipeWire server answers now (at most 1 s).
-    public func canConnect() -> Bool { Self.answers(remote: configuration.remote) }
+    /// Whether a PipeWire server answers now with this output's sink (or, without one, any audio
+    /// sink) to play to (at most 1 s): what the engine's watcher asks before it restarts on a
+    /// server that came back, whose sinks appear a moment after it answers.
+    public func canConnect() -> Bool { hs_pw_answers(configuration.remote, 1, configuration.sink, 1000) != 0 }
 
     /// Whether a PipeWire server answers on `remote` (nil: the default) within 1 s: what
     /// `--audio auto` asks before it picks PipeWire.
-    public static func answers(remote: String? = nil) -> Bool { hs_pw_answers(remote, 1000) != 0 }
+    public static func answers(remote: String? = nil) -> Bool { hs_pw_answers(remote, 0, nil, 1000) != 0 }
 
     // MARK: - Lifecycle
 

@@ -70,9 +70,9 @@ public enum AudioServerChoice: String, CaseIterable, Sendable {
     /// What a value may be, for error messages.
     public static let expectation = "auto, pipewire, pulse or none"
 
-    /// `HAPSYNC_AUDIO` from `environment` (absent: auto), or a sentence naming the bad value.
+    /// `HAPSYNC_AUDIO` from `environment` (absent or empty: auto), or a sentence naming the bad value.
     public static func from(environment: [String: String]) -> Result<AudioServerChoice, AudioChoiceError> {
-        guard let text = environment["HAPSYNC_AUDIO"] else { return .success(.auto) }
+        guard let text = environment["HAPSYNC_AUDIO"], !text.isEmpty else { return .success(.auto) }
         guard let choice = AudioServerChoice(rawValue: text) else { return .failure(AudioChoiceError(variable: "HAPSYNC_AUDIO", value: text)) }
         return .success(choice)
     }

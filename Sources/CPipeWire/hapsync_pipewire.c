@@ -33,7 +33,7 @@ struct hs_pw_stream {
     struct spa_hook stream_listener;
     uint32_t default_rate;
     char version[64];
-    int sync_seq, synced, target_found, streaming, failed;
+    int sync_seq, synced, target_found, any_sink, streaming, failed;
     char error[256];
 };
 
@@ -82,10 +82,12 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
                       const struct spa_dict *props) {
     struct hs_pw_stream *s = data;
     (void)id; (void)permissions; (void)version;
-    if (!s->target || !props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
+    if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
     const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
     const char *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
-    if (name && class && strcmp(name, s->target) == 0 && strstr(class, "Sink") != NULL) s->target_found = 1;
+    if (!class || strstr(class, "Audio/Sink") == NULL) return;
+    s->any_sink = 1;
+    if (s->target && name && strcmp(name, s->target) == 0) s->target_found = 1;
 }
 
 static const struct pw_registry_events registry_events = {
@@ -98,7 +100,9 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     (void)old;
     if (state == PW_STREAM_STATE_ERROR) {
         char why[220];
-        snprintf(why, sizeof why, "the PipeWire stream failed: %s", error ? error : "no reason given");
+        if (error && strcmp(error, "no node available") == 0)
+            snprintf(why, sizeof why, "PipeWire has no sink to play to (the stream failed: no node available)");
+        else snprintf(why, sizeof why, "the PipeWire stream failed: %s", error ? error : "no reason given");
         fail(s, why);
     } else if (state == PW_STREAM_STATE_STREAMING && !s->streaming) {
         s->streaming = 1;
@@ -238,7 +242,9 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     }
     s->core = pw_context_connect(s->context, s->remote ? pw_properties_new(PW_KEY_REMOTE_NAME, s->remote, NULL) : NULL, 0);
     if (!s->core) {
-        snprintf(error, error_size, "no PipeWire server answers on %s (%s)", s->remote ? s->remote : "the default socket", strerror(errno));
+        int e = errno;
+        snprintf(error, error_size, "no PipeWire server answers on %s (%s)", s->remote ? s->remote : "the default socket",
+                 e == EHOSTDOWN || e == ENOENT ? "no server's socket there" : strerror(e));
         goto failed;
     }
     pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
@@ -317,10 +323,11 @@ void hs_pw_close(hs_pw_stream *stream) {
     if (stream) destroy(stream);
 }
 
-int hs_pw_answers(const char *remote, int timeout_ms) {
+int hs_pw_answers(const char *remote, int need_sink, const char *target, int timeout_ms) {
     pw_init(NULL, NULL);
     struct hs_pw_stream *s = calloc(1, sizeof *s);
     if (!s) return 0;
+    s->target = copy(target);
     s->loop = pw_thread_loop_new("hapsync-pw-probe", NULL);
     int answered = 0;
     if (s->loop && pw_thread_loop_start(s->loop) >= 0) {
@@ -331,8 +338,13 @@ int hs_pw_answers(const char *remote, int timeout_ms) {
         if (s->context) s->core = pw_context_connect(s->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
         if (s->core) {
             pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
+            if (need_sink) {
+                s->registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+                pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
+            }
             s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, 0);
-            answered = wait_for(s, &s->synced, &deadline) == 0;
+            answered = wait_for(s, &s->synced, &deadline) == 0
+                       && (!need_sink || (target ? s->target_found : s->any_sink));
         }
         pw_thread_loop_unlock(s->loop);
     }

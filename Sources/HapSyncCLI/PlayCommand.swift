@@ -77,7 +77,11 @@ enum PlayCommand {
         } catch HapticEngine.EngineError.backendUnavailable(let why) {
             throw .failure(why)
         } catch HapticEngine.EngineError.audioUnavailable(let why) {
-            throw .failure(why)
+            let tried = options.audioChoice == .auto && audioDevice is PulseAudioOutput
+                ? "--audio auto: no PipeWire server answered, so PulseAudio's protocol was tried" : nil
+            let none = why.contains("--audio none") ? nil : "to play without audio, pass --audio none"
+            let hints = [tried, none].compactMap { $0 }
+            throw .failure(why, hint: hints.isEmpty ? nil : hints.joined(separator: "; "))
         } catch {
             throw .failure("\(error)")
         }

@@ -130,9 +130,14 @@ struct PlaybackOptions {
                 waveform = (sink, channels)
             }
         }
-        switch AudioServerChoice.from(environment: environment) {
-        case .success(let fromEnvironment): audioChoice = parsed[Self.audio] ?? fromEnvironment
-        case .failure(let error): throw .usage(error.description)
+        // The flag wins: HAPSYNC_AUDIO is read (and must be a choice) only without it.
+        if let flag = parsed[Self.audio] {
+            audioChoice = flag
+        } else {
+            switch AudioServerChoice.from(environment: environment) {
+            case .success(let fromEnvironment): audioChoice = fromEnvironment
+            case .failure(let error): throw .usage(error.description)
+            }
         }
         self.environment = environment
         sinkName = parsed[Self.sink]

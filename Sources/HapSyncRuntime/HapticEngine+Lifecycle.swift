@@ -64,11 +64,16 @@ extension HapticEngine {
         watchForAudioServer()
     }
 
-    /// After the audio server went away: checks once a second whether it is back; when it is,
-    /// stops the engine (players end as stopped), starts it again on the server and calls the
-    /// reset handler. Gives up when the engine is stopped by the caller (also while it restarts:
-    /// an engine its caller stopped stays stopped); a restart that fails is reported to the
-    /// stopped handler as `.systemError`.
+    /// How many times, a second apart, a restart on a server that came back is tried.
+    static let restartAttempts = 10
+
+    /// After the audio server went away: checks once a second whether it is back (answers, with a
+    /// sink to play to); when it is, stops the engine (players end as stopped), starts it again on
+    /// the server and calls the reset handler. A restart that fails (a server coming back takes a
+    /// few seconds to set up its sinks and links) is tried again each second, `restartAttempts`
+    /// times in all, before it is reported to the stopped handler as `.systemError`. Gives up
+    /// when the engine is stopped by the caller (also while it restarts: an engine its caller
+    /// stopped stays stopped).
     func watchForAudioServer() {
         guard let audio = configuration.audio else { return }
         let go = control.withLock { state -> Bool in
@@ -78,21 +83,27 @@ extension HapticEngine {
         }
         guard go else { return }
         Thread { [weak self] in
+            var failures = 0
+            var stops = 0
             while true {
                 Thread.sleep(forTimeInterval: 1)
                 guard let self else { return }
-                let stops = self.control.withLock { $0.stopCalls }
-                guard self.isRunning else { self.control.withLock { $0.watchingAudio = false }; return }
-                guard audio.canConnect() else { continue }
-                self.shutDown()
+                if failures == 0 {
+                    stops = self.control.withLock { $0.stopCalls }
+                    guard self.isRunning else { self.control.withLock { $0.watchingAudio = false }; return }
+                    guard audio.canConnect() else { continue }
+                    self.shutDown()
+                }
                 // The caller stopped the engine meanwhile: it stays stopped.
                 let stoppedByCaller = { self.control.withLock { $0.stopCalls } != stops }
                 guard !stoppedByCaller() else { self.control.withLock { $0.watchingAudio = false }; return }
                 do {
                     try self.start()
                 } catch {
+                    failures += 1
+                    if failures < Self.restartAttempts { continue }
                     self.control.withLock { $0.watchingAudio = false }
-                    self.handlers.withLock { $0.stopped }?(.systemError("the audio server came back but the engine could not restart on it: \(error)"))
+                    self.handlers.withLock { $0.stopped }?(.systemError("the audio server came back but the engine could not restart on it (\(failures) tries, a second apart): \(error)"))
                     return
                 }
                 self.control.withLock { $0.watchingAudio = false }

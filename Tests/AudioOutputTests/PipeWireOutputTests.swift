@@ -38,7 +38,7 @@ struct PipeWireOutputTests {
         #expect {
             try audio.open()
         } throws: { error in
-            "\(error)".hasPrefix("no PipeWire server answers on \(socket)")
+            "\(error)" == "no PipeWire server answers on \(socket) (no server's socket there)"
         }
         #expect(!audio.canConnect())
         #expect(!PipeWireOutput.answers(remote: socket))
@@ -53,6 +53,15 @@ struct PipeWireOutputTests {
         } throws: { error in
             "\(error)" == "PipeWire has no sink named '\(name)'; 'pw-cli ls Node' lists them (node.name)"
         }
+    }
+
+    /// The engine's watcher restarts on a server that came back only once it has a sink to play
+    /// to (a restart before its session manager made one failed, and ended the run).
+    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    func aServerIsBackForThisOutputOnlyWithItsSink() {
+        #expect(PipeWireOutput().canConnect(), "the default sink")
+        #expect(PipeWireOutput(configuration: .init(sink: "hapsync")).canConnect())
+        #expect(!PipeWireOutput(configuration: .init(sink: "no-such-sink-\(UUID().uuidString.prefix(8))")).canConnect())
     }
 
     @Test(.enabled(if: answers, "no PipeWire server answers"))

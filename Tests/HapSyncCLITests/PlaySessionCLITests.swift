@@ -154,4 +154,31 @@ struct PlaySessionCLITests {
         // The players after the restart follow the new stream's audio clock.
         #expect(r.out.contains("sync        haptic applied − audio heard"), "\(r.out)")
     }
+    /// The same on PipeWire natively: a private pipewire and wireplumber killed mid-play and
+    /// started again, their sink made a moment after the server answers (as a session manager
+    /// finds devices). The run carries on and ends at its end with status 0.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pipewire")
+                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/wireplumber"), "pipewire is not installed"))
+    func playCarriesOnThroughAPipeWireRestart() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try PrivatePipeWireServer()
+        try server.start()
+        let trace = dir.appendingPathComponent("t.jsonl")
+        let clicks = packageRoot.appendingPathComponent("Assets/clicks.ahap").path
+        let run = try BackgroundRun(["play", "--audio", "pipewire", "--sink", server.sink, "--loop", "15", "--haptics", "trace:\(trace.path)", clicks],
+                                    in: dir, environment: ["PIPEWIRE_REMOTE": server.socket])
+        #expect(run.wait(atMost: 60) { Self.records(trace).count >= 3 }, "playing on the private server")
+        server.kill()
+        #expect(run.wait(atMost: 60) { ((try? String(contentsOf: run.err, encoding: .utf8)) ?? "").contains("the audio server went away") },
+                "the run noticed")
+        let before = Self.records(trace).count
+        #expect(run.wait(atMost: 60) { Self.records(trace).count > before }, "haptics go on without the server")
+        try server.start()
+        let r = run.finish()
+        #expect(r.reason == .exit && r.status == 0, "\(r.status): \(r.err)")
+        #expect(r.err.contains("the engine restarted and playback carries on from loop"), "\(r.err)")
+        #expect(r.out.contains("audio       pipewire"), "\(r.out)")
+        #expect(Self.records(trace).count >= 30, "the trace holds the whole run")
+    }
 }

@@ -96,7 +96,8 @@ int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
 /// Stops the stream, disconnects and frees it (not from its own callbacks).
 void hs_pw_close(hs_pw_stream *stream);
 
-/// Whether a PipeWire server answers on `remote` (NULL: the default) within `timeout_ms`.
-int hs_pw_answers(const char *remote, int timeout_ms);
+/// Whether a PipeWire server answers on `remote` (NULL: the default) within `timeout_ms`; with
+/// `need_sink`, also whether it has the sink named `target` (NULL: any audio sink) to play to.
+int hs_pw_answers(const char *remote, int need_sink, const char *target, int timeout_ms);
 
 #endif
