@@ -109,7 +109,7 @@ func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatt
 /// of the default sink's monitor, and, in a second run to a pipe sink, from a reader that times
 /// every read of the pipe (`PipeSinkReader`: no timing report of the server's at all). All are
 /// haptic release − audio heard.
-func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
+func syncBenchmark(loops: Int, assets: URL, label: String = "") throws -> [Distribution] {
     var result: [Distribution] = []
     do {
         let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@", seconds: Double(loops) * 2.5 + 10)
@@ -121,18 +121,18 @@ func syncBenchmark(loops: Int, assets: URL) throws -> [Distribution] {
         let (onsets, note) = monitorOnsets(recorder)
         let pairs = rig.pairs(players: players, onsets: onsets)
         print("sync: 1 warm-up + \(loops) × clicks.ahap (8 click+tap pairs each) through \(rig.audio.serverDescription) at \(Int(rig.audio.sampleRate)) Hz; \(onsets.count) click onsets in the monitor (\(note)); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns; \(rig.audio.droppedVoices) voices dropped")
-        result += [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
-                   Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)", values: pairs.compactMap(\.independent))]
+        result += [Distribution(benchmark: "sync", subject: "haptic release − audio heard (engine's audio clock)\(label)", values: pairs.compactMap(\.byEngine)),
+                   Distribution(benchmark: "sync", subject: "haptic release − click onset in the monitor (independent)\(label)", values: pairs.compactMap(\.independent))]
     }
     // To a pipe sink: through PulseAudio's protocol, and, when a PipeWire server answers, through
     // PipeWire natively in the same run.
-    result += try pipeSinkSync(loops: loops, assets: assets, server: .pulse)
-    if PipeWireOutput.answers() { result += try pipeSinkSync(loops: loops, assets: assets, server: .pipewire) }
+    result += try pipeSinkSync(loops: loops, assets: assets, server: .pulse, label: label)
+    if PipeWireOutput.answers() { result += try pipeSinkSync(loops: loops, assets: assets, server: .pipewire, label: label) }
     return result
 }
 
 /// The sync benchmark's pipe-sink run through `server`.
-func pipeSinkSync(loops: Int, assets: URL, server: AudioServerChoice) throws -> [Distribution] {
+func pipeSinkSync(loops: Int, assets: URL, server: AudioServerChoice, label: String) throws -> [Distribution] {
     let reader = PipeSinkReader(seconds: Double(loops) * 2.5 + 10)
     try reader.start()
     defer { reader.stop() }
@@ -141,10 +141,10 @@ func pipeSinkSync(loops: Int, assets: URL, server: AudioServerChoice) throws -> 
     let players = try playClicks(loops: loops, on: rig, assets: assets)
     let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
     let pairs = rig.pairs(players: players, onsets: onsets)
-    let label = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink"
+    let sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink"
     print("sync: the same to a pipe sink through \(rig.audio.serverDescription) (read \(reader.pacing == .asWritten ? "as written" : "at the nominal rate"), \(reader.realtimeRefusal.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO")); \(onsets.count) click onsets in the pipe (\(discontinuityNote("reads", reader.discontinuities)), \(reader.starved) starved ticks); sink clock \(String(format: "%+.1f", rig.audio.clock.rateErrorPPM)) ppm; \(rig.audio.underruns) underruns")
-    return [Distribution(benchmark: "sync", subject: "\(label): haptic release − audio heard (engine's audio clock)", values: pairs.compactMap(\.byEngine)),
-            Distribution(benchmark: "sync", subject: "\(label): haptic release − click read from the pipe (independent)", values: pairs.compactMap(\.independent))]
+    return [Distribution(benchmark: "sync", subject: "\(sink): haptic release − audio heard (engine's audio clock)\(label)", values: pairs.compactMap(\.byEngine)),
+            Distribution(benchmark: "sync", subject: "\(sink): haptic release − click read from the pipe (independent)\(label)", values: pairs.compactMap(\.independent))]
 }
 
 /// A drift series for the table and the plot.
@@ -171,12 +171,14 @@ struct DriftSeries {
 /// click+tap every second for `seconds`: one follows the audio clock, the other is open-loop (the
 /// audio clock only at start). The second's pairs fall half a second after the first's, so the
 /// monitor recording tells them apart.
-func realDriftBenchmark(seconds: Double, assets: URL) throws -> [DriftSeries] {
+func realDriftBenchmark(seconds: Double, assets: URL, label: String = "") throws -> [DriftSeries] {
     let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@", seconds: seconds + 15)
     try recorder.start()
     defer { recorder.stop() }
     let slaved = try AudioRig(sync: .followAudioClock)
     let open = try AudioRig(sync: .openLoop)
+    // With a PipeWire server, a third engine through PipeWire natively, in the same run.
+    let native = PipeWireOutput.answers() ? try AudioRig(sync: .followAudioClock, server: .pipewire) : nil
     let path = "audio/click-48k-mono-16.wav"
     let files = [path: assets.appendingPathComponent(path)]
     var builder = AHAPPatternBuilder()
@@ -189,25 +191,36 @@ func realDriftBenchmark(seconds: Double, assets: URL) throws -> [DriftSeries] {
     Thread.sleep(forTimeInterval: 1)
     let a = try slaved.engine.makePlayer(with: pattern, audioFiles: files)
     let b = try open.engine.makePlayer(with: pattern, audioFiles: files)
+    let c = try native?.engine.makePlayer(with: pattern, audioFiles: files)
     let t0 = slaved.engine.currentTime + 0.5
     try a.start(atTime: t0)
     try b.start(atTime: t0 + 0.5)
+    try c?.start(atTime: t0 + 0.25)
     Thread.sleep(forTimeInterval: Double(n) + 1.5)
     slaved.history.stop()
     open.history.stop()
+    native?.history.stop()
     let (onsets, note) = monitorOnsets(recorder)
     let pa = slaved.pairs(players: [a], onsets: onsets)
     let pb = open.pairs(players: [b], onsets: onsets)
-    print("drift (real): \(n) click+tap pairs per engine over \(n) s; sink clock by the audio clocks \(String(format: "%+.1f", slaved.audio.clock.rateErrorPPM)) / \(String(format: "%+.1f", open.audio.clock.rateErrorPPM)) ppm; \(onsets.count) onsets (\(note)); underruns \(slaved.audio.underruns)/\(open.audio.underruns)")
+    let pc = native.flatMap { rig in c.map { rig.pairs(players: [$0], onsets: onsets) } } ?? []
+    print("drift (real): \(n) click+tap pairs per engine over \(n) s; sink clock by the audio clocks \(String(format: "%+.1f", slaved.audio.clock.rateErrorPPM)) / \(String(format: "%+.1f", open.audio.clock.rateErrorPPM)) ppm; \(onsets.count) onsets (\(note)); underruns \(slaved.audio.underruns)/\(open.audio.underruns)"
+          + (native.map { ", native PipeWire: sink clock \(String(format: "%+.1f", $0.audio.clock.rateErrorPPM)) ppm, underruns \($0.audio.underruns)" } ?? "") + label)
     slaved.stop()
     open.stop()
+    native?.stop()
     func series(_ name: String, _ ps: [PairMeasurement], _ key: KeyPath<PairMeasurement, Double?>) -> DriftSeries {
         DriftSeries(name: name, points: ps.compactMap { p in p[keyPath: key].map { (p.elapsed, $0) } })
     }
-    return [series("real, follows audio clock (by engine clock)", pa, \.byEngine),
-            series("real, open-loop (by engine clock)", pb, \.byEngine),
-            series("real, follows audio clock (by monitor)", pa, \.independent),
-            series("real, open-loop (by monitor)", pb, \.independent)]
+    var result = [series("real, follows audio clock (by engine clock)\(label)", pa, \.byEngine),
+                  series("real, open-loop (by engine clock)\(label)", pb, \.byEngine),
+                  series("real, follows audio clock (by monitor)\(label)", pa, \.independent),
+                  series("real, open-loop (by monitor)\(label)", pb, \.independent)]
+    if native != nil {
+        result += [series("real, native PipeWire, follows audio clock (by engine clock)\(label)", pc, \.byEngine),
+                   series("real, native PipeWire, follows audio clock (by monitor)\(label)", pc, \.independent)]
+    }
+    return result
 }
 
 /// A waveform sync series: burst start − click onset per click+tap pair, in sink frames.

@@ -152,14 +152,19 @@ let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (
 let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse, render and generate's Apple comparison (default: the conformance corpus in ../shared)")
 let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 0,
                             help: "generate: which draw of the labelled onset set to score (0, the README's; others are held out from tuning)")
+let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
+                                help: "sync and drift: also run (sync) or run (drift) with N busy threads at nice 0; auto: two per core")
 let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "drift", "cpu", "serve", "generate"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
-    """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption, setOption])], positionals: .any("NAME"))
+    """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption, setOption, loadOption])], positionals: .any("NAME"))
 let parsed: ParsedArguments
 do throws(CLIError) {
     parsed = try syntax.parse(Array(CommandLine.arguments.dropFirst()))
+    if BusyLoad.threads(parsing: parsed[loadOption]) == nil {
+        throw syntax.usageError("--load must be none, auto or a count from 0 to 64, not '\(parsed[loadOption])'")
+    }
     if let unknown = parsed.positional.first(where: { !all.contains($0) }) {
         throw syntax.usageError("unknown benchmark '\(unknown)'; known: \(all.joined(separator: ", "))")
     }
@@ -173,6 +178,7 @@ let names = parsed.positional.isEmpty ? all : parsed.positional
 let dispatchSeconds = parsed[secondsOption]
 let rounds = parsed[roundsOption]
 let plotDirectory = parsed[plotOption]
+let load = BusyLoad(threads: BusyLoad.threads(parsing: parsed[loadOption]) ?? 0)
 if buildKind == "debug" {
     print(String(repeating: "!", count: 72))
     print("!!! DEBUG BUILD: numbers are meaningless. Use: swift run -c release hapsync-bench")
@@ -208,6 +214,13 @@ do {
     let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
     if names.contains("sync") {
         distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
+        if load.threads > 0 {
+            // The same beside its idle run: under the load.
+            print("sync: the same under \(load.threads) busy threads at nice 0")
+            load.start()
+            defer { load.stop() }
+            distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: load.label)
+        }
         waveformSync = try waveformSyncBenchmark(loops: max(1, Int(dispatchSeconds / 4.5)), assets: assets)
     }
     if names.contains("drift") {
@@ -219,7 +232,10 @@ do {
             }
         }
         print("drift (simulated): \(Int(minutes)) min of a tap every 100 ms on a manual clock, sink skewed −200/0/+200 ppm, its timing observed every 10 ms with ±300 µs jitter")
-        drift += try realDriftBenchmark(seconds: max(3, dispatchSeconds * 6), assets: assets)
+        if load.threads > 0 { print("drift (real): under \(load.threads) busy threads at nice 0") }
+        load.start()
+        defer { load.stop() }
+        drift += try realDriftBenchmark(seconds: max(3, dispatchSeconds * 6), assets: assets, label: load.label)
     }
     if names.contains("cpu") { rows += try cpuBenchmark(seconds: max(1, dispatchSeconds / 3)) }
     if names.contains("serve") {
