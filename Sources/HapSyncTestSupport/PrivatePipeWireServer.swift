@@ -45,22 +45,7 @@ public final class PrivatePipeWireServer {
         return env
     }
 
-    private func spawn(_ arguments: [String]) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in argv + envp { free(p) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, arguments[0], &actions, nil, argv, envp)
-        guard rc == 0 else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start \(arguments[0]): \(String(cString: strerror(rc)))"])
-        }
-        return child
-    }
+    private func spawn(_ arguments: [String]) throws -> pid_t { try spawnQuietly(arguments, environment: environment) }
 
     private func waitFor(_ what: String, seconds: Double, _ done: () -> Bool) throws {
         let giveUp = Date().addingTimeInterval(seconds)

@@ -5,9 +5,8 @@ import Glibc
 /// it can be killed and started again, or played to, without touching the server other tests use
 /// (the sync test records that server's monitor). Ended by its PID.
 ///
-/// Spawned with posix_spawn, not Foundation's `Process`: pulseaudio closes the descriptors it
-/// inherits, which Foundation reads as the child's exit, and its process thread then blocks in
-/// `waitpid` on the server until the server ends, so no other `Process` of the test is reaped.
+/// Spawned with `spawnQuietly` (pulseaudio closes the descriptors it inherits, which
+/// Foundation's `Process` reads as the child's exit).
 public final class PrivatePulseServer {
     /// The server's own runtime folder (0700), removed with the server.
     public let folder: URL
@@ -34,19 +33,7 @@ public final class PrivatePulseServer {
         env["HOME"] = folder.path
         // Not the process under test: .ci/rt-alloc-check's malloc counter stays out of it.
         env["LD_PRELOAD"] = nil
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in argv + envp { free(p) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, exe, &actions, nil, argv, envp)
-        guard rc == 0 else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start pulseaudio: \(String(cString: strerror(rc)))"])
-        }
+        let child = try spawnQuietly(arguments, environment: env)
         pid = child
         let giveUp = Date().addingTimeInterval(10)
         while !answers() {
