@@ -22,14 +22,14 @@ struct PairMeasurement {
 final class AudioRig {
     let audio: SoundServerOutput
     let engine: HapticEngine
-    let history: ClockHistory
+    let history: AudioClockHistory
 
     /// An engine playing to `sink` (nil: the default sink) through `server`.
     init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil, server: AudioServerChoice = .pulse) throws {
         audio = server.output(sink: sink, latency: 0.020, environment: ProcessInfo.processInfo.environment)!
         engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: audio, audioSync: sync))
         try engine.start()
-        history = ClockHistory(audio.clock)
+        history = AudioClockHistory(audio.clock)
     }
 
     func stop() {

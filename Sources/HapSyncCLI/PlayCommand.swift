@@ -85,7 +85,11 @@ enum PlayCommand {
         } catch {
             throw .failure("\(error)")
         }
+        // Where each frame was heard, read afterwards from the fit that stood then (after an
+        // underrun the final fit misplaces every frame before it).
+        let history = audioDevice.map { AudioClockHistory($0.clock) }
         let outcome = session.run(startIn: options.startDelay)
+        history?.stop()
         let closeError = engine.stop()
         var signal: Int32?
         switch outcome {
@@ -94,7 +98,7 @@ enum PlayCommand {
         case .completed: break
         }
         console.out(PlaySummary(name: playable.name, loops: options.loops, engine: engine, timeline: timeline, trace: trace,
-                                interruptedBy: signal, audio: audioDevice, startFrames: session.startFrames,
+                                interruptedBy: signal, audio: audioDevice, history: history, startFrames: session.startFrames,
                                 playbackRate: options.playbackRate, from: options.startOffset).text)
         if let (why, resets) = session.audioServerLost {
             console.err(resets > 0

@@ -15,6 +15,8 @@ struct PlaySummary {
     /// The signal that ended the run early, if one did.
     let interruptedBy: Int32?
     let audio: SoundServerOutput?
+    /// The audio clock's fits over the run (with `audio`).
+    let history: AudioClockHistory?
     /// Where each player's runs started on the audio output (player id → loop starts).
     let startFrames: [UInt32: [Int64]]
     let playbackRate: Double
@@ -44,15 +46,17 @@ struct PlaySummary {
         if let audio {
             line("audio", "\(audio.serverDescription) at \(Int(audio.sampleRate)) Hz, \(Int((audio.targetLatency * 1000).rounded())) ms target latency, \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
                  + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
-            // Each haptic command against the moment its audio frame is heard (the final clock fit).
+            // Each haptic command against the moment its audio frame is heard, by the clock's fit
+            // as it stood then (`history`), else the final fit.
             var offsets: [Int64] = []
             let fit = audio.clock.fit
+            let heard: (Int64) -> UInt64? = { frame in history?.heard(frame) ?? fit.time(ofFrame: frame) }
             for c in stats.commands where c.patternTime >= 0 {
                 guard let starts = startFrames[c.player], !starts.isEmpty else { continue }
                 // The run this command belongs to: the latest start whose frame is heard before it.
-                let frame = starts.last { (fit.time(ofFrame: $0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
+                let frame = starts.last { (heard($0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
                 if let offset = AudioHapticOffset.offset(hapticAt: c.applied, patternTime: c.patternTime, startFrame: frame, rate: playbackRate,
-                                                         sampleRate: audio.sampleRate, heard: { fit.time(ofFrame: $0) }) {
+                                                         sampleRate: audio.sampleRate, heard: heard) {
                     offsets.append(offset)
                 }
             }
