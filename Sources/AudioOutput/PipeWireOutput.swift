@@ -111,6 +111,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
     /// Voices not played because the mixer was full.
     public var droppedVoices: Int { renderer.droppedVoices }
+    /// The node.latency the stream runs with now, seconds: `configuration.latency`, grown by half
+    /// (to 100 ms at most) each 100 ms in which it underran (`AdaptiveLatency`).
+    public var currentLatency: Double { adaptation.withLock { $0.current } }
 
     private let renderer: AudioStreamRenderer
     private let liveStore = Locked<LiveParameters?>(nil)
@@ -118,6 +121,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     private let priority = Locked<(asked: Int32?, got: RealtimeThread?)>((nil, nil))
     private let cache = AudioSampleCache()
     private let underrunCount = Atomic<Int>(0)
+    private let adaptation: Locked<AdaptiveLatency>
     private let running = Atomic<Bool>(false)
     private var stream: OpaquePointer?
     /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
@@ -130,6 +134,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         renderer = AudioStreamRenderer(maxPlayers: configuration.maxPlayers)
+        adaptation = Locked(AdaptiveLatency(initial: configuration.latency))
     }
 
     deinit { close() }
@@ -166,7 +171,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         guard stream == nil else { return }
         lastGraphTime = -1
         lastFrames = 0
-        let latency = UInt32(max(1, min(2_000_000, (configuration.latency * 1e6).rounded())))
+        // A reopen (the server came back) keeps what underruns taught.
+        let latency = UInt32(max(1, min(2_000_000, (currentLatency * 1e6).rounded())))
         running.store(true, ordering: .releasing)
         let asked = threadPriority
         var error = [CChar](repeating: 0, count: 512)
@@ -197,6 +203,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
                         config.channels = UInt32(positions.count)
                         config.positions = positionsPointer
                         config.latency_us = latency
+                        config.tick = { user in
+                            Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().adapt()
+                        }
                         config.prepare = { user, rate in
                             Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().prepare(rate: Double(rate))
                         }
@@ -266,6 +275,13 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     }
 
     private let lostReason = Locked<String?>(nil)
+
+    /// Loop thread, every 100 ms: after underruns, a longer node.latency (`AdaptiveLatency`).
+    private func adapt() {
+        let total = underrunCount.load(ordering: .relaxed)
+        guard let grown = adaptation.withLock({ $0.underruns(total) }), let stream else { return }
+        _ = hs_pw_set_latency(stream, UInt32((grown * sampleRate).rounded()))
+    }
 
     /// The server or stream failed (loop thread): reported once, while playing.
     private func serverLost(_ why: String) {

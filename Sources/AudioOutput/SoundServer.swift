@@ -6,6 +6,9 @@ import HapSyncRuntime
 public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
     /// The stream's target latency, seconds.
     var targetLatency: Double { get }
+    /// The latency it runs with now, seconds: `targetLatency`, or more where the output grows it
+    /// after underruns (PipeWire natively).
+    var currentLatency: Double { get }
     /// Voices not played because the mixer was full (more than `AudioStreamRenderer`'s 256 at once).
     var droppedVoices: Int { get }
     /// The protocol and server as a summary names them: "pulse", "pulse (on PipeWire 0.3.65)",
@@ -16,6 +19,8 @@ public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
 extension PulseAudioOutput: SoundServerOutput {
     /// `configuration.latency`.
     public var targetLatency: Double { configuration.latency }
+    /// `configuration.latency` (PulseAudio's tlength does not grow yet).
+    public var currentLatency: Double { configuration.latency }
     /// "pulse", or "pulse (PulseAudio (on PipeWire 0.3.65))" through pipewire-pulse.
     public var serverDescription: String { serverName.contains("PipeWire") ? "pulse (\(serverName))" : "pulse" }
 }

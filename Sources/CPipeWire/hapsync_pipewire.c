@@ -31,6 +31,7 @@ struct hs_pw_stream {
     struct spa_hook registry_listener;
     struct pw_stream *stream;
     struct spa_hook stream_listener;
+    struct spa_source *timer;
     uint32_t default_rate;
     char version[64];
     int sync_seq, synced, target_found, any_sink, streaming, failed;
@@ -154,6 +155,13 @@ static void on_process(void *data) {
     pw_stream_queue_buffer(s->stream, b);
 }
 
+// Loop thread: the caller's look at its stream, every 100 ms.
+static void on_timer(void *data, uint64_t expirations) {
+    struct hs_pw_stream *s = data;
+    (void)expirations;
+    if (s->config.tick && s->streaming && !s->failed) s->config.tick(s->config.user);
+}
+
 static const struct pw_stream_events stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_state_changed,
@@ -172,6 +180,7 @@ static char *copy(const char *text) { return text ? strdup(text) : NULL; }
 
 static void destroy(struct hs_pw_stream *s) {
     if (s->loop) pw_thread_loop_lock(s->loop);
+    if (s->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->timer);
     if (s->stream) {
         spa_hook_remove(&s->stream_listener);
         pw_stream_destroy(s->stream);
@@ -293,6 +302,13 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     if (wait_for(s, &s->streaming, &deadline) < 0) {
         snprintf(error, error_size, "%s", s->failed ? s->error : "the PipeWire stream did not start within the time allowed");
         goto failed;
+    }
+    if (config->tick) {
+        s->timer = pw_loop_add_timer(pw_thread_loop_get_loop(s->loop), on_timer, s);
+        if (s->timer) {
+            struct timespec every = { .tv_sec = 0, .tv_nsec = 100 * SPA_NSEC_PER_MSEC };
+            pw_loop_update_timer(pw_thread_loop_get_loop(s->loop), s->timer, &every, &every, false);
+        }
     }
     pw_thread_loop_unlock(s->loop);
     return s;

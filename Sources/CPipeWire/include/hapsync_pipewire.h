@@ -69,6 +69,9 @@ typedef struct {
     /// Called once connected, before the stream starts, with the stream's rate (the calling
     /// thread, PipeWire's loop locked): the caller sets itself up for that rate.
     void (*prepare)(void *user, uint32_t rate);
+    /// Called every 100 ms on the loop thread while the stream runs (NULL: not), where the caller
+    /// may look at what its process callback counted and call `hs_pw_set_latency`.
+    void (*tick)(void *user);
     /// Called for each buffer to fill (data thread) and for events (loop thread).
     hs_pw_process_fn process;
     hs_pw_event_fn event;
@@ -90,7 +93,8 @@ const char *hs_pw_server_version(const hs_pw_stream *stream);
 /// errno when it was refused, -1 before the first cycle (or when none was asked for).
 int hs_pw_realtime_result(const hs_pw_stream *stream);
 
-/// Asks for a new node.latency (frames at the stream's rate); returns 0 or a negative errno.
+/// Asks for a new node.latency (frames at the stream's rate); returns 0 or a negative errno. Any
+/// thread but the data thread (the loop's lock is recursive: `tick` may call it).
 int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
 
 /// Stops the stream, disconnects and frees it (not from its own callbacks).
