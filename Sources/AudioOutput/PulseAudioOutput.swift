@@ -127,6 +127,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// The name of the PulseAudio mainloop thread, which mixes (what `.ci/rt-alloc-check` watches).
     package static let threadName = "hapsync-audio"
     private let underrunCount = Atomic<Int>(0)
+    private let adaptation: Locked<AdaptiveLatency>
+    /// The running stream's bytes per frame (for a new tlength).
+    private var streamFrameBytes = 8
     private let running = Atomic<Bool>(false)
     private let cache = AudioSampleCache()
     /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
@@ -138,7 +141,12 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         renderer = AudioStreamRenderer(maxPlayers: configuration.maxPlayers)
+        adaptation = Locked(AdaptiveLatency(initial: configuration.latency))
     }
+
+    /// The target latency the stream runs with now, seconds: `configuration.latency`, grown by
+    /// half (to 100 ms at most) after each underrun (`AdaptiveLatency`), its tlength set anew.
+    public var currentLatency: Double { adaptation.withLock { $0.current } }
 
     deinit { close() }
 
@@ -198,6 +206,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 }
                 renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics,
                                  roles: haptics.map(AudioStreamRenderer.roles(for:)) ?? [])
+                streamFrameBytes = frameBytes
+                // A reopen (the server came back) keeps what underruns taught.
+                let latency = currentLatency
                 let s = try connection.openStream(name: haptics == nil ? "HapSync playback" : "HapSync playback and haptics (\(haptics!.channels.rawValue))",
                                                   rate: sink.rate, channels: positions, onTiming: { [unowned self] info, at in
                     timing.observe(info, at: at, into: clock)
@@ -207,15 +218,19 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                     }, me)
                     pa_stream_set_underflow_callback(s, { _, userdata in
                         let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
-                        output.underrunCount.add(1, ordering: .relaxed)
+                        let total = output.underrunCount.add(1, ordering: .relaxed).newValue
+                        // A longer buffer, so that the next stall is covered (AdaptiveLatency).
+                        if let grown = output.adaptation.withLock({ $0.underruns(total) }), let s = output.stream {
+                            PulseConnection.setPlaybackLatency(s, latency: grown, rate: output.sampleRate, frameBytes: output.streamFrameBytes)
+                        }
                         // Where frames are heard may have moved: fit afresh rather than slewing 25 µs at a time.
                         output.clock.restart()
                     }, me)
-                    return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: configuration.latency,
+                    return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: latency,
                                                                  rate: sampleRate, frameBytes: frameBytes)
                 }
                 running.store(true, ordering: .releasing)
-                connection.uncork(s, on: sink, latency: configuration.latency, server: timing.server)
+                connection.uncork(s, on: sink, latency: latency, server: timing.server)
                 return s
             }
             // Players follow the clock only once its fit has settled (once per engine start, not per trigger).

@@ -307,12 +307,25 @@ package final class PulseConnection: @unchecked Sendable {
     /// interpolated and updated: the one buffer and flag set of every output stream (audio and
     /// waveform). Returns what `pa_stream_connect_playback` returned. Inside `withLock`.
     package static func connectCorkedPlayback(_ s: OpaquePointer, sink: String?, latency: Double, rate: Double, frameBytes: Int) -> Int32 {
-        let bytes = Double(frameBytes)
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(latency * rate * bytes),
-                                  prebuf: 0, minreq: UInt32(0.005 * rate * bytes), fragsize: UInt32.max)
+        var attr = playbackBuffer(latency: latency, rate: rate, frameBytes: frameBytes)
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
                                       | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
         return pa_stream_connect_playback(s, sink, &attr, flags, nil, nil)
+    }
+
+    /// A playback stream's buffer for `latency` seconds: tlength that long, no prebuffering (the
+    /// clock never stops), requests of 5 ms at least. The one place it is reckoned.
+    package static func playbackBuffer(latency: Double, rate: Double, frameBytes: Int) -> pa_buffer_attr {
+        let bytes = Double(frameBytes)
+        return pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(latency * rate * bytes),
+                              prebuf: 0, minreq: UInt32(0.005 * rate * bytes), fragsize: UInt32.max)
+    }
+
+    /// Asks the server for a playback stream's new target latency (`playbackBuffer`). Mainloop
+    /// thread, or inside `withLock`.
+    package static func setPlaybackLatency(_ s: OpaquePointer, latency: Double, rate: Double, frameBytes: Int) {
+        var attr = playbackBuffer(latency: latency, rate: rate, frameBytes: frameBytes)
+        if let op = pa_stream_set_buffer_attr(s, &attr, nil, nil) { pa_operation_unref(op) }
     }
 
     /// Starts a stream connected by `connectCorkedPlayback`: restarts an idle sink rendering far

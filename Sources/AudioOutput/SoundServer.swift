@@ -7,7 +7,7 @@ public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
     /// The stream's target latency, seconds.
     var targetLatency: Double { get }
     /// The latency it runs with now, seconds: `targetLatency`, or more where the output grows it
-    /// after underruns (PipeWire natively).
+    /// after underruns (`AdaptiveLatency`).
     var currentLatency: Double { get }
     /// Voices not played because the mixer was full (more than `AudioStreamRenderer`'s 256 at once).
     var droppedVoices: Int { get }
@@ -19,8 +19,6 @@ public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
 extension PulseAudioOutput: SoundServerOutput {
     /// `configuration.latency`.
     public var targetLatency: Double { configuration.latency }
-    /// `configuration.latency` (PulseAudio's tlength does not grow yet).
-    public var currentLatency: Double { configuration.latency }
     /// "pulse", or "pulse (PulseAudio (on PipeWire 0.3.65))" through pipewire-pulse.
     public var serverDescription: String { serverName.contains("PipeWire") ? "pulse (\(serverName))" : "pulse" }
 }
