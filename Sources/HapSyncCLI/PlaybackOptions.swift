@@ -39,7 +39,7 @@ struct PlaybackOptions {
             """)
     static let sink = Option<String?>("sink", "NAME", .text, help: "the sink: PulseAudio's sink name or PipeWire's node.name (default: the server's default)")
     static let latency = Option<Double>("latency-ms", "N", .decimal("milliseconds", .from(1, to: 2000)), default: 20,
-                                        help: "target latency of the audio stream")
+                                        help: "target latency of the audio stream; after underruns it grows by half, to 100 ms at most (the summary says so)")
     static let hapticLatency = Option<Double>("haptic-latency-ms", "N", .decimal("milliseconds", .from(0, to: 1000)), default: 0,
                                               help: "release haptics this much early (before their audio is heard, or their time), to make up for the haptic device's delay")
     static let rumbleInterval = Option<Double>("rumble-interval", "MS", .decimal("milliseconds", .from(1, to: 10_000)), default: 10,
