@@ -1,6 +1,7 @@
 /// How a stream's latency grows when it underruns: each time underruns were seen since the last
 /// look, by half again (rounded up to a whole millisecond), up to `cap`; never down. The one rule
-/// for every output that adapts (PipeWire's `node.latency` today). Pure, so tests drive it.
+/// for every output that adapts (PipeWire's `node.latency`, PulseAudio's `tlength`). Pure, so
+/// tests drive it.
 package struct AdaptiveLatency: Sendable, Equatable {
     /// The latency asked for at the start, seconds.
     package let initial: Double
@@ -26,7 +27,4 @@ package struct AdaptiveLatency: Sendable, Equatable {
         current = min(cap, (current * 1500 - 1e-6).rounded(.up) / 1000)
         return current
     }
-
-    /// Whether it grew from where it started.
-    package var grew: Bool { current > initial }
 }

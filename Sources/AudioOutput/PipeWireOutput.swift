@@ -259,9 +259,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
 
     /// Waits (at most 5 s) for the clock to settle.
     private func awaitSettled() throws {
-        let giveUp = MonotonicClock.nanoseconds() + 5_000_000_000
-        while clock.observations < AudioClock.settlingObservations, MonotonicClock.nanoseconds() < giveUp,
-              running.load(ordering: .acquiring) { usleep(2000) }
+        clock.waitUntilSettled { running.load(ordering: .acquiring) }
         guard running.load(ordering: .acquiring) else { throw PipeWireError.lost(lostReason.withLock { $0 } ?? "the PipeWire server went away") }
         guard clock.isFitted else { throw PipeWireError.noClock }
     }

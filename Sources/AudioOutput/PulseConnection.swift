@@ -339,8 +339,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// write until then: about 0.17 s); throws `.noServer` if the stream stopped running meanwhile,
     /// `.noClock` if no fit came. Not inside `withLock` (the replies need the mainloop).
     package static func awaitSettled(_ clock: AudioClock, running: () -> Bool) throws(PulseError) {
-        let giveUp = MonotonicClock.nanoseconds() + 5_000_000_000
-        while clock.observations < AudioClock.settlingObservations, MonotonicClock.nanoseconds() < giveUp, running() { usleep(2000) }
+        clock.waitUntilSettled(while: running)
         guard running() else { throw .noServer("the server went away while the stream was starting") }
         guard clock.isFitted else { throw .noClock }
     }

@@ -230,7 +230,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
                      : config->channels == 2 ? (c == 0 ? HS_PW_CHANNEL_FL : HS_PW_CHANNEL_FR) : HS_PW_CHANNEL_MONO;
         if (p > HS_PW_CHANNEL_RR) {
             snprintf(error, error_size, "channel %u: position %u is not one HapSync knows", c, p);
-            free(s->remote); free(s->target); free(s->description); free(s);
+            destroy(s);
             return NULL;
         }
         s->positions[c] = spa_positions[p];

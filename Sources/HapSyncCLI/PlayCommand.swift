@@ -55,7 +55,7 @@ enum PlayCommand {
                 throw CLIError(.failure, unresolved.map { "\($0.path): \($0.message)" },
                                hints: ["pass --resources DIR, or play without audio with --audio none"])
             }
-            audioDevice = options.audioOutput
+            audioDevice = options.makeAudioOutput()
         } else if !timeline.voices.isEmpty {
             console.err("note: \(plural(timeline.voices.count, "audio event")) not played (--audio none); haptics run on the monotonic clock\n")
         }

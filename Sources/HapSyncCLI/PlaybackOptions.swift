@@ -110,9 +110,9 @@ struct PlaybackOptions {
     var startOffset: Double
     var policy: HapticPolicy
 
-    /// The audio output `--audio` (or HAPSYNC_AUDIO) chooses, on `--sink` at `--latency-ms`
-    /// (nil: none).
-    var audioOutput: SoundServerOutput? { audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment) }
+    /// Makes the audio output `--audio` (or HAPSYNC_AUDIO) chooses, on `--sink` at `--latency-ms`
+    /// (nil: none). With auto, asks PipeWire first (at most 1 s): call it once.
+    func makeAudioOutput() -> SoundServerOutput? { audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment) }
 
     /// Reads the options; a second trace or evdev target, or a bad HAPSYNC_* variable, is a usage error.
     init(_ parsed: ParsedArguments, environment: [String: String]) throws(CLIError) {

@@ -76,7 +76,7 @@ enum ServeCommand {
         let signals = SignalWatch()
         defer { signals.cancel() }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
-        let audio = options.audioOutput
+        let audio = options.makeAudioOutput()
         let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console)
         let engine: HapticEngine
         do {

@@ -85,6 +85,17 @@ public final class AudioClock: @unchecked Sendable {
     /// Observations after which the fit has settled (an audio output waits for them at start).
     public static var settlingObservations: Int { settling + 1 }
 
+    /// Waits (polling every 2 ms, at most `timeout` seconds) until the fit has `observations`
+    /// (default: settled) or `running` turns false: an audio output's `open`, whose stream is
+    /// starting. The caller tells from `isFitted` and its own state what came of it. Control side;
+    /// blocks.
+    public func waitUntilSettled(observations: Int = AudioClock.settlingObservations, timeout: Double = 5, while running: () -> Bool) {
+        let giveUp = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
+        while self.observations < observations, MonotonicClock.nanoseconds() < giveUp, running() {
+            Syscalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 2_000_000)
+        }
+    }
+
     /// A clock for a device running at `sampleRate`.
     public init(sampleRate: Double) {
         current = Fit(sampleRate: sampleRate)

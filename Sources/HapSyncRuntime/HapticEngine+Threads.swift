@@ -122,8 +122,8 @@ extension HapticEngine {
             let now = Syscalls.monotonicNanoseconds()
             // When the scheduler holds the stage it posts this thread as it lets go, so the wait
             // below ends at once and the pass runs then.
-            let pass = output.outputPassIfFree()
-            outputWake.wait(untilMonotonic: min(pass.next ?? .max, now &+ 50_000_000))
+            let next = output.outputPassIfFree()
+            outputWake.wait(untilMonotonic: min(next ?? .max, now &+ 50_000_000))
         }
         output.drainIfFree()
     }

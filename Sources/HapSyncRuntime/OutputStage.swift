@@ -76,30 +76,30 @@ final class OutputStage: @unchecked Sendable {
     /// the normal path (see the type's note for the failure path).
     @discardableResult
     func drainIfFree() -> Int? {
-        // Acquiring: what the previous drainer did (statistics, the backend's state) is visible.
-        guard draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
-        let n = drain()
-        // Releasing: hands all of it to the next drainer.
-        draining.store(false, ordering: .releasing)
-        return n
+        guard hold() else { return nil }
+        defer { letGo() }
+        return drain()
     }
 
     /// The output thread's pass: applies every waiting command, then gives the backend its own
     /// time (`service`), both while holding the stage, so that a backend is never entered from
     /// two threads at once (the scheduler applies through the same flag; an evdev update racing
-    /// a deferred one uploaded the same effect twice within 1 ms). Returns whether it ran (false:
-    /// the scheduler held the stage and posts the output thread when it lets go) and when the
-    /// backend wants the next pass (engine ns, nil for never). Does not allocate, lock or block
-    /// on the normal path.
-    func outputPassIfFree() -> (ran: Bool, next: UInt64?) {
-        // Acquiring: what the previous drainer did is visible, as in `drainIfFree`.
-        guard draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return (false, nil) }
+    /// a deferred one uploaded the same effect twice within 1 ms). Returns when the backend wants
+    /// the next pass (engine ns), nil for never, or when the scheduler held the stage (it posts
+    /// the output thread as it lets go). Does not allocate, lock or block on the normal path.
+    func outputPassIfFree() -> UInt64? {
+        guard hold() else { return nil }
+        defer { letGo() }
         drain()
-        let next = serviceBackend()
-        // Releasing: hands all of it to the next drainer.
-        draining.store(false, ordering: .releasing)
-        return (true, next)
+        return serviceBackend()
     }
+
+    /// Takes the stage unless another thread holds it. Acquiring: what the previous holder did
+    /// (statistics, the backend's state) is visible. Does not allocate, lock or block.
+    private func hold() -> Bool { draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged }
+
+    /// Lets the stage go. Releasing: hands all of it to the next holder. Does not allocate, lock or block.
+    private func letGo() { draining.store(false, ordering: .releasing) }
 
     /// Applies every waiting command; returns how many. The caller holds the stage
     /// (`drainIfFree`), or is the only thread (manual mode, the engine stopping). Does not
