@@ -53,11 +53,25 @@ let package = Package(
         // FFmpeg (libavformat, libavcodec, libavutil) decodes the AAC and ALAC audio Core Haptics plays
         // and libsndfile does not. Headers only: the libraries are opened with dlopen when first needed.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
-        // Audio at the edge: decoding and resampling at load, PulseAudio and PipeWire outputs and their clocks.
-        .target(name: "AudioOutput", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "CSndFile", "CSampleRate", "CPulse", "CPipeWire", "CFFmpeg"]),
+        // Audio files at load: decoding (libsndfile, FFmpeg), resampling (libsamplerate), the
+        // samples shared between players and the bound on what one pattern decodes. No sound server.
+        .target(name: "HapSyncAudioFiles", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CFFmpeg"]),
+        // What every sound server's stream renders, written once: the mixer on the stream's audio
+        // thread, the waveform drive and its channel layout, latency that grows after underruns,
+        // and the protocol the servers' outputs share. Links no sound server's library.
+        .target(name: "HapSyncAudioStream", dependencies: ["HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
+        // PulseAudio's protocol (a PulseAudio server, or PipeWire's pipewire-pulse): the playback
+        // stream and its clock, the waveform output's own stream, the sink list. Links libpulse.
+        .target(name: "HapSyncPulseAudio", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
+        // PipeWire natively: a pw_stream rendered in PipeWire's real-time data thread, its clock
+        // from pw_stream_get_time_n. Links libpipewire-0.3.
+        .target(name: "HapSyncPipeWire", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPipeWire"]),
+        // The audio output the front ends import: which sound server (`AudioServerChoice`), the
+        // outputs a library front end plays to, and the modules above re-exported.
+        .target(name: "AudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime", "HapticOutput"]),
         // Haptics from a sound file: onsets by spectral flux, a felt-loudness and centroid layer,
         // written as AHAP (`hapsync generate`).
-        .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "AudioOutput"]),
+        .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "HapSyncAudioFiles"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
@@ -94,8 +108,8 @@ let package = Package(
         .testTarget(name: "HapSyncCoreTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
-        .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
-        .testTarget(name: "HapticGenerationTests", dependencies: ["HapticGeneration", "AHAP", "HapSyncCore", "AudioOutput"]),
+        .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapticGenerationTests", dependencies: ["HapticGeneration", "AHAP", "HapSyncCore", "HapSyncAudioFiles"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync"]),

@@ -34,7 +34,7 @@ public struct AudioMessage: Sendable, BitwiseCopyable {
     }
 }
 
-/// An audio output the engine can slave its haptics to (PulseAudio in `AudioOutput`).
+/// An audio output the engine can slave its haptics to (`PulseAudioOutput`, `PipeWireOutput`).
 ///
 /// The scheduler sends it `AudioMessage`s through `messages` (it is the ring's only producer) and
 /// schedules haptics through `clock`. The device renders the players' voices from the sources the

@@ -1,5 +1,5 @@
 import AHAP
-import AudioOutput
+import HapSyncAudioFiles
 import Foundation
 import HapSyncCore
 

@@ -1,56 +1,10 @@
-import Foundation
-import HapSyncRuntime
-
-/// An audio output on a sound server (PulseAudio's protocol or PipeWire natively): what reports
-/// and the front ends ask of either.
-public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
-    /// The stream's target latency, seconds.
-    var targetLatency: Double { get }
-    /// The latency it runs with now, seconds: `targetLatency`, or more where the output grows it
-    /// after underruns (`AdaptiveLatency`).
-    var currentLatency: Double { get }
-    /// Voices not played because the mixer was full (more than `AudioStreamRenderer`'s 256 at once).
-    var droppedVoices: Int { get }
-    /// The protocol and server as a summary names them: "pulse", "pulse (on PipeWire 0.3.65)",
-    /// "pipewire 0.3.65".
-    var serverDescription: String { get }
-}
-
-extension PulseAudioOutput: SoundServerOutput {
-    /// `configuration.latency`.
-    public var targetLatency: Double { configuration.latency }
-    /// "pulse", or "pulse (PulseAudio (on PipeWire 0.3.65))" through pipewire-pulse.
-    public var serverDescription: String { serverName.contains("PipeWire") ? "pulse (\(serverName))" : "pulse" }
-}
-
-extension PipeWireOutput: SoundServerOutput {
-    /// `configuration.latency` (node.latency).
-    public var targetLatency: Double { configuration.latency }
-    /// "pipewire 0.3.65".
-    public var serverDescription: String { serverVersion.isEmpty ? "pipewire" : "pipewire \(serverVersion)" }
-}
-
-/// An audio output a waveform output's drive signal can ride in: one stream for both, so that a
-/// tap and its sound start at the same frame.
-protocol WaveformCarrier: SoundServerOutput {
-    /// Mixes `drive` into the stream the next `open` makes (nil: no longer). Control side.
-    func attach(_ drive: WaveformDrive?)
-    /// Whether it plays to `sink`, found on PulseAudio server `server` through `connection`
-    /// (inside its lock): the waveform output's own view of the sound server.
-    func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool
-}
-
-extension PulseAudioOutput: WaveformCarrier {
-    /// The same server, and its sink (or the default) is `sink`.
-    func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool {
-        configuration.server == server && (try? connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name
-    }
-}
+import HapSyncPipeWire
+import HapSyncPulseAudio
 
 extension PipeWireOutput: WaveformCarrier {
     /// The connection is pipewire-pulse on the default PipeWire server (its sink names are the
     /// nodes' names), and this output's node (or the default sink) is `sink`.
-    func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool {
+    package func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool {
         configuration.remote == nil && connection.serverName().contains("PipeWire")
             && (try? connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@"))?.name == sink.name
     }

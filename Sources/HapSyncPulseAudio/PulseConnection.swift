@@ -1,6 +1,7 @@
 import CPulse
 import Dispatch
 import Glibc
+import HapSyncAudioStream
 import HapSyncConcurrency
 import HapSyncRuntime
 
@@ -271,7 +272,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// Makes the stream (float32 stereo at `rate` Hz), has `connect` set its callbacks and connect
     /// it (returning what `pa_stream_connect_playback` or `_record` returned), and waits until it is
     /// ready. `onTiming` receives the replies `requestTimingInfo` asks for. Inside `withLock`.
-    package func openStream(name: String, rate: UInt32, channels: [pa_channel_position_t]? = nil,
+    package func openStream(name: String, rate: UInt32, channels: [AudioChannelPosition]? = nil,
                             onTiming: @escaping (pa_timing_info, UInt64) -> Void,
                             connect: (OpaquePointer) -> Int32) throws(PulseError) -> OpaquePointer {
         // Stereo by default (the server's usual map); or the positions given, in order.
@@ -281,7 +282,7 @@ package final class PulseConnection: @unchecked Sendable {
             map.channels = UInt8(channels.count)
             withUnsafeMutableBytes(of: &map.map) { raw in
                 let positions = raw.bindMemory(to: pa_channel_position_t.self)
-                for (i, p) in channels.enumerated() { positions[i] = p }
+                for (i, p) in channels.enumerated() { positions[i] = p.pulse }
             }
         }
         let made = channels == nil ? pa_stream_new(context, name, &spec, nil) : pa_stream_new(context, name, &spec, &map)
@@ -448,4 +449,17 @@ package final class MainloopPriority: Sendable {
 
     /// The thread as reported (empty when none asked or none runs).
     package var threads: [RealtimeThread] { state.withLock { $0.got.map { [$0] } ?? [] } }
+}
+
+extension AudioChannelPosition {
+    /// PulseAudio's name for the position.
+    var pulse: pa_channel_position_t {
+        switch self {
+        case .frontLeft: PA_CHANNEL_POSITION_FRONT_LEFT
+        case .frontRight: PA_CHANNEL_POSITION_FRONT_RIGHT
+        case .rearLeft: PA_CHANNEL_POSITION_REAR_LEFT
+        case .rearRight: PA_CHANNEL_POSITION_REAR_RIGHT
+        case .mono: PA_CHANNEL_POSITION_MONO
+        }
+    }
 }

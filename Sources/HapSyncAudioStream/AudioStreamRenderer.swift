@@ -1,4 +1,3 @@
-import CPulse
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -12,13 +11,15 @@ import Synchronization
 ///
 /// `prepare` runs on the control side before a stream starts; `render` on the stream's audio
 /// thread only, and does not allocate, lock or block.
-final class AudioStreamRenderer: @unchecked Sendable {
+package final class AudioStreamRenderer: @unchecked Sendable {
     /// Scheduler → audio thread.
-    let messages = SPSCRing<AudioMessage>(capacity: 1024)
+    package let messages = SPSCRing<AudioMessage>(capacity: 1024)
     /// Voices the mixer can hold at once (a started player reserves all its voices).
-    static let voiceCapacity = 256
+    package static let voiceCapacity = 256
+    /// The name of the thread that renders, on every server (what `.ci/rt-alloc-check` watches).
+    package static let threadName = "hapsync-audio"
     /// Largest player slot the engine uses.
-    let maxPlayers: Int
+    package let maxPlayers: Int
 
     private var mixer = AudioMixer(sampleRate: AudioDecodingBudget.assumedOutputRate, capacity: AudioStreamRenderer.voiceCapacity)
     private let sources: UnsafeMutablePointer<Unmanaged<PlayerAudio>?>
@@ -27,17 +28,17 @@ final class AudioStreamRenderer: @unchecked Sendable {
     private let muted = Atomic<Bool>(false)
     /// The drive mixed into the running stream: set by `prepare` before the stream starts,
     /// cleared by `finish` after its audio thread has stopped; the only one `render` reads.
-    private(set) var drive: WaveformDrive?
-    /// With `drive`: what each of the stream's channels carries (its position's audio: 0 left,
-    /// 1 right, 2 the mean of both, 3 none; and whether the drive is added), and the blocks the
-    /// audio (stereo) and the drive (mono) are rendered into before interleaving.
-    private var channelRoles: [(audio: UInt8, drive: Bool)] = []
+    package private(set) var drive: WaveformDrive?
+    /// With `drive`: what each of the stream's channels carries (`AudioChannelPosition.audio`,
+    /// and whether the drive is added), and the blocks the audio (stereo) and the drive (mono)
+    /// are rendered into before interleaving.
+    private var channelRoles: [(audio: AudioChannelContent, drive: Bool)] = []
     private var stereoBlock: UnsafeMutablePointer<Float>?
     private var driveBlock: UnsafeMutablePointer<Float>?
     private var blockFrames = 0
 
     /// A renderer for players in slots 0..<maxPlayers.
-    init(maxPlayers: Int) {
+    package init(maxPlayers: Int) {
         self.maxPlayers = max(maxPlayers, 1)
         sources = .allocate(capacity: self.maxPlayers)
         sources.initialize(repeating: nil, count: self.maxPlayers)
@@ -50,36 +51,36 @@ final class AudioStreamRenderer: @unchecked Sendable {
     }
 
     /// Channels of each frame `render` writes: 2, or the drive's layout.
-    var channels: Int { drive == nil ? 2 : channelRoles.count }
+    package var channels: Int { drive == nil ? 2 : channelRoles.count }
     /// The most frames one `render` call fills (`Int.max` without a drive).
-    var maxFrames: Int { drive == nil ? .max : blockFrames }
+    package var maxFrames: Int { drive == nil ? .max : blockFrames }
     /// The first frame not yet rendered. Does not allocate, lock or block.
-    var nextFrame: Int64 { written.load(ordering: .acquiring) }
+    package var nextFrame: Int64 { written.load(ordering: .acquiring) }
     /// Voices not played because the mixer was full.
-    var droppedVoices: Int { dropped.load(ordering: .relaxed) }
+    package var droppedVoices: Int { dropped.load(ordering: .relaxed) }
     /// Whether voices play silenced.
-    var isMuted: Bool {
+    package var isMuted: Bool {
         get { muted.load(ordering: .relaxed) }
         set { muted.store(newValue, ordering: .relaxed) }
     }
     /// Whether voices are playing or about to.
-    var isPlaying: Bool { mixer.isPlaying }
+    package var isPlaying: Bool { mixer.isPlaying }
 
     /// Registers a player's audio (control thread, before its start message reaches the audio thread).
-    func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {
+    package func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {
         guard slot >= 0, slot < maxPlayers else { return }
         sources[slot] = source
     }
 
     /// Starts over for a stream at `sampleRate` (frame 0 next), with a drive signal mixed in on
-    /// channels of `roles` (one per channel), or stereo audio alone. Control side, before the
-    /// stream starts.
-    func prepare(sampleRate: Double, live: LiveParameters?, drive: WaveformDrive?, roles: [(audio: UInt8, drive: Bool)]) {
+    /// the channels of its layout (`WaveformChannels.layout`), or stereo audio alone. Control
+    /// side, before the stream starts.
+    package func prepare(sampleRate: Double, live: LiveParameters?, drive: WaveformDrive?) {
         mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
         mixer.live = live
         written.store(0, ordering: .releasing)
         self.drive = drive
-        channelRoles = drive == nil ? [] : roles
+        channelRoles = drive.map(Self.roles(for:)) ?? []
         if let drive {
             drive.reset(sampleRate: sampleRate)
             stereoBlock?.deallocate()
@@ -90,29 +91,20 @@ final class AudioStreamRenderer: @unchecked Sendable {
         }
     }
 
-    /// What each channel of a drive's layout carries: the audio of its position (0 left, 1 right,
-    /// 2 the mean of both on a mono layout, 3 none) and whether the drive is added. The one rule
-    /// for every stream a drive rides in.
-    static func roles(for drive: WaveformDrive) -> [(audio: UInt8, drive: Bool)] {
+    /// What each channel of a drive's layout carries: its position's audio and whether the drive
+    /// is added. The one rule for every stream a drive rides in.
+    package static func roles(for drive: WaveformDrive) -> [(audio: AudioChannelContent, drive: Bool)] {
         let layout = drive.channels.layout
-        return zip(layout.positions, layout.driven).map { position, driven in
-            let audio: UInt8 = switch position {
-            case PA_CHANNEL_POSITION_FRONT_LEFT: 0
-            case PA_CHANNEL_POSITION_FRONT_RIGHT: 1
-            case PA_CHANNEL_POSITION_MONO: 2
-            default: 3
-            }
-            return (audio, driven)
-        }
+        return zip(layout.positions, layout.driven).map { ($0.audio, $1) }
     }
 
     /// Forgets the drive once the stream's audio thread has stopped. Control side.
-    func finish() { drive = nil }
+    package func finish() { drive = nil }
 
     /// Takes the scheduler's messages and renders `frames` frames (at most `maxFrames`) of
     /// `channels` interleaved floats into `out`, placed by `clock`; returns the frames rendered.
     /// Audio thread; does not allocate, lock or block.
-    func render(into out: UnsafeMutablePointer<Float>, frames requested: Int, clock: AudioClock) -> Int {
+    package func render(into out: UnsafeMutablePointer<Float>, frames requested: Int, clock: AudioClock) -> Int {
         while let m = messages.pop() {
             switch m.kind {
             case .start:
@@ -155,7 +147,12 @@ final class AudioStreamRenderer: @unchecked Sendable {
                 let l = audio[2 * i], r = audio[2 * i + 1], d = drive[i]
                 for c in 0..<n {
                     let role = roles[c]
-                    var v: Float = role.audio == 0 ? l : role.audio == 1 ? r : role.audio == 2 ? (l + r) / 2 : 0
+                    var v: Float = switch role.audio {
+                    case .left: l
+                    case .right: r
+                    case .mean: (l + r) / 2
+                    case .none: 0
+                    }
                     if role.drive { v += d }
                     out[i * n + c] = v
                 }

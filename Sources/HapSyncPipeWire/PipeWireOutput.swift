@@ -1,7 +1,8 @@
 import CPipeWire
-import CPulse
 import Foundation
 import Glibc
+import HapSyncAudioFiles
+import HapSyncAudioStream
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -103,7 +104,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// The data thread and what it got (the latest stream's, kept after it closes).
     public var realtimeThreads: [RealtimeThread] { priority.withLock { $0.got.map { [$0] } ?? [] } }
     /// The name the data thread takes (what `.ci/rt-alloc-check` watches, as on PulseAudio).
-    package static let threadName = PulseAudioOutput.threadName
+    package static let threadName = AudioStreamRenderer.threadName
 
     /// The first frame not yet handed to the graph. Does not allocate, lock or block.
     public var nextWritableFrame: Int64 { renderer.nextFrame }
@@ -141,7 +142,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
 
     /// Mixes a waveform output's drive signal into the stream the next `open` makes (nil: no
     /// longer). Control side; a running stream keeps what it was opened with.
-    func attach(_ drive: WaveformDrive?) { haptics = drive }
+    package func attach(_ drive: WaveformDrive?) { haptics = drive }
 
     /// Whether a waveform output's drive signal is mixed into the running stream.
     public var carriesHaptics: Bool { renderer.drive != nil }
@@ -180,11 +181,11 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         let positions: [UInt32] = haptics.map { drive in
             drive.channels.layout.positions.map { p -> UInt32 in
                 switch p {
-                case PA_CHANNEL_POSITION_FRONT_LEFT: HS_PW_CHANNEL_FL.rawValue
-                case PA_CHANNEL_POSITION_FRONT_RIGHT: HS_PW_CHANNEL_FR.rawValue
-                case PA_CHANNEL_POSITION_REAR_LEFT: HS_PW_CHANNEL_RL.rawValue
-                case PA_CHANNEL_POSITION_REAR_RIGHT: HS_PW_CHANNEL_RR.rawValue
-                default: HS_PW_CHANNEL_MONO.rawValue
+                case .frontLeft: HS_PW_CHANNEL_FL.rawValue
+                case .frontRight: HS_PW_CHANNEL_FR.rawValue
+                case .rearLeft: HS_PW_CHANNEL_RL.rawValue
+                case .rearRight: HS_PW_CHANNEL_RR.rawValue
+                case .mono: HS_PW_CHANNEL_MONO.rawValue
                 }
             }
         } ?? [HS_PW_CHANNEL_FL.rawValue, HS_PW_CHANNEL_FR.rawValue]
@@ -249,7 +250,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// Once connected, before the stream starts: the renderer and the clock at the stream's rate.
     private func prepare(rate: Double) {
         sampleRate = rate
-        renderer.prepare(sampleRate: rate, live: liveParameters, drive: haptics, roles: haptics.map(AudioStreamRenderer.roles(for:)) ?? [])
+        renderer.prepare(sampleRate: rate, live: liveParameters, drive: haptics)
         clock.reset(sampleRate: rate)
         var sample = hs_pw_time()
         sample.rate_num = 1

@@ -1,6 +1,8 @@
 import CPulse
 import Foundation
 import Glibc
+import HapSyncAudioFiles
+import HapSyncAudioStream
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -125,7 +127,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// Voices the mixer can hold at once (a started player reserves all its voices).
     public static let voiceCapacity = AudioStreamRenderer.voiceCapacity
     /// The name of the PulseAudio mainloop thread, which mixes (what `.ci/rt-alloc-check` watches).
-    package static let threadName = "hapsync-audio"
+    package static let threadName = AudioStreamRenderer.threadName
     private let underrunCount = Atomic<Int>(0)
     private let adaptation: Locked<AdaptiveLatency>
     /// The running stream's bytes per frame (for a new tlength).
@@ -164,7 +166,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
 
     /// Mixes a waveform output's drive signal into the stream the next `open` makes (nil: no
     /// longer). Control side; a running stream keeps what it was opened with.
-    func attach(_ drive: WaveformDrive?) { haptics = drive }
+    package func attach(_ drive: WaveformDrive?) { haptics = drive }
 
     /// Whether a waveform output's drive signal is mixed into the running stream.
     public var carriesHaptics: Bool { renderer.drive != nil }
@@ -196,7 +198,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 sampleRate = Double(sink.rate)
                 timing = PlaybackTiming(server: PulseConnection.Server(serverName: serverName), sampleRate: sampleRate)
                 clock.reset(sampleRate: sampleRate)
-                var positions: [pa_channel_position_t]?
+                var positions: [AudioChannelPosition]?
                 var frameBytes = 8
                 if let haptics {
                     let layout = haptics.channels.layout
@@ -204,8 +206,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                     frameBytes = 4 * layout.positions.count
                     timing = PlaybackTiming(server: timing.server, sampleRate: sampleRate, frameBytes: Int64(frameBytes))
                 }
-                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics,
-                                 roles: haptics.map(AudioStreamRenderer.roles(for:)) ?? [])
+                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics)
                 streamFrameBytes = frameBytes
                 // A reopen (the server came back) keeps what underruns taught.
                 let latency = currentLatency

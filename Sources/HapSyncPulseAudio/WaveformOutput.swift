@@ -1,5 +1,7 @@
 import CPulse
 import Foundation
+import HapSyncAudioFiles
+import HapSyncAudioStream
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -259,20 +261,6 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
         }
         pa_stream_write(s, data, frames * 4 * channels, nil, 0, PA_SEEK_RELATIVE)
         connection?.requestTimingInfo(clock: ownClock, server: timing.server)
-    }
-}
-
-extension HapticOutputSpec.WaveformChannels {
-    /// The stream's channel positions, and which of them carry the signal.
-    var layout: (positions: [pa_channel_position_t], driven: [Bool]) {
-        switch self {
-        case .rear: return ([PA_CHANNEL_POSITION_FRONT_LEFT, PA_CHANNEL_POSITION_FRONT_RIGHT,
-                             PA_CHANNEL_POSITION_REAR_LEFT, PA_CHANNEL_POSITION_REAR_RIGHT], [false, false, true, true])
-        case .mono: return ([PA_CHANNEL_POSITION_MONO], [true])
-        case .left: return ([PA_CHANNEL_POSITION_FRONT_LEFT, PA_CHANNEL_POSITION_FRONT_RIGHT], [true, false])
-        case .right: return ([PA_CHANNEL_POSITION_FRONT_LEFT, PA_CHANNEL_POSITION_FRONT_RIGHT], [false, true])
-        case .all: return ([PA_CHANNEL_POSITION_FRONT_LEFT, PA_CHANNEL_POSITION_FRONT_RIGHT], [true, true])
-        }
     }
 }
 

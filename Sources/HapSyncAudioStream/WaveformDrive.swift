@@ -10,7 +10,7 @@ import Synchronization
 /// plays to the same sink, the audio output's stream, mixed there (`PulseAudioOutput`).
 ///
 /// `place`, `render` and `silence` do not allocate, lock or block; they meet through a lock-free ring.
-final class WaveformDrive: @unchecked Sendable {
+package final class WaveformDrive: @unchecked Sendable {
     /// One command for the audio thread: what, and at which frame.
     private struct Drive: BitwiseCopyable {
         var frame: Int64
@@ -20,15 +20,15 @@ final class WaveformDrive: @unchecked Sendable {
     }
 
     /// The channels carrying the signal, and the profile driving them.
-    let channels: HapticOutputSpec.WaveformChannels
+    package let channels: HapticOutputSpec.WaveformChannels
     /// Commands whose frame had already been rendered.
-    var lateCommands: Int { late.load(ordering: .relaxed) }
+    package var lateCommands: Int { late.load(ordering: .relaxed) }
     /// Commands lost because the ring was full (nothing rendered them: the stream had stopped).
-    var droppedCommands: Int { drives.overflowCount }
+    package var droppedCommands: Int { drives.overflowCount }
     /// The first frame not yet rendered. Does not allocate, lock or block.
-    var nextFrame: Int64 { rendered.load(ordering: .acquiring) }
+    package var nextFrame: Int64 { rendered.load(ordering: .acquiring) }
     /// Where each block's record goes (a trace), set before the stream starts.
-    var recorder: WaveformBlockRecorder?
+    package var recorder: WaveformBlockRecorder?
 
     /// Producers: the output thread, and the engine's stopping thread once the output thread has
     /// been joined: one at a time.
@@ -39,14 +39,14 @@ final class WaveformDrive: @unchecked Sendable {
     private let rendered = Atomic<Int64>(0)
 
     /// A silent drive for `channels` at `sampleRate`.
-    init(channels: HapticOutputSpec.WaveformChannels, sampleRate: Double) {
+    package init(channels: HapticOutputSpec.WaveformChannels, sampleRate: Double) {
         self.channels = channels
         synth = WaveformSynth(profile: channels.profile, sampleRate: sampleRate)
     }
 
     /// Starts afresh at frame 0 at `sampleRate` (a stream about to start; control side, with no
     /// stream rendering).
-    func reset(sampleRate: Double) {
+    package func reset(sampleRate: Double) {
         synth = WaveformSynth(profile: channels.profile, sampleRate: sampleRate)
         // This thread drains the ring, then hands both roles to the threads that come next.
         drives.resetOwnership()
@@ -58,7 +58,7 @@ final class WaveformDrive: @unchecked Sendable {
 
     /// Places a command at `frame` (a past frame: the next block's start). Output thread; does
     /// not allocate, lock or block.
-    func place(_ kind: OutputCommand.Kind, intensity: Float, sharpness: Float, frame: Int64) {
+    package func place(_ kind: OutputCommand.Kind, intensity: Float, sharpness: Float, frame: Int64) {
         let code: UInt8 = switch kind {
         case .level: 0
         case .transient: 1
@@ -68,14 +68,14 @@ final class WaveformDrive: @unchecked Sendable {
     }
 
     /// Silences the actuators at the next frame rendered. Does not allocate, lock or block.
-    func silence() {
+    package func silence() {
         _ = drives.push(Drive(frame: rendered.load(ordering: .acquiring), kind: 2, intensity: 0, sharpness: 0))
     }
 
     /// Renders the next `frames` frames (mono, the drive signal) into `output`; `time`: when the
     /// block's first frame is heard (for the block record). Audio thread; does not allocate,
     /// lock or block.
-    func render(into output: UnsafeMutablePointer<Float>, frames: Int, time: UInt64) {
+    package func render(into output: UnsafeMutablePointer<Float>, frames: Int, time: UInt64) {
         let first = rendered.load(ordering: .relaxed)
         var position = 0, transients: Int32 = 0
         while position < frames {
