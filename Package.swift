@@ -32,8 +32,11 @@ let package = Package(
         .target(name: "HapSyncCore", dependencies: ["AHAP", "HapSyncConcurrency"]),
         // C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE sem_clockwait).
         .target(name: "CHapSyncSystem"),
+        // libdbus-1, for RealtimeKit (real-time threads granted over the system bus to a user who
+        // has no right to them). Its pkg-config flags are include paths only.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Runtime: clock, system-call chokepoint, scheduler thread, output stage, engine and player API.
-        .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem"]),
+        .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem", "CDBus"]),
         // The kernel's input/uinput ioctl numbers (function-like macros) and fixed-signature ioctl.
         .target(name: "CLinuxInput"),
         // C libraries from Debian for audio: libsndfile (decoding), libsamplerate (rate conversion),

@@ -82,12 +82,12 @@ func inversionBenchmark(seconds: Double) -> [Distribution] {
         let durations = Mutex<[Double]>([])
         let granted = Atomic<Bool>(false)
         Thread {
-            _ = hapsync_pin_to_cpu(0)
+            _ = hapsync_pin_to_cpu(0, 0)
             while !stop.load(ordering: .relaxed) { subject.write() }
             done.signal()
         }.start()
         Thread {
-            _ = hapsync_pin_to_cpu(0)
+            _ = hapsync_pin_to_cpu(0, 0)
             var p = sched_param()
             p.sched_priority = 80
             granted.store(pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &p) == 0, ordering: .relaxed)

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 int hapsync_set_timer_slack(unsigned long nanoseconds) {
     return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
@@ -22,11 +23,13 @@ int hapsync_set_thread_name(const char *name) {
 
 unsigned long hapsync_sem_size(void) { return sizeof(sem_t); }
 
-int hapsync_pin_to_cpu(int cpu) {
+int hapsync_gettid(void) { return (int)gettid(); }
+
+int hapsync_pin_to_cpu(int tid, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
+    return sched_setaffinity((pid_t)tid, sizeof set, &set);
 }
 
 void hapsync_prefault_stack(unsigned long bytes) {

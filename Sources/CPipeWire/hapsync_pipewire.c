@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/utils/result.h>
@@ -21,6 +22,7 @@ struct hs_pw_stream {
     char thread_name[16];
     int first_cycle_done;
     volatile int realtime_result;
+    volatile int data_tid;
     uint32_t positions[SPA_AUDIO_MAX_CHANNELS];
     uint32_t rate;
     struct pw_thread_loop *loop;
@@ -122,6 +124,7 @@ static void on_process(void *data) {
         // Once, in the data thread itself: its name, and its priority below the engine's threads.
         s->first_cycle_done = 1;
         if (s->thread_name[0]) pthread_setname_np(pthread_self(), s->thread_name);
+        __atomic_store_n(&s->data_tid, (int)gettid(), __ATOMIC_RELEASE);
         if (s->config.realtime_priority > 0) {
             struct sched_param param = { .sched_priority = s->config.realtime_priority };
             int res = pthread_setschedparam(pthread_self(), SCHED_FIFO | SCHED_RESET_ON_FORK, &param);
@@ -319,6 +322,8 @@ failed:
 }
 
 int hs_pw_realtime_result(const hs_pw_stream *stream) { return __atomic_load_n(&stream->realtime_result, __ATOMIC_ACQUIRE); }
+
+int hs_pw_data_thread(const hs_pw_stream *stream) { return __atomic_load_n(&stream->data_tid, __ATOMIC_ACQUIRE); }
 
 uint32_t hs_pw_rate(const hs_pw_stream *stream) { return stream->rate; }
 

@@ -240,10 +240,14 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         }
         if let asked {
             let result = hs_pw_realtime_result(opened)
-            priority.withLock {
-                $0.got = RealtimeThread(name: Self.threadName, priority: asked,
-                                        error: result == 0 ? nil : result < 0 ? "no cycle ran" : SystemErrno(result).description)
+            var got = RealtimeThread(name: Self.threadName, priority: asked,
+                                     error: result == 0 ? nil : result < 0 ? "no cycle ran" : SystemErrno(result).description)
+            // Refused for lack of permission: RealtimeKit, asked from here for the data thread.
+            if result > 0, SystemErrno(result).isPermissionDenied, case let tid = hs_pw_data_thread(opened), tid > 0 {
+                got = RealtimeThread(name: Self.threadName, asked: asked,
+                                     result: HelperThreadCalls.requestRealtimeKit(thread: tid, asked: asked, refused: SystemErrno(result)))
             }
+            priority.withLock { $0.got = got }
         }
     }
 

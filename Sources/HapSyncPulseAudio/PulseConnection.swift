@@ -74,13 +74,13 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// Asks for SCHED_FIFO at `priority` on the mainloop thread (queued under the lock, run there
-    /// outside it) and waits at most 2 s for the answer. libpulse's mainloop lock inherits
+    /// outside it; refused, through RealtimeKit) and waits at most 3 s for the answer. libpulse's mainloop lock inherits
     /// priority, so a control thread holding it is raised while the real-time mainloop waits.
     private func promote(name: String, priority: Int32) -> RealtimeThread {
         final class Request: @unchecked Sendable {
             let priority: Int32
             let done = DispatchSemaphore(value: 0)
-            var error: String?
+            var result: Result<RealtimeGrant, RealtimeRefusal>?
             init(priority: Int32) { self.priority = priority }
         }
         let request = Request(priority: priority)
@@ -89,14 +89,15 @@ package final class PulseConnection: @unchecked Sendable {
         withLock {
             pa_threaded_mainloop_once_unlocked(mainloop, { _, userdata in
                 let request = Unmanaged<Request>.fromOpaque(userdata!).takeRetainedValue()
-                if case .failure(let e) = HelperThreadCalls.requestFIFO(priority: request.priority) { request.error = e.description }
+                request.result = HelperThreadCalls.requestFIFO(priority: request.priority)
                 request.done.signal()
             }, Unmanaged.passRetained(request).toOpaque())
         }
-        guard request.done.wait(timeout: .now() + 2) == .success else {
-            return RealtimeThread(name: name, priority: priority, error: "the mainloop thread did not answer within 2 s")
+        // RealtimeKit's round trip, when it is asked, has a second of its own.
+        guard request.done.wait(timeout: .now() + 3) == .success, let result = request.result else {
+            return RealtimeThread(name: name, priority: priority, error: "the mainloop thread did not answer within 3 s")
         }
-        return RealtimeThread(name: name, priority: priority, error: request.error)
+        return RealtimeThread(name: name, asked: priority, result: result)
     }
 
     deinit { close() }

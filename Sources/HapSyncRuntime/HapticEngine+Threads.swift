@@ -1,3 +1,4 @@
+import CHapSyncSystem
 import Foundation
 import HapSyncConcurrency
 
@@ -24,8 +25,8 @@ extension HapticEngine {
     func schedulerLoop(ready: Syscalls.Semaphore) {
         Syscalls.prefaultStack()
         var granted = status.withLock { $0 }
-        switch Syscalls.setFIFO(priority: configuration.realtimePriority) {
-        case .success: granted.fifoPriority = configuration.realtimePriority
+        switch Syscalls.setRealtime(priority: configuration.realtimePriority) {
+        case .success(let g): granted.fifoPriority = g.priority; granted.fifoThroughRealtimeKit = g.throughRealtimeKit
         case .failure(let e): granted.fifoError = e.description
         }
         if case .success = Syscalls.setTimerSlack(nanoseconds: configuration.timerSlack) { granted.timerSlack = configuration.timerSlack }
@@ -113,9 +114,16 @@ extension HapticEngine {
         Syscalls.prefaultStack()
         // The errno alone, in an atomic: the message is made where the status is read, so that
         // this thread allocates nothing (`.ci/rt-alloc-check`).
+        // Refused for lack of permission, RealtimeKit is asked (allocating and blocking, while
+        // this thread is not real-time), and its answer kept before the errno is.
         switch Syscalls.setFIFO(priority: configuration.outputThreadPriority) {
         case .success: outputFIFOResult.store(0, ordering: .releasing)
-        case .failure(let e): outputFIFOResult.store(e.code, ordering: .releasing)
+        case .failure(let e):
+            if e.isPermissionDenied {
+                let kit = Syscalls.realtimeKit(thread: hapsync_gettid(), asked: configuration.outputThreadPriority, refused: e)
+                outputRealtimeKit.withLock { $0 = kit }
+            }
+            outputFIFOResult.store(e.code, ordering: .releasing)
         }
         ready.post()
         while outputRunning.load(ordering: .sequentiallyConsistent) {

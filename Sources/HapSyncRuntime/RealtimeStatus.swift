@@ -3,6 +3,9 @@
 public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {
     /// The SCHED_FIFO priority the scheduler thread runs at, or nil when refused.
     public var fifoPriority: Int32?
+    /// Whether RealtimeKit granted the scheduler thread's SCHED_FIFO (the process having no right
+    /// to it itself).
+    public var fifoThroughRealtimeKit = false
     /// Why SCHED_FIFO was refused (e.g. "Operation not permitted (errno 1)").
     public var fifoError: String?
     /// Whether mlockall succeeded (nil when not asked for).
@@ -38,7 +41,10 @@ public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {
         if !threads.isEmpty {
             func named(_ ts: [RealtimeThread]) -> String { ts.map { "\($0.name) \($0.priority)" }.joined(separator: ", ") }
             let granted = threads.filter(\.granted)
-            if !granted.isEmpty { parts.append("SCHED_FIFO " + named(granted)) }
+            if !granted.isEmpty {
+                let kit = granted.contains(where: \.throughRealtimeKit)
+                parts.append("SCHED_FIFO " + named(granted) + (kit ? " (through RealtimeKit)" : ""))
+            }
             // Refused threads grouped by reason, in order: one unprivileged run, one sentence.
             var reasons: [String] = []
             for case let e? in threads.map(\.error) where !reasons.contains(e) { reasons.append(e) }
@@ -46,7 +52,7 @@ public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {
                 let late = fifoPriority == nil && e == fifoError ? ", expect wake-ups up to a few ms late" : ""
                 parts.append("SCHED_FIFO refused (\(e)) for \(named(threads.filter { $0.error == e })): normal priority\(late)")
             }
-        } else if let p = fifoPriority { parts.append("SCHED_FIFO \(p) granted") } else if let e = fifoError {
+        } else if let p = fifoPriority { parts.append("SCHED_FIFO \(p) granted" + (fifoThroughRealtimeKit ? " through RealtimeKit" : "")) } else if let e = fifoError {
             parts.append("SCHED_FIFO refused (\(e)): normal priority, expect wake-ups up to a few ms late")
         }
         if let locked = memoryLocked { parts.append(locked ? "memory locked" : "memory not locked (\(memoryLockError ?? "refused"))") }
@@ -63,12 +69,24 @@ public struct RealtimeThread: Sendable, Equatable {
     public var priority: Int32
     /// Why SCHED_FIFO was refused (nil: granted).
     public var error: String?
+    /// Whether RealtimeKit granted it (at `priority`, moved under its limit), the process having
+    /// no right to SCHED_FIFO itself.
+    public var throughRealtimeKit: Bool
 
     /// Makes one.
-    public init(name: String, priority: Int32, error: String? = nil) {
+    public init(name: String, priority: Int32, error: String? = nil, throughRealtimeKit: Bool = false) {
         self.name = name
         self.priority = priority
         self.error = error
+        self.throughRealtimeKit = throughRealtimeKit
+    }
+
+    /// What thread `name` got when it asked for `asked`: the granted priority, or the refusal.
+    public init(name: String, asked: Int32, result: Result<RealtimeGrant, RealtimeRefusal>) {
+        switch result {
+        case .success(let g): self.init(name: name, priority: g.priority, throughRealtimeKit: g.throughRealtimeKit)
+        case .failure(let r): self.init(name: name, priority: asked, error: r.description)
+        }
     }
 
     /// Whether it runs at SCHED_FIFO `priority`.
@@ -84,4 +102,37 @@ public protocol RealtimeThreaded: AnyObject {
     var threadPriority: Int32? { get set }
     /// The output's threads and what each got (known once open; empty when none asked).
     var realtimeThreads: [RealtimeThread] { get }
+}
+
+/// SCHED_FIFO as a thread got it.
+public struct RealtimeGrant: Sendable, Equatable {
+    /// The priority it runs at: the one asked for, or under RealtimeKit the one it was moved to
+    /// (`RealtimeKit.priority(for:limit:)`).
+    public var priority: Int32
+    /// Whether RealtimeKit granted it.
+    public var throughRealtimeKit: Bool
+
+    /// Makes one.
+    public init(priority: Int32, throughRealtimeKit: Bool) {
+        self.priority = priority
+        self.throughRealtimeKit = throughRealtimeKit
+    }
+}
+
+/// Why a thread did not get SCHED_FIFO: the system's answer, and RealtimeKit's when it was asked
+/// (after a refusal for lack of permission).
+public struct RealtimeRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    /// pthread_setschedparam's answer.
+    public var direct: SystemErrno
+    /// Why RealtimeKit did not grant it either (nil: not asked).
+    public var realtimeKit: String?
+
+    /// Makes one.
+    public init(direct: SystemErrno, realtimeKit: String? = nil) {
+        self.direct = direct
+        self.realtimeKit = realtimeKit
+    }
+
+    /// "Operation not permitted (errno 1); RealtimeKit: no system bus (...)".
+    public var description: String { direct.description + (realtimeKit.map { "; RealtimeKit: \($0)" } ?? "") }
 }

@@ -72,6 +72,28 @@ enum Syscalls {
         return rc == 0 ? .success(()) : .failure(SystemErrno(rc))
     }
 
+    /// SCHED_FIFO at `priority` for the calling thread: directly when the process may (root,
+    /// RLIMIT_RTPRIO), else, refused for lack of permission, through RealtimeKit at the priority
+    /// it moves `priority` to. The direct path does not allocate, lock or block; the RealtimeKit
+    /// path does all three (at a thread's start, before its real-time loop).
+    static func setRealtime(priority: Int32) -> Result<RealtimeGrant, RealtimeRefusal> {
+        switch setFIFO(priority: priority) {
+        case .success: return .success(RealtimeGrant(priority: priority, throughRealtimeKit: false))
+        case .failure(let e):
+            guard e.isPermissionDenied else { return .failure(RealtimeRefusal(direct: e)) }
+            return realtimeKit(thread: hapsync_gettid(), asked: priority, refused: e)
+        }
+    }
+
+    /// RealtimeKit for thread `tid` of this process, after `refused` was the direct answer.
+    /// Allocates and blocks (a D-Bus round trip): never from a real-time loop.
+    static func realtimeKit(thread tid: Int32, asked: Int32, refused: SystemErrno) -> Result<RealtimeGrant, RealtimeRefusal> {
+        switch RealtimeKit.makeRealtime(thread: tid, asked: asked) {
+        case .success(let p): return .success(RealtimeGrant(priority: p, throughRealtimeKit: true))
+        case .failure(let r): return .failure(RealtimeRefusal(direct: refused, realtimeKit: r.description))
+        }
+    }
+
     /// Locks the process's pages in memory as they are touched, now and in future mappings
     /// (MCL_ONFAULT, Linux 4.4; before it, every page of every mapping at once).
     ///
@@ -135,8 +157,15 @@ public enum HelperThreadCalls {
     /// the kernel's sleep.
     public static func sleep(untilMonotonic deadline: UInt64) { Syscalls.sleep(untilMonotonic: deadline) }
 
-    /// Asks for SCHED_FIFO at `priority` for the calling thread.
-    public static func requestFIFO(priority: Int32) -> Result<Void, SystemErrno> { Syscalls.setFIFO(priority: priority) }
+    /// Asks for SCHED_FIFO at `priority` for the calling thread: directly, else through RealtimeKit
+    /// (`Syscalls.setRealtime`).
+    public static func requestFIFO(priority: Int32) -> Result<RealtimeGrant, RealtimeRefusal> { Syscalls.setRealtime(priority: priority) }
+
+    /// RealtimeKit for thread `tid` of this process (a sound server's data thread that was
+    /// refused SCHED_FIFO at `asked` with `refused`), from a control thread. Allocates and blocks.
+    public static func requestRealtimeKit(thread tid: Int32, asked: Int32, refused: SystemErrno) -> Result<RealtimeGrant, RealtimeRefusal> {
+        Syscalls.realtimeKit(thread: tid, asked: asked, refused: refused)
+    }
 
     /// Names the calling thread (at most 15 bytes; shown by top, ps -L and debuggers).
     public static func setName(_ name: String) { Syscalls.setThreadName(name) }

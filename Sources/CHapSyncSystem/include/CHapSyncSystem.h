@@ -18,10 +18,14 @@ int hapsync_sem_wait_until(sem_t *sem, long long deadline_ns);
 /// pthread_setname_np needs _GNU_SOURCE. Returns 0 or -1 with errno set.
 int hapsync_set_thread_name(const char *name);
 
-/// sched_setaffinity(0, {cpu}): runs the calling thread on one CPU only. The cpu_set_t macros
-/// need _GNU_SOURCE. Used by benchmarks that must put two threads on one core. Returns 0 or -1
-/// with errno set.
-int hapsync_pin_to_cpu(int cpu);
+/// gettid(): the calling thread's id (what RealtimeKit and sched_setaffinity take). glibc's
+/// declaration needs _GNU_SOURCE.
+int hapsync_gettid(void);
+
+/// sched_setaffinity(tid, {cpu}): runs thread `tid` (0: the calling thread) on one CPU only. The
+/// cpu_set_t macros need _GNU_SOURCE. Used by benchmarks that must put two threads on one core.
+/// Returns 0 or -1 with errno set.
+int hapsync_pin_to_cpu(int tid, int cpu);
 
 /// Writes `bytes` of the calling thread's stack below the current frame (an alloca'd buffer), so
 /// that with mlockall(MCL_ONFAULT) those pages are faulted in and locked now, at thread start,

@@ -93,6 +93,10 @@ const char *hs_pw_server_version(const hs_pw_stream *stream);
 /// errno when it was refused, -1 before the first cycle (or when none was asked for).
 int hs_pw_realtime_result(const hs_pw_stream *stream);
 
+/// After the first cycle: the data thread's id (gettid), for asking RealtimeKit on its behalf
+/// when SCHED_FIFO was refused; 0 before.
+int hs_pw_data_thread(const hs_pw_stream *stream);
+
 /// Asks for a new node.latency (frames at the stream's rate); returns 0 or a negative errno. Any
 /// thread but the data thread (the loop's lock is recursive: `tick` may call it).
 int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
