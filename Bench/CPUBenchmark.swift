@@ -96,6 +96,7 @@ func continuousPattern(length: Double, tone: Bool) throws -> AHAPPattern {
 /// - playing a continuous haptic under a 1 kHz-changing intensity curve: to a backend of 10 ms
 ///   resolution (evdev-like: the scheduler sleeps, level changes go out together) beside the
 ///   same to an exact backend (`precise`: the scheduler spins to each deadline);
+/// - an engine idle with native PipeWire output, when a PipeWire server answers;
 /// - the same with a tone through PulseAudio, both ways;
 /// - the same pattern's drive signal to waveform haptics (a stream of its own on the sink).
 func cpuBenchmark(seconds: Double) throws -> [Row] {
@@ -128,6 +129,17 @@ func cpuBenchmark(seconds: Double) throws -> [Row] {
     }
     try playing("playing: continuous haptic, 1 kHz level changes, backend of 10 ms resolution (evdev-like)", backend: CoarseBackend(), tone: false)
     try playing("baseline: the same to an exact backend (precise: spins to each deadline)", backend: NullHapticBackend(), tone: false)
+
+    // Native PipeWire's idle engine, when a PipeWire server answers (under .ci/with-pipewire).
+    if PipeWireOutput.answers(remote: nil) {
+        let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: PipeWireOutput()))
+        try engine.start()
+        Thread.sleep(forTimeInterval: 0.2)
+        let m = cpuWindows(seconds: seconds, servers: soundServerPIDs().pids)
+        rows.append(row("engine started, idle, with native PipeWire output (its data thread renders each cycle)", m.ours))
+        rows.append(row("  the sound server's own CPU meanwhile", m.server))
+        engine.stop()
+    }
 
     let probe = PulseAudioOutput()
     guard probe.canConnect() else {

@@ -1,0 +1,103 @@
+import AudioOutput
+import CHapSyncSystem
+import Foundation
+import HapSyncConcurrency
+import HapSyncMeasurement
+import HapSyncRuntime
+import Synchronization
+
+/// Starves the engine's audio thread, and it alone, for `stall` every `period`: the thread
+/// (`hapsync-audio`, found by name in /proc/self/task) is pinned to CPU 0, where a SCHED_FIFO
+/// thread one step above it (79: below the haptic scheduler's 80, the pipe sink reader and the
+/// sound server's own threads run on the other core) spins for `stall`. What a user without
+/// real-time rights sees when a busy process takes the audio thread's core: the stream underruns
+/// and its audio is late by the gap.
+final class AudioThreadStaller: @unchecked Sendable {
+    let stall: Double, period: Double
+    private let running = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let count = Atomic<Int>(0)
+    /// Stalls made so far.
+    var stalls: Int { count.load(ordering: .relaxed) }
+
+    init(stall: Double, period: Double) { self.stall = stall; self.period = period }
+
+    /// The thread ids named `name` in this process.
+    static func threads(named name: String) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { tid in
+            let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            return comm == name ? Int32(tid) : nil
+        }
+    }
+
+    /// Pins the audio thread(s) to CPU 0 and starts stalling them; nil when there is none, or
+    /// SCHED_FIFO or the pinning is refused (with why).
+    func start() -> String? {
+        let audio = Self.threads(named: "hapsync-audio")
+        guard !audio.isEmpty else { return "no hapsync-audio thread" }
+        for tid in audio where hapsync_pin_to_cpu(tid, 0) != 0 { return "cannot pin thread \(tid): \(String(cString: strerror(errno)))" }
+        running.store(true, ordering: .releasing)
+        let refusal = Locked<String?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            _ = hapsync_pin_to_cpu(0, 0)
+            if case .failure(let e) = HelperThreadCalls.requestFIFO(priority: 79) { refusal.withLock { $0 = "\(e)" } }
+            ready.signal()
+            while running.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: period)
+                guard running.load(ordering: .relaxed) else { break }
+                let end = MonotonicClock.nanoseconds() + UInt64(stall * 1e9)
+                while MonotonicClock.nanoseconds() < end {}
+                count.add(1, ordering: .relaxed)
+            }
+            done.signal()
+        }
+        thread.name = "bench-stall"
+        thread.start()
+        ready.wait()
+        if let why = refusal.withLock({ $0 }) { stop(); return "no SCHED_FIFO for the staller: \(why)" }
+        return nil
+    }
+
+    func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        done.wait()
+    }
+}
+
+/// underrun: sync through underruns. Assets/clicks.ahap played to a pipe sink (its reader times
+/// every read: no server timing used) while the audio thread is starved for `stall` every 1.1 s
+/// (`AudioThreadStaller`), beside the same run without stalls; through PulseAudio's protocol and,
+/// when a PipeWire server answers, natively. Each tap against its click as read from the pipe:
+/// after an underrun the click is late by the gap, and the tap must follow it, never early by
+/// more than 1 ms. Printed: the underruns, how far the stream's latency grew, and the earliest tap.
+func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws -> [Distribution] {
+    var result: [Distribution] = []
+    var servers: [AudioServerChoice] = [.pulse]
+    if PipeWireOutput.answers() { servers.append(.pipewire) }
+    for server in servers {
+        for stalling in [false, true] {
+            let reader = PipeSinkReader(seconds: Double(loops) * 2.5 + 10)
+            try reader.start()
+            defer { reader.stop() }
+            let rig = try AudioRig(sink: reader.sinkName, server: server)
+            defer { rig.stop() }
+            let staller = AudioThreadStaller(stall: stall, period: 1.1)
+            var note = "no stalls (the baseline)"
+            if stalling {
+                if let why = staller.start() { print("underrun: \(why); the stalled run is left out"); continue }
+            }
+            let players = try playClicks(loops: loops, on: rig, assets: assets)
+            staller.stop()
+            if stalling { note = "\(staller.stalls) stalls of \(Int(stall * 1000)) ms" }
+            let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+            let offsets = rig.pairs(players: players, onsets: onsets).compactMap(\.independent)
+            let early = offsets.filter { $0 < -1000 }.count
+            let sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink, \(rig.audio.serverDescription)"
+            print("underrun: \(sink), \(note): \(offsets.count) pairs, \(rig.audio.underruns) underruns, latency \(Int(rig.audio.targetLatency * 1000)) ms grown to \(Int((rig.audio.currentLatency * 1000).rounded())) ms; earliest tap \(String(format: "%+.0f", offsets.min() ?? 0)) µs, \(early) early by more than 1 ms")
+            result.append(Distribution(benchmark: "underrun", subject: "\(sink): haptic release − click read from the pipe, \(note)", values: offsets))
+        }
+    }
+    return result
+}
