@@ -1,3 +1,4 @@
+import AHAP
 import AudioOutput
 import CHapSyncSystem
 import Foundation
@@ -98,6 +99,45 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws ->
             print("underrun: \(sink), \(note): \(offsets.count) pairs, \(rig.audio.underruns) underruns, latency \(Int(rig.audio.targetLatency * 1000)) ms grown to \(Int((rig.audio.currentLatency * 1000).rounded())) ms; earliest tap \(String(format: "%+.0f", offsets.min() ?? 0)) µs, \(early) early by more than 1 ms")
             result.append(Distribution(benchmark: "underrun", subject: "\(sink): haptic release − click read from the pipe, \(note)", values: offsets))
         }
+    }
+    return result
+}
+
+/// first-sound: `start(atTime: timeImmediate)` with audio → its first click read from a pipe sink
+/// (the reader's time of the frame), less the click's 0.25 s place in Assets/clicks.ahap: what a
+/// start costs before it is heard. `starts` starts 2.5 s apart on an engine idle for 1 s first;
+/// through PulseAudio's protocol and, when a PipeWire server answers, natively (where the target
+/// is one graph quantum + 3 ms). Milliseconds.
+func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
+    let url = assets.appendingPathComponent("clicks.ahap")
+    let pattern = try AHAPReader().read(contentsOf: url).pattern
+    let files = ["audio/click-48k-mono-16.wav": assets.appendingPathComponent("audio/click-48k-mono-16.wav")]
+    var result: [Distribution] = []
+    var servers: [AudioServerChoice] = [.pulse]
+    if PipeWireOutput.answers() { servers.append(.pipewire) }
+    for server in servers {
+        let reader = PipeSinkReader(seconds: Double(starts) * 2.5 + 10)
+        try reader.start()
+        defer { reader.stop() }
+        let rig = try AudioRig(sink: reader.sinkName, server: server)
+        defer { rig.stop() }
+        Thread.sleep(forTimeInterval: 1)
+        var asked: [UInt64] = []
+        for _ in 0..<starts {
+            let player = try rig.engine.makePlayer(with: pattern, audioFiles: files)
+            asked.append(MonotonicClock.nanoseconds())
+            try player.start(atTime: HapticEngine.timeImmediate)
+            Thread.sleep(forTimeInterval: 2.5)
+        }
+        let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+        let delays: [Double] = asked.compactMap { t in
+            let expected = t + 250_000_000
+            guard let heard = onsets.first(where: { $0 > t && $0 < expected + 200_000_000 }) else { return nil }
+            return Double(Int64(bitPattern: heard &- expected)) / 1e6
+        }
+        let sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink, \(rig.audio.serverDescription)"
+        print("first-sound: \(sink): \(delays.count) of \(starts) starts heard; latency \(Int(rig.audio.currentLatency * 1000)) ms; \(rig.audio.underruns) underruns")
+        result.append(Distribution(benchmark: "first-sound", subject: "\(sink): start(atTime: immediate) → first click read, less its 0.25 s (ms)", values: delays))
     }
     return result
 }
