@@ -1,4 +1,3 @@
-import CHapSyncSystem
 import Foundation
 import HapSyncConcurrency
 
@@ -112,18 +111,15 @@ extension HapticEngine {
     /// the backend's `apply` and `service` do (see `OutputStage`).
     func outputLoop(ready: Syscalls.Semaphore) {
         Syscalls.prefaultStack()
-        // The errno alone, in an atomic: the message is made where the status is read, so that
-        // this thread allocates nothing (`.ci/rt-alloc-check`).
-        // Refused for lack of permission, RealtimeKit is asked (allocating and blocking, while
-        // this thread is not real-time), and its answer kept before the errno is.
-        switch Syscalls.setFIFO(priority: configuration.outputThreadPriority) {
-        case .success: outputFIFOResult.store(0, ordering: .releasing)
-        case .failure(let e):
-            if e.isPermissionDenied {
-                let kit = Syscalls.realtimeKit(thread: hapsync_gettid(), asked: configuration.outputThreadPriority, refused: e)
-                outputRealtimeKit.withLock { $0 = kit }
-            }
-            outputFIFOResult.store(e.code, ordering: .releasing)
+        // Granted directly: 0 in an atomic, nothing else (this thread allocates nothing,
+        // `.ci/rt-alloc-check`). Otherwise (refused, or granted by RealtimeKit, which allocated
+        // and blocked while this thread was not real-time) the answer is kept before the flag.
+        let answer = Syscalls.setRealtime(priority: configuration.outputThreadPriority)
+        if case .success(let grant) = answer, !grant.throughRealtimeKit {
+            outputFIFOResult.store(0, ordering: .releasing)
+        } else {
+            outputRealtimeAnswer.withLock { $0 = answer }
+            outputFIFOResult.store(1, ordering: .releasing)
         }
         ready.post()
         while outputRunning.load(ordering: .sequentiallyConsistent) {

@@ -125,11 +125,12 @@ public final class HapticEngine: @unchecked Sendable {
     let status = Locked(RealtimeStatus.unknown)
     /// The engine's threads' names (at most 15 bytes: what `top -H` and `ps -L` show).
     static let schedulerThreadName = "hapsync-sched", outputThreadName = "hapsync-output", notifierThreadName = "hapsync-notify"
-    /// What the output thread's SCHED_FIFO request got: 0 granted, an errno, or −1 not yet asked.
+    /// What the output thread's SCHED_FIFO request got: 0 granted directly, 1 the answer is in
+    /// `outputRealtimeAnswer`, −1 not yet asked.
     let outputFIFOResult = Atomic<Int32>(-1)
-    /// The output thread's answer from RealtimeKit, when SCHED_FIFO was refused it directly
-    /// (written by that thread while it is not real-time, before `outputFIFOResult`).
-    let outputRealtimeKit = Locked<Result<RealtimeGrant, RealtimeRefusal>?>(nil)
+    /// The output thread's answer when it was not granted directly (refused, or granted through
+    /// RealtimeKit): written by that thread before `outputFIFOResult`.
+    let outputRealtimeAnswer = Locked<Result<RealtimeGrant, RealtimeRefusal>?>(nil)
     /// Held by `start()` and `stop()` (not on the notifier thread) so that one runs at a time:
     /// a start racing a stop on another thread never finds the threads half made or half joined.
     private let lifecycle = Locked(())
@@ -238,11 +239,8 @@ public final class HapticEngine: @unchecked Sendable {
             let output = outputFIFOResult.load(ordering: .acquiring)
             if output == 0 {
                 granted.threads.append(RealtimeThread(name: Self.outputThreadName, priority: configuration.outputThreadPriority))
-            } else if output > 0 {
-                // Refused directly: RealtimeKit's answer, which the thread wrote before the errno.
-                let kit = outputRealtimeKit.withLock { $0 }
-                granted.threads.append(kit.map { RealtimeThread(name: Self.outputThreadName, asked: configuration.outputThreadPriority, result: $0) }
-                    ?? RealtimeThread(name: Self.outputThreadName, priority: configuration.outputThreadPriority, error: SystemErrno(output).description))
+            } else if output == 1, let answer = outputRealtimeAnswer.withLock({ $0 }) {
+                granted.threads.append(RealtimeThread(name: Self.outputThreadName, asked: configuration.outputThreadPriority, result: answer))
             }
             for output in threadedOutputs { granted.threads += output.realtimeThreads }
         }
@@ -327,7 +325,7 @@ public final class HapticEngine: @unchecked Sendable {
         }
         status.withLock { $0 = lock }
         outputFIFOResult.store(-1, ordering: .relaxed)
-        outputRealtimeKit.withLock { $0 = nil }
+        outputRealtimeAnswer.withLock { $0 = nil }
         resetRingOwnership()
         schedulerRunning.store(true, ordering: .sequentiallyConsistent)
         outputRunning.store(true, ordering: .sequentiallyConsistent)
