@@ -81,12 +81,21 @@ func discontinuityNote(_ what: String, _ jumps: [(frame: Int64, jump: Double)]) 
         : "\(what) has \(jumps.count) discontinuities (largest \(String(format: "%.1f", jumps.map { abs($0.jump) }.max()! / 1e6)) ms)"
 }
 
+/// Assets/clicks.ahap (8 clicks, each with a tap at the same pattern time, the first at 0.25 s)
+/// and the audio file it plays, as `makePlayer(with:audioFiles:)` takes them.
+func clicksPattern(assets: URL) throws -> (pattern: AHAPPattern, files: [String: URL]) {
+    let wav = "audio/click-48k-mono-16.wav"
+    return (try AHAPReader().read(contentsOf: assets.appendingPathComponent("clicks.ahap")).pattern, [wav: assets.appendingPathComponent(wav)])
+}
+
+/// The sound servers a pipe-sink benchmark plays through: PulseAudio's protocol, and PipeWire
+/// natively when a PipeWire server answers.
+func pipeSinkServers() -> [AudioServerChoice] { PipeWireOutput.answers() ? [.pulse, .pipewire] : [.pulse] }
+
 /// Plays Assets/clicks.ahap `loops` times on `rig` after one unmeasured pass: the players, started
 /// back to back 0.3 s from now, and returns once the last has played.
 func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatternPlayer] {
-    let url = assets.appendingPathComponent("clicks.ahap")
-    let pattern = try AHAPReader().read(contentsOf: url).pattern
-    let files = ["audio/click-48k-mono-16.wav": assets.appendingPathComponent("audio/click-48k-mono-16.wav")]
+    let (pattern, files) = try clicksPattern(assets: assets)
     // Warm-up: one pass, not measured.
     let warm = try rig.engine.makePlayer(with: pattern, audioFiles: files)
     try warm.start(atTime: HapticEngine.timeImmediate)
@@ -126,8 +135,7 @@ func syncBenchmark(loops: Int, assets: URL, label: String = "") throws -> [Distr
     }
     // To a pipe sink: through PulseAudio's protocol, and, when a PipeWire server answers, through
     // PipeWire natively in the same run.
-    result += try pipeSinkSync(loops: loops, assets: assets, server: .pulse, label: label)
-    if PipeWireOutput.answers() { result += try pipeSinkSync(loops: loops, assets: assets, server: .pipewire, label: label) }
+    for server in pipeSinkServers() { result += try pipeSinkSync(loops: loops, assets: assets, server: server, label: label) }
     return result
 }
 
@@ -243,10 +251,7 @@ struct WaveformSync {
 /// when both play to one sink) beside the baseline of the same run: the drive signal in a stream
 /// of its own on the same sink, placed by the sink's clock.
 func waveformSyncBenchmark(loops: Int, assets: URL) throws -> [WaveformSync] {
-    let url = assets.appendingPathComponent("clicks.ahap")
-    let pattern = try AHAPReader().read(contentsOf: url).pattern
-    let wav = "audio/click-48k-mono-16.wav"
-    let files = [wav: assets.appendingPathComponent(wav)]
+    let (pattern, files) = try clicksPattern(assets: assets)
     let burst = BurstAlignment.burst(profile: .dualSense, intensity: 1, sharpness: 0.8)
     var result: [WaveformSync] = []
     for mixed in [true, false] {

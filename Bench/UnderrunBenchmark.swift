@@ -1,4 +1,3 @@
-import AHAP
 import AudioOutput
 import CHapSyncSystem
 import Foundation
@@ -75,9 +74,7 @@ final class AudioThreadStaller: @unchecked Sendable {
 /// more than 1 ms. Printed: the underruns, how far the stream's latency grew, and the earliest tap.
 func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws -> [Distribution] {
     var result: [Distribution] = []
-    var servers: [AudioServerChoice] = [.pulse]
-    if PipeWireOutput.answers() { servers.append(.pipewire) }
-    for server in servers {
+    for server in pipeSinkServers() {
         for stalling in [false, true] {
             let reader = PipeSinkReader(seconds: Double(loops) * 2.5 + 10)
             try reader.start()
@@ -109,13 +106,9 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws ->
 /// through PulseAudio's protocol and, when a PipeWire server answers, natively (where the target
 /// is one graph quantum + 3 ms). Milliseconds.
 func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
-    let url = assets.appendingPathComponent("clicks.ahap")
-    let pattern = try AHAPReader().read(contentsOf: url).pattern
-    let files = ["audio/click-48k-mono-16.wav": assets.appendingPathComponent("audio/click-48k-mono-16.wav")]
+    let (pattern, files) = try clicksPattern(assets: assets)
     var result: [Distribution] = []
-    var servers: [AudioServerChoice] = [.pulse]
-    if PipeWireOutput.answers() { servers.append(.pipewire) }
-    for server in servers {
+    for server in pipeSinkServers() {
         let reader = PipeSinkReader(seconds: Double(starts) * 2.5 + 10)
         try reader.start()
         defer { reader.stop() }
