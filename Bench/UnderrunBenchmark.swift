@@ -90,7 +90,15 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws ->
             staller.stop()
             if stalling { note = "\(staller.stalls) stalls of \(Int(stall * 1000)) ms" }
             let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
-            let offsets = rig.pairs(players: players, onsets: onsets).compactMap(\.independent)
+            let pairList = rig.pairs(players: players, onsets: onsets)
+            // HAPSYNC_BENCH_DEBUG: every pair, by the pipe and by the engine's own later reports (µs),
+            // to tell a wrong line (both off) from a reader off near a gap (only the pipe's).
+            if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+                for p in pairList {
+                    print(String(format: "  %.3f s  pipe %+.0f  engine %+.0f", p.elapsed, p.independent ?? .nan, p.byEngine ?? .nan))
+                }
+            }
+            let offsets = pairList.compactMap(\.independent)
             let early = offsets.filter { $0 < -1000 }.count
             let sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink, \(rig.audio.serverDescription)"
             print("underrun: \(sink), \(note): \(offsets.count) pairs, \(rig.audio.underruns) underruns, latency \(Int(rig.audio.targetLatency * 1000)) ms grown to \(Int((rig.audio.currentLatency * 1000).rounded())) ms; earliest tap \(String(format: "%+.0f", offsets.min() ?? 0)) µs, \(early) early by more than 1 ms")

@@ -103,8 +103,10 @@ package final class AudioStreamRenderer: @unchecked Sendable {
 
     /// Takes the scheduler's messages and renders `frames` frames (at most `maxFrames`) of
     /// `channels` interleaved floats into `out`, placed by `clock`; returns the frames rendered.
-    /// Audio thread; does not allocate, lock or block.
-    package func render(into out: UnsafeMutablePointer<Float>, frames requested: Int, clock: AudioClock) -> Int {
+    /// A stream that writes ahead (`AudioDevice.writesAhead`) tells the clock what it writes, so
+    /// that frames written late get their floor (`AudioClock.noteWrite`); a pull stream, placed by
+    /// its cycle's own timing, does not. Audio thread; does not allocate, lock or block.
+    package func render(into out: UnsafeMutablePointer<Float>, frames requested: Int, clock: AudioClock, writesAhead: Bool) -> Int {
         while let m = messages.pop() {
             switch m.kind {
             case .start:
@@ -118,6 +120,8 @@ package final class AudioStreamRenderer: @unchecked Sendable {
         }
         let frames = min(requested, maxFrames)
         let first = written.load(ordering: .relaxed)
+        // Frames written now are heard no earlier than now: after an underrun, the clock's floor.
+        if writesAhead { clock.noteWrite(frame: first, at: MonotonicClock.nanoseconds()) }
         // The audio thread publishes the clock's fit, so reading it here never retries.
         let fit = clock.fit
         let blockTime = fit.time(ofFrame: first)

@@ -110,6 +110,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     public var nextWritableFrame: Int64 { renderer.nextFrame }
     /// Cycles whose graph clock moved on further than the frames this stream gave it.
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+    /// False: each cycle's frames are rendered in that cycle's process callback.
+    public var writesAhead: Bool { false }
     /// Voices not played because the mixer was full.
     public var droppedVoices: Int { renderer.droppedVoices }
     /// The node.latency the stream runs with now, seconds: `configuration.latency`, grown by half
@@ -321,7 +323,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             if moved > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
         }
         clock.observe(frame: first, heardAt: heard)
-        let n = renderer.render(into: data, frames: frames, clock: clock)
+        let n = renderer.render(into: data, frames: frames, clock: clock, writesAhead: writesAhead)
         lastGraphTime = graphTime
         lastFrames = n
         return UInt32(n)

@@ -276,7 +276,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         var size = min(bytes, renderer.maxFrames == .max ? bytes : renderer.maxFrames * frameBytes)
         guard pa_stream_begin_write(s, &data, &size) >= 0, let data else { return }
         guard size >= frameBytes else { pa_stream_cancel_write(s); return }
-        let frames = renderer.render(into: data.assumingMemoryBound(to: Float.self), frames: size / frameBytes, clock: clock)
+        let frames = renderer.render(into: data.assumingMemoryBound(to: Float.self), frames: size / frameBytes, clock: clock, writesAhead: writesAhead)
         pa_stream_write(s, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
         connection?.requestTimingInfo(clock: clock, server: timing.server,
                                       idleInterval: renderer.drive == nil && !renderer.isPlaying ? idleTimingInterval : nil)

@@ -17,6 +17,17 @@ import HapSyncConcurrency
 /// restarts the fit from that observation; for the first 32 observations after a (re)start the
 /// fit is published as it is, so it settles quickly.
 ///
+/// **Underruns.** A frame cannot be heard before it is written. When the thread that writes the
+/// audio was starved and the device ran dry, the server plays the frames it gets next from where
+/// it stopped, late by the gap, and the line learns it only from the next timing report. The
+/// writer tells the clock what it writes (`noteWrite`): frames the line places before the moment
+/// they are written get a floor, "frame F and those after it are heard no earlier than T + their
+/// distance from F", published with the line. It is a lower bound only (the server may hold the
+/// frames longer, as a pipe sink's queue does): the scheduler holds their haptics until the first
+/// report taken after T (`Fit.observedAt`) places them, then they go out late with their sound.
+/// The floor goes once the line places F no earlier than T (the reports caught up), after
+/// `floorPatience`, and at `reset`.
+///
 /// Threads: one observing thread (the audio output's) calls `observe` and `restart`; `reset` is
 /// called while nothing observes (the output opening). The fit is published through a `SeqLock`:
 /// the real-time scheduler reads it through a snapshot of its own (`snapshot()`, `refresh`), which
@@ -37,6 +48,14 @@ public final class AudioClock: @unchecked Sendable {
         public var slope: Double
         /// Observations in the fit (0: nothing observed yet, no mapping).
         public var observations: Int = 0
+        /// The first frame of a late write (`noteWrite`): from it on, frames are heard no earlier
+        /// than `lateAt` + their distance from it. `Int64.max`: no floor.
+        public var lateFrom: Int64 = .max
+        /// When `lateFrom` was written, CLOCK_MONOTONIC ns: the earliest it can be heard.
+        public var lateAt: UInt64 = 0
+        /// When the newest observation's frame was heard, CLOCK_MONOTONIC ns (0: none yet): one
+        /// later than `lateAt` was taken after the late write, and places its frames.
+        public var observedAt: UInt64 = 0
 
         /// The nominal line of a device at `sampleRate`, before any observation.
         public init(sampleRate: Double) {
@@ -47,22 +66,33 @@ public final class AudioClock: @unchecked Sendable {
         /// Whether the line comes from observations (else there is no mapping yet).
         public var isFitted: Bool { observations > 0 }
 
-        /// When `frame` is (or was) heard, CLOCK_MONOTONIC ns; nil before the first observation.
-        /// Does not allocate, lock or block.
+        /// When `frame` is (or was) heard, CLOCK_MONOTONIC ns: by the line, and no earlier than
+        /// a late write's floor; nil before the first observation. Does not allocate, lock or block.
         @inline(__always)
         public func time(ofFrame frame: Int64) -> UInt64? {
             guard isFitted else { return nil }
-            let t = Double(t0) + Double(frame - f0) * slope
+            var t = lineTime(frame)
+            if frame >= lateFrom { t = max(t, Double(lateAt) + Double(frame - lateFrom) * slope) }
             return t <= 0 ? 0 : UInt64(t)
         }
 
-        /// The frame heard at `time`; nil before the first observation. Does not allocate, lock
-        /// or block.
+        /// The frame heard at `time` (the inverse of `time(ofFrame:)`: during a floor's gap, the
+        /// last frame before it); nil before the first observation. Does not allocate, lock or block.
         @inline(__always)
         public func frame(atTime time: UInt64) -> Int64? {
             guard isFitted else { return nil }
-            return f0 + Int64(((Double(time) - Double(t0)) / slope).rounded())
+            let byLine = f0 + Int64(((Double(time) - Double(t0)) / slope).rounded())
+            guard byLine >= lateFrom else { return byLine }
+            let byFloor = lateFrom + Int64(((Double(time) - Double(lateAt)) / slope).rounded())
+            return min(byLine, max(lateFrom - 1, byFloor))
         }
+
+        /// Whether a late write's floor is in force.
+        public var hasFloor: Bool { lateFrom != .max }
+
+        /// The line alone at `frame`, ns (may be negative). Does not allocate, lock or block.
+        @inline(__always)
+        func lineTime(_ frame: Int64) -> Double { Double(t0) + Double(frame - f0) * slope }
 
         /// How fast the device runs against CLOCK_MONOTONIC, parts per million (positive: fast).
         public var rateErrorPPM: Double { (1e9 / sampleRate / slope - 1) * 1e6 }
@@ -82,6 +112,9 @@ public final class AudioClock: @unchecked Sendable {
     static let stepThreshold = 5_000_000.0
     /// Observations after a (re)start during which the fit is published without slewing.
     static let settling = 32
+    /// How long a late write's floor is kept at most when the line does not catch up with it, ns:
+    /// by then the fit holds only observations made after the write.
+    static let floorPatience: UInt64 = 2_000_000_000
     /// Observations after which the fit has settled (an audio output waits for them at start).
     public static var settlingObservations: Int { settling + 1 }
 
@@ -162,11 +195,23 @@ public final class AudioClock: @unchecked Sendable {
         next = 0
     }
 
+    /// The writer is handing frames from `frame` on to the device at monotonic `now`, so none of
+    /// them is heard before `now`. If the line places `frame` earlier, the device ran dry while
+    /// the writer was away (an underrun its server has not reported yet): the floor (`Fit.lateFrom`)
+    /// is published. Called from the observing thread (the one that writes the audio) before the
+    /// frames are handed over. Does not allocate, lock or block.
+    public func noteWrite(frame: Int64, at now: UInt64) {
+        guard current.isFitted, let heard = current.time(ofFrame: frame), heard < now else { return }
+        current.lateFrom = frame
+        current.lateAt = now
+        published.write(current)
+    }
+
     /// Adds an observation (frame `frame` heard at monotonic `time`) and republishes the fit.
     /// Called from one thread only (the audio output's). Does not allocate, lock or block.
     public func observe(frame: Int64, heardAt time: UInt64) {
         // A jump (a late start, a restarted stream): forget the history and start over from here.
-        if let predicted = current.time(ofFrame: frame), abs(Double(time) - Double(predicted)) > Self.stepThreshold {
+        if current.isFitted, abs(Double(time) - current.lineTime(frame)) > Self.stepThreshold {
             count = 0
             next = 0
         }
@@ -197,16 +242,22 @@ public final class AudioClock: @unchecked Sendable {
             line = refit
         }
         var newest = refT + line.intercept
-        if count > Self.settling, let before = current.time(ofFrame: refF) {
-            let change = newest - Double(before)
+        if count > Self.settling, current.isFitted {
+            let before = current.lineTime(refF)
+            let change = newest - before
             if abs(change) <= Self.stepThreshold {
-                newest = Double(before) + min(max(change, -Self.maxSlew), Self.maxSlew)
+                newest = before + min(max(change, -Self.maxSlew), Self.maxSlew)
             }
         }
         current.f0 = refF
         current.t0 = UInt64(max(0, newest))
         current.slope = line.slope
         current.observations = n
+        current.observedAt = time
+        // The reports caught up with a late write, or it is long past: the line alone.
+        if current.hasFloor, current.lineTime(current.lateFrom) >= Double(current.lateAt) || time > current.lateAt &+ Self.floorPatience {
+            current.lateFrom = .max
+        }
         published.write(current)
     }
 }

@@ -53,6 +53,12 @@ public protocol AudioDevice: AnyObject, Sendable {
     var nextWritableFrame: Int64 { get }
     /// Buffer underruns so far.
     var underruns: Int { get }
+    /// Whether frames are handed to the server well ahead of being heard (a push stream with a
+    /// buffer of its own, as PulseAudio's), so that a frame still unwritten as its haptic falls
+    /// due means the writer is late: the scheduler holds that haptic until the frame is written.
+    /// False for a pull stream written in the graph cycle that plays it (PipeWire's), where that
+    /// is how every cycle goes and the cycle's own timing places what comes late.
+    var writesAhead: Bool { get }
     /// Connects and starts the stream; returns once its clock has a first observation.
     func open() throws
     /// Stops and disconnects.
@@ -72,4 +78,9 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// Whether the server answers now (a short connection attempt; the engine's watcher calls it
     /// once a second after the server went away).
     func canConnect() -> Bool
+}
+
+extension AudioDevice {
+    /// A push stream by default (see the requirement).
+    public var writesAhead: Bool { true }
 }

@@ -104,6 +104,9 @@ final class Scheduler: @unchecked Sendable {
     var lastMix: (intensity: Float, sharpness: Float) = (0, 0)
     /// This thread's snapshot of the audio clock's fit (nil without audio).
     private var clockSnapshot: SeqLock<AudioClock.Fit>.Snapshot?
+    /// The clock's time at the current pass of `service`: a haptic held for its unwritten frame
+    /// is looked at again a poll after it.
+    private var passNow: UInt64 = 0
 
     init(capacity: Int, control: SPSCRing<ControlMessage>, output: SPSCRing<OutputCommand>,
          notifications: SPSCRing<EngineNotification>, notify: @escaping @Sendable () -> Void,
@@ -146,12 +149,14 @@ final class Scheduler: @unchecked Sendable {
     /// allocate, lock or block.
     func service(clock: EngineClock) -> UInt64 {
         var pushed = false
+        passNow = clock.now()
         while let message = control.pop() {
             handle(message, now: clock.now(), pushed: &pushed)
         }
         // Release what is due, earliest first across players.
         while true {
             let now = clock.now()
+            passNow = now
             var best = -1
             var bestEvent: (time: UInt64, due: Due) = (.max, .end)
             for s in 0..<capacity where slots[s].active {
@@ -257,14 +262,46 @@ final class Scheduler: @unchecked Sendable {
 
     /// Deadline of a pattern time of slot `s`: on the audio clock (the moment its frame is heard,
     /// less the haptic latency) when the player follows the audio, else on the monotonic clock.
+    /// Through an underrun (the sound late by a gap nobody has measured yet), a haptic waits for
+    /// its sound, looked at again `underrunPoll` from now:
+    /// - while its frame, due within `underrunLead`, is still unwritten on a device that writes
+    ///   ahead (`AudioDevice.writesAhead`): the writer is late; at most `underrunPatience` after
+    ///   the device ran dry (a stream that stopped for good, the server gone, leaves the haptics
+    ///   on the line: they go on without the sound);
+    /// - once written late (the clock's floor, `AudioClock.noteWrite`), until a report taken after
+    ///   the write places it, at most `underrunReportWait`; meanwhile no earlier than the floor.
     /// Does not allocate, lock or block.
     @inline(__always) func deadline(_ s: Int, _ patternTime: Double) -> UInt64 {
         let state = slots[s]
-        if state.startFrame >= 0, !openLoop, let audio, let heard = audioFit()?.time(ofFrame: frame(s, patternTime, sampleRate: audio.sampleRate)) {
-            return heard > hapticLatency ? heard - hapticLatency : 0
+        if state.startFrame >= 0, !openLoop, let audio {
+            // Read before the fit: a floor published with these frames is then seen with them.
+            let written = audio.nextWritableFrame
+            let f = frame(s, patternTime, sampleRate: audio.sampleRate)
+            if let fit = audioFit(), let heard = fit.time(ofFrame: f) {
+                let t = heard > hapticLatency ? heard - hapticLatency : 0
+                if f >= written, audio.writesAhead, t < passNow &+ Self.underrunLead,
+                   let dry = fit.time(ofFrame: written), passNow < dry &+ Self.underrunPatience {
+                    return passNow &+ Self.underrunPoll
+                }
+                if f >= fit.lateFrom, fit.observedAt <= fit.lateAt, passNow < fit.lateAt &+ Self.underrunReportWait {
+                    return max(t, passNow &+ Self.underrunPoll)
+                }
+                return t
+            }
         }
         return state.start &+ Self.span(patternTime, rate: state.rate)
     }
+
+    /// How close to its deadline a haptic's frame may still be unwritten before the writer is
+    /// taken to be late (`deadline`), ns.
+    static let underrunLead: UInt64 = 1_000_000
+    /// How often a haptic held through an underrun is looked at again, ns.
+    static let underrunPoll: UInt64 = 250_000
+    /// How long after the device ran dry (the line's time of the first unwritten frame) haptics
+    /// wait at most for the writer, ns.
+    static let underrunPatience: UInt64 = 250_000_000
+    /// How long after a late write its haptics wait at most for a report that places it, ns.
+    static let underrunReportWait: UInt64 = 100_000_000
 
     /// The pattern time slot `s` has reached at engine time `time`. Does not allocate, lock or block.
     func offset(_ s: Int, at time: UInt64) -> Double {

@@ -8,7 +8,8 @@ import Synchronization
 /// whose clock runs `ppm` fast against the engine's manual clock, reporting when frames are heard
 /// (with optional PulseAudio-like jitter) when `observe()` is called, and keeping the scheduler's
 /// messages for inspection. Frame f is
-/// truly heard at `origin + f × nsPerFrame`, nsPerFrame = (1e9 / 48000) / (1 + ppm·1e-6).
+/// truly heard at `origin + f × nsPerFrame`, nsPerFrame = (1e9 / 48000) / (1 + ppm·1e-6), later by
+/// every underrun gap before it (`stallWriter`, `resumeWriter`).
 public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     /// "simulated".
     public let name = "simulated"
@@ -24,8 +25,12 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     public var liveParameters: LiveParameters?
     /// The engine's audio mute.
     public var isMuted = false
-    /// Always 0.
-    public let underruns = 0
+    /// Underruns the writer's stalls made.
+    public var underruns: Int { gaps.count }
+    /// The gaps underruns left: frames from `frame` on are heard `delay` ns later.
+    private var gaps: [(frame: Int64, delay: Double)] = []
+    /// While the writer is stalled: the first frame it has not written.
+    private var stalledAt: Int64?
     /// What `canConnect()` answers (a test flips it to simulate the server coming back).
     public let serverUp = Atomic<Bool>(true)
     /// Whether the (simulated) server answers.
@@ -51,13 +56,45 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     }
 
     /// When frame `f` is truly heard (ns).
-    public func truth(_ f: Int64) -> Double { origin + Double(f) * nsPerFrame }
+    public func truth(_ f: Int64) -> Double {
+        origin + Double(f) * nsPerFrame + gaps.reduce(0) { $1.frame <= f ? $0 + $1.delay : $0 }
+    }
 
-    /// The frame heard now.
-    public var frameNow: Int64 { Int64((Double(time.now()) - origin) / nsPerFrame) }
+    /// The frame heard now: the last one written while a stalled writer has let the sink run dry.
+    public var frameNow: Int64 {
+        let now = Double(time.now())
+        if let stalledAt, now >= truth(stalledAt) { return stalledAt - 1 }
+        var late = 0.0
+        for gap in gaps {
+            let dry = origin + Double(gap.frame) * nsPerFrame + late
+            if now < dry { break }
+            if now < dry + gap.delay { return gap.frame - 1 }
+            late += gap.delay
+        }
+        return Int64((now - origin - late) / nsPerFrame)
+    }
 
-    /// 20 ms of buffered output ahead of what is heard.
-    public var nextWritableFrame: Int64 { frameNow + 960 }
+    /// 20 ms of buffered output ahead of what is heard; while the writer is stalled, where it stopped.
+    public var nextWritableFrame: Int64 { stalledAt ?? frameNow + 960 }
+
+    /// Starves the writer from now until `resumeWriter()`, as a busy process does an audio thread
+    /// without real-time rights: nothing more is written meanwhile, and once the 20 ms buffered
+    /// have played, the sink runs dry. A test makes no `observe()` meanwhile (the thread that
+    /// reports timing is the one stalled).
+    public func stallWriter() {
+        if stalledAt == nil { stalledAt = nextWritableFrame }
+    }
+
+    /// The writer comes back: if the sink ran dry, every frame from the first unwritten one on is
+    /// heard late by the gap (an underrun), and the writer tells the clock what it writes, as
+    /// the real outputs' renderer does.
+    public func resumeWriter() {
+        guard let stopped = stalledAt else { return }
+        stalledAt = nil
+        let late = Double(time.now()) - truth(stopped)
+        if late > 0 { gaps.append((stopped, late)) }
+        clock.noteWrite(frame: stopped, at: time.now())
+    }
 
     /// Reports the frame heard now with jitter, as the output's timing callback does every 10 ms.
     public func observe() {
