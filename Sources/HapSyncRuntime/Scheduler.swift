@@ -104,6 +104,9 @@ final class Scheduler: @unchecked Sendable {
     var lastMix: (intensity: Float, sharpness: Float) = (0, 0)
     /// This thread's snapshot of the audio clock's fit (nil without audio).
     private var clockSnapshot: SeqLock<AudioClock.Fit>.Snapshot?
+    /// Whether haptics wait for their sound through an underrun (`deadline`): only when they are
+    /// released less than `underrunHoldLatency` ahead of it.
+    private let holdsThroughUnderruns: Bool
     /// The clock's time at the current pass of `service`: a haptic held for its unwritten frame
     /// is looked at again a poll after it.
     private var passNow: UInt64 = 0
@@ -115,6 +118,7 @@ final class Scheduler: @unchecked Sendable {
         self.levelSlack = levelSlack
         self.audio = audio
         self.openLoop = openLoop
+        holdsThroughUnderruns = hapticLatency < Self.underrunHoldLatency
         self.live = live ?? LiveParameters(slots: capacity)
         self.hapticLatency = hapticLatency
         hasAudio = .allocate(capacity: capacity)
@@ -270,7 +274,9 @@ final class Scheduler: @unchecked Sendable {
     ///   on the line: they go on without the sound);
     /// - once written late (the clock's floor, `AudioClock.noteWrite`), until a report taken after
     ///   the write places it, at most `underrunReportWait`; meanwhile no earlier than the floor.
-    /// Does not allocate, lock or block.
+    /// Only with a haptic latency under `underrunHoldLatency`: a haptic released further ahead
+    /// (a drive mixed into the stream, whose frames carry it sample-locked to its sound) is
+    /// committed before an underrun can be seen. Does not allocate, lock or block.
     @inline(__always) func deadline(_ s: Int, _ patternTime: Double) -> UInt64 {
         let state = slots[s]
         if state.startFrame >= 0, !openLoop, let audio {
@@ -279,6 +285,7 @@ final class Scheduler: @unchecked Sendable {
             let f = frame(s, patternTime, sampleRate: audio.sampleRate)
             if let fit = audioFit(), let heard = fit.time(ofFrame: f) {
                 let t = heard > hapticLatency ? heard - hapticLatency : 0
+                guard holdsThroughUnderruns else { return t }
                 if f >= written, audio.writesAhead, t < passNow &+ Self.underrunLead,
                    let dry = fit.time(ofFrame: written), passNow < dry &+ Self.underrunPatience {
                     return passNow &+ Self.underrunPoll
@@ -297,6 +304,8 @@ final class Scheduler: @unchecked Sendable {
     static let underrunLead: UInt64 = 1_000_000
     /// How often a haptic held through an underrun is looked at again, ns.
     static let underrunPoll: UInt64 = 250_000
+    /// The haptic latency from which haptics no longer wait for their sound through an underrun, ns.
+    static let underrunHoldLatency: UInt64 = 10_000_000
     /// How long after the device ran dry (the line's time of the first unwritten frame) haptics
     /// wait at most for the writer, ns.
     static let underrunPatience: UInt64 = 250_000_000
