@@ -9,7 +9,8 @@
 // (release − scheduled for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic
 // offset through PulseAudio, by the engine's clock and by the sink's monitor), underrun (the same
 // to a pipe sink while the audio thread is starved, beside a run without), first-sound (an
-// immediate start with audio to its first sound read from a pipe sink), drift (offset over a
+// immediate start with audio to its first sound read from a pipe sink), launch (`hapsync play`
+// spawned to its first command, beside `--audio none`, and where its first taps land), drift (offset over a
 // long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
 // cpu (process CPU idle and playing, vs the process without an engine), generate (`hapsync generate`'s
 // onset F-measure on a labelled set it synthesizes, clean and at 20 to 0 dB SNR, and its speed, each
@@ -156,7 +157,7 @@ let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 
                             help: "generate: which draw of the labelled onset set to score (0, the README's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
                                 help: "sync and drift: also run (sync) or run (drift) with N busy threads at nice 0; auto: two per core")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "drift", "cpu", "serve", "generate"]
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
@@ -226,6 +227,7 @@ do {
         waveformSync = try waveformSyncBenchmark(loops: max(1, Int(dispatchSeconds / 4.5)), assets: assets)
     }
     if names.contains("first-sound") { distributions += try firstSoundBenchmark(starts: max(2, Int(dispatchSeconds / 2.5)), assets: assets) }
+    if names.contains("launch") { distributions += try launchBenchmark(runs: max(2, Int(dispatchSeconds / 3)), assets: assets) }
     if names.contains("underrun") { distributions += try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets) }
     if names.contains("drift") {
         // Simulated: 10 minutes (1 in the smoke run) at -200, 0 and +200 ppm, both modes.

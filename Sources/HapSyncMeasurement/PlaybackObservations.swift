@@ -27,7 +27,8 @@ public struct PlaybackObservations: Sendable {
     }
 
     /// When `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through the
-    /// observations within ±0.5 s of it, fitted twice (the second time without observations more
+    /// observations within ±0.5 s of it and in its stretch of continuous play (none across a
+    /// pause of the sink), fitted twice (the second time without observations more
     /// than 1 ms off the first line: reads the recording thread made late). Nil with fewer than 8
     /// observations around it.
     public func heardTime(ofFrame frame: Int64) -> UInt64? {
@@ -37,6 +38,17 @@ public struct PlaybackObservations: Sendable {
         while lo < hi { let mid = (lo + hi) / 2; if frames[mid] < frame - window { lo = mid + 1 } else { hi = mid } }
         var end = lo
         while end < frames.count, frames[end] <= frame + window { end += 1 }
+        // Only the observations of the frame's own stretch of continuous play: where the sink
+        // paused (suspended while nothing played), the frames after it are heard on another line.
+        if lo < end {
+            var mid = lo
+            while mid + 1 < end, frames[mid + 1] <= frame { mid += 1 }
+            var first = mid, last = mid
+            while first > lo, !paused(between: first - 1, and: first) { first -= 1 }
+            while last + 1 < end, !paused(between: last, and: last + 1) { last += 1 }
+            lo = first
+            end = last + 1
+        }
         let near = lo..<end
         guard near.count >= 8 else { return nil }
         let ref = Double(times[lo])
@@ -56,6 +68,12 @@ public struct PlaybackObservations: Sendable {
             line = refit
         }
         return UInt64(max(0, ref + line.intercept))
+    }
+
+    /// Whether the sink stopped playing between observations `i` and `j` (i < j): the clock moved
+    /// on more than 50 ms beyond the frames played in between.
+    private func paused(between i: Int, and j: Int) -> Bool {
+        Double(times[j]) - Double(times[i]) - Double(frames[j] - frames[i]) / sampleRate * 1e9 > 50_000_000
     }
 
     /// Places where the observations jump by more than 2 ms against the line through their

@@ -50,6 +50,23 @@ struct PlaybackObservationsTests {
         #expect(PlaybackObservations(sampleRate: Self.rate).heardTime(ofFrame: 0) == nil)
     }
 
+    @Test func aPauseOfTheSinkSeparatesTwoLines() throws {
+        // The sink stopped for 2 s before observation 300 (frame 144000: nothing played, then
+        // playing resumed on a line 2 s later). The frames on either side, each well within 0.5 s
+        // of the other line's observations, are timed by their own line only; with both lines
+        // in one fit they were 1 s off.
+        let pause = 2_000_000_000.0
+        let o = Self.observations(600) { $0 >= 300 ? pause : 0 }
+        let before = try #require(o.heardTime(ofFrame: 143_900))
+        #expect(abs(Double(before) - Self.line(143_900)) < 5, "\(Double(before) - Self.line(143_900)) ns off")
+        let after = try #require(o.heardTime(ofFrame: 144_100))
+        #expect(abs(Double(after) - Self.line(144_100) - pause) < 5, "\(Double(after) - Self.line(144_100) - pause) ns off")
+        // A reader 40 ms late on one read (a stall of its own, not a pause) leaves one line.
+        let late = Self.observations(600) { $0 == 300 ? 40_000_000 : 0 }
+        let t = try #require(late.heardTime(ofFrame: 143_900))
+        #expect(abs(Double(t) - Self.line(143_900)) < 5)
+    }
+
     @Test func aStaleObservationIsDropped() {
         var o = PlaybackObservations(sampleRate: Self.rate)
         o.append(frame: 960, time: 20)
