@@ -169,7 +169,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
 
     // MARK: - Lifecycle
 
-    /// Connects, starts the stream on the sink, and waits until the clock's fit has settled.
+    /// Connects, starts the stream on the sink, and waits for `cyclesBeforePlaying` cycles' timing.
     public func open() throws {
         guard stream == nil else { return }
         lastGraphTime = -1
@@ -235,7 +235,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         stream = opened
         serverVersion = String(cString: hs_pw_server_version(opened))
         do {
-            try awaitSettled()
+            try awaitReady()
         } catch {
             close()
             throw error
@@ -264,9 +264,15 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         _ = Self.heardTime(sample, sampleRate: rate)
     }
 
-    /// Waits (at most 5 s) for the clock to settle.
-    private func awaitSettled() throws {
-        clock.waitUntilSettled { running.load(ordering: .acquiring) }
+    /// Cycles `open` waits for before players may follow the clock: each cycle's timing places its
+    /// own buffer exactly, so none is needed to average jitter away; three show the stream is
+    /// running on the graph's clock (about 30 ms at a 512-frame quantum, where the 33 PulseAudio's
+    /// protocol waits for took 0.35 s).
+    static let cyclesBeforePlaying = 3
+
+    /// Waits (at most 5 s) for `cyclesBeforePlaying` cycles' timing.
+    private func awaitReady() throws {
+        clock.waitUntilReady(observations: Self.cyclesBeforePlaying) { running.load(ordering: .acquiring) }
         guard running.load(ordering: .acquiring) else { throw PipeWireError.lost(lostReason.withLock { $0 } ?? "the PipeWire server went away") }
         guard clock.isFitted else { throw PipeWireError.noClock }
     }

@@ -182,8 +182,8 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
 
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Connects, creates the stream at the sink's rate, starts it, and waits until the clock's fit
-    /// has settled.
+    /// Connects, creates the stream at the sink's rate, starts it, and waits until players can
+    /// follow the clock (`AudioClock.readyObservations`).
     public func open() throws {
         guard connection == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync", server: configuration.server, threadName: Self.threadName,
@@ -234,8 +234,8 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 connection.uncork(s, on: sink, latency: latency, server: timing.server)
                 return s
             }
-            // Players follow the clock only once its fit has settled (once per engine start, not per trigger).
-            try PulseConnection.awaitSettled(clock) { running.load(ordering: .acquiring) }
+            // Players follow the clock only once its fit is ready (once per engine start, not per trigger).
+            try PulseConnection.awaitReady(clock) { running.load(ordering: .acquiring) }
         } catch {
             close()
             throw error

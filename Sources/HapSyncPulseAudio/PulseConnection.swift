@@ -337,11 +337,11 @@ package final class PulseConnection: @unchecked Sendable {
         if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
     }
 
-    /// Waits (at most 5 s) until `clock` has the observations its fit needs to settle (one per
-    /// write until then: about 0.17 s); throws `.noServer` if the stream stopped running meanwhile,
+    /// Waits (at most 5 s) until `clock` has the observations players need to follow it
+    /// (`AudioClock.readyObservations`, one per write until then: about 40 ms); throws `.noServer` if the stream stopped running meanwhile,
     /// `.noClock` if no fit came. Not inside `withLock` (the replies need the mainloop).
-    package static func awaitSettled(_ clock: AudioClock, running: () -> Bool) throws(PulseError) {
-        clock.waitUntilSettled(while: running)
+    package static func awaitReady(_ clock: AudioClock, running: () -> Bool) throws(PulseError) {
+        clock.waitUntilReady(while: running)
         guard running() else { throw .noServer("the server went away while the stream was starting") }
         guard clock.isFitted else { throw .noClock }
     }

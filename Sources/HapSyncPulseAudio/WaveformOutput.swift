@@ -173,7 +173,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
                 mainloopPriority.record(nil)
                 return
             }
-            try PulseConnection.awaitSettled(ownClock) { running.load(ordering: .acquiring) }
+            try PulseConnection.awaitReady(ownClock) { running.load(ordering: .acquiring) }
         } catch {
             try? close()
             throw error

@@ -115,14 +115,20 @@ public final class AudioClock: @unchecked Sendable {
     /// How long a late write's floor is kept at most when the line does not catch up with it, ns:
     /// by then the fit holds only observations made after the write.
     static let floorPatience: UInt64 = 2_000_000_000
-    /// Observations after which the fit has settled (an audio output waits for them at start).
+    /// Observations after which the fit has settled: from the next one on, it is slewed.
     public static var settlingObservations: Int { settling + 1 }
+    /// Observations an output waits for at start by default before players may follow the clock:
+    /// from eight on the slope is fitted, not nominal. The fit goes on settling meanwhile
+    /// (published as it is, each observation placing the frames heard next), so what is played
+    /// first is placed as well as the reports so far allow; an output whose every observation is
+    /// exact (PipeWire's cycle timing) needs fewer.
+    public static let readyObservations = 8
 
     /// Waits (polling every 2 ms, at most `timeout` seconds) until the fit has `observations`
-    /// (default: settled) or `running` turns false: an audio output's `open`, whose stream is
-    /// starting. The caller tells from `isFitted` and its own state what came of it. Control side;
-    /// blocks.
-    public func waitUntilSettled(observations: Int = AudioClock.settlingObservations, timeout: Double = 5, while running: () -> Bool) {
+    /// (default: `readyObservations`) or `running` turns false: an audio output's `open`, whose
+    /// stream is starting. The caller tells from `isFitted` and its own state what came of it.
+    /// Control side; blocks.
+    public func waitUntilReady(observations: Int = AudioClock.readyObservations, timeout: Double = 5, while running: () -> Bool) {
         let giveUp = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
         while self.observations < observations, MonotonicClock.nanoseconds() < giveUp, running() {
             Syscalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 2_000_000)
