@@ -19,6 +19,8 @@
 struct hs_pw_stream {
     hs_pw_config config;
     char *remote, *target, *description;
+    // A target given as a number (a node id, or its object.serial): the node's name, once found.
+    char target_name[256];
     char thread_name[16];
     int first_cycle_done;
     volatile int realtime_result;
@@ -84,13 +86,24 @@ static const struct pw_core_events core_events = {
 static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
                       const struct spa_dict *props) {
     struct hs_pw_stream *s = data;
-    (void)id; (void)permissions; (void)version;
+    (void)permissions; (void)version;
     if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
     const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
     const char *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
     if (!class || strstr(class, "Audio/Sink") == NULL) return;
     s->any_sink = 1;
-    if (s->target && name && strcmp(name, s->target) == 0) s->target_found = 1;
+    if (!s->target || !name) return;
+    if (strcmp(name, s->target) == 0) s->target_found = 1;
+    // A number: the node's id (what `pw-cli ls Node` and `wpctl status` show) or object.serial.
+    char *end;
+    unsigned long number = strtoul(s->target, &end, 10);
+    if (!s->target_found && s->target[0] >= '0' && s->target[0] <= '9' && *end == 0) {
+        const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
+        if (number == id || (serial && strcmp(serial, s->target) == 0)) {
+            s->target_found = 1;
+            snprintf(s->target_name, sizeof s->target_name, "%s", name);
+        }
+    }
 }
 
 static const struct pw_registry_events registry_events = {
@@ -264,11 +277,13 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
     s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, 0);
     if (wait_for(s, &s->synced, &deadline) < 0) {
-        snprintf(error, error_size, "%s", s->failed ? s->error : "the PipeWire server did not answer in time");
+        if (s->failed) snprintf(error, error_size, "%s", s->error);
+        else snprintf(error, error_size, "the PipeWire server on %s accepted the connection but did not answer within %d ms (is it stopped?)",
+                      s->remote ? s->remote : "the default socket", timeout_ms);
         goto failed;
     }
     if (s->target && !s->target_found) {
-        snprintf(error, error_size, "PipeWire has no sink named '%s'; 'pw-cli ls Node' lists them (node.name)", s->target);
+        snprintf(error, error_size, "PipeWire has no sink named or numbered '%s'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)", s->target);
         goto failed;
     }
     s->rate = config->rate ? config->rate : s->default_rate ? s->default_rate : 48000;
@@ -280,7 +295,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", (unsigned)(frames ? frames : 1), s->rate);
     }
     if (config->prepare) config->prepare(config->user, s->rate);
-    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target);
+    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->target);
     s->stream = pw_stream_new(s->core, s->description, props);
     if (!s->stream) {
         snprintf(error, error_size, "PipeWire would not make a stream (%s)", strerror(errno));
@@ -364,8 +379,9 @@ int hs_pw_answers(const char *remote, int need_sink, const char *target, int tim
                 pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
             }
             s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, 0);
-            answered = wait_for(s, &s->synced, &deadline) == 0
-                       && (!need_sink || (target ? s->target_found : s->any_sink));
+            int waited = wait_for(s, &s->synced, &deadline);
+            answered = waited == -ETIMEDOUT ? -1
+                       : waited == 0 && (!need_sink || (target ? s->target_found : s->any_sink));
         }
         pw_thread_loop_unlock(s->loop);
     }

@@ -77,8 +77,11 @@ enum PlayCommand {
         } catch HapticEngine.EngineError.backendUnavailable(let why) {
             throw .failure(why)
         } catch HapticEngine.EngineError.audioUnavailable(let why) {
+            // Asked again (at most 1 s more, on this failure only) to say which it was.
             let tried = options.audioChoice == .auto && audioDevice is PulseAudioOutput
-                ? "--audio auto: no PipeWire server answered, so PulseAudio's protocol was tried" : nil
+                ? (PipeWireOutput.probe(remote: ProcessInfo.processInfo.environment["PIPEWIRE_REMOTE"]) == .silent
+                    ? "--audio auto: a PipeWire server took the connection but did not answer within 1 s (is it stopped?), so PulseAudio's protocol was tried"
+                    : "--audio auto: no PipeWire server answered, so PulseAudio's protocol was tried") : nil
             let none = why.contains("--audio none") ? nil : "to play without audio, pass --audio none"
             let hints = [tried, none].compactMap { $0 }
             throw .failure(why, hint: hints.isEmpty ? nil : hints.joined(separator: "; "))

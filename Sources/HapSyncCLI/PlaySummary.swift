@@ -44,7 +44,7 @@ struct PlaySummary {
             line("settings", parts.joined(separator: ", "))
         }
         if let audio {
-            line("audio", "\(audio.serverDescription) at \(Int(audio.sampleRate)) Hz, \(Int((audio.targetLatency * 1000).rounded())) ms target latency\(audio.currentLatency > audio.targetLatency ? " (grown to \(Int((audio.currentLatency * 1000).rounded())) ms after underruns)" : ""), \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
+            line("audio", "\(audio.serverDescription) at \(Int(audio.sampleRate)) Hz, \(Int((audio.targetLatency * 1000).rounded())) ms target latency\(audio.currentLatency > audio.targetLatency ? " (grown to \(Int((audio.currentLatency * 1000).rounded())) ms after underruns)" : "")\(audio.quantum.map { ", quantum \($0) frames (\(String(format: "%.1f", Double($0) / audio.sampleRate * 1000)) ms)" } ?? ""), \(stats.audioUnderruns) underruns, sink clock \(String(format: "%+.1f", audio.clock.rateErrorPPM)) ppm against CLOCK_MONOTONIC"
                  + (audio.droppedVoices > 0 ? ", \(audio.droppedVoices) voices dropped (more than \(PulseAudioOutput.voiceCapacity) at once)" : ""))
             // Each haptic command against the moment its audio frame is heard, by the clock's fit
             // as it stood then (`history`), else the final fit.

@@ -112,6 +112,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
     /// False: each cycle's frames are rendered in that cycle's process callback.
     public var writesAhead: Bool { false }
+    /// Frames the latest cycle asked for (`pw_buffer.requested`: the graph's quantum at the
+    /// stream's rate; 0 before a cycle said).
+    public var requestedFrames: Int { requested.load(ordering: .relaxed) }
     /// Voices not played because the mixer was full.
     public var droppedVoices: Int { renderer.droppedVoices }
     /// The node.latency the stream runs with now, seconds: `configuration.latency`, grown by half
@@ -124,6 +127,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     private let priority = Locked<(asked: Int32?, got: RealtimeThread?)>((nil, nil))
     private let cache = AudioSampleCache()
     private let underrunCount = Atomic<Int>(0)
+    private let requested = Atomic<Int>(0)
     private let adaptation: Locked<AdaptiveLatency>
     private let running = Atomic<Bool>(false)
     private var stream: OpaquePointer?
@@ -161,11 +165,30 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// Whether a PipeWire server answers now with this output's sink (or, without one, any audio
     /// sink) to play to (at most 1 s): what the engine's watcher asks before it restarts on a
     /// server that came back, whose sinks appear a moment after it answers.
-    public func canConnect() -> Bool { hs_pw_answers(configuration.remote, 1, configuration.sink, 1000) != 0 }
+    public func canConnect() -> Bool { hs_pw_answers(configuration.remote, 1, configuration.sink, 1000) == 1 }
 
     /// Whether a PipeWire server answers on `remote` (nil: the default) within 1 s: what
     /// `--audio auto` asks before it picks PipeWire.
-    public static func answers(remote: String? = nil) -> Bool { hs_pw_answers(remote, 0, nil, 1000) != 0 }
+    public static func answers(remote: String? = nil) -> Bool { probe(remote: remote) == .answers }
+
+    /// What a PipeWire server on `remote` (nil: the default) does when asked (at most 1 s).
+    public enum Probe: Sendable, Equatable {
+        /// It answered.
+        case answers
+        /// Nothing there (no socket, or the connection was refused).
+        case absent
+        /// Something took the connection and did not answer within 1 s: a stopped server.
+        case silent
+    }
+
+    /// Asks a PipeWire server on `remote` (nil: the default) whether it is there (at most 1 s).
+    public static func probe(remote: String? = nil) -> Probe {
+        switch hs_pw_answers(remote, 0, nil, 1000) {
+        case 1: .answers
+        case -1: .silent
+        default: .absent
+        }
+    }
 
     // MARK: - Lifecycle
 
@@ -173,6 +196,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     public func open() throws {
         guard stream == nil else { return }
         lastGraphTime = -1
+        requested.store(0, ordering: .relaxed)
         lastFrames = 0
         // A reopen (the server came back) keeps what underruns taught.
         let latency = UInt32(max(1, min(2_000_000, (currentLatency * 1e6).rounded())))
@@ -329,6 +353,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             if moved > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
         }
         clock.observe(frame: first, heardAt: heard)
+        if time.requested > 0 { requested.store(Int(time.requested), ordering: .relaxed) }
         let n = renderer.render(into: data, frames: frames, clock: clock, writesAhead: writesAhead)
         lastGraphTime = graphTime
         lastFrames = n

@@ -3,6 +3,8 @@ import HapSyncAudioStream
 extension PulseAudioOutput: SoundServerOutput {
     /// `configuration.latency`.
     public var targetLatency: Double { configuration.latency }
+    /// Nil: PulseAudio's protocol does not say (pipewire-pulse's is only estimated, for its clock).
+    public var quantum: Int? { nil }
     /// "pulse", or "pulse (PulseAudio (on PipeWire 0.3.65))" through pipewire-pulse.
     public var serverDescription: String { serverName.contains("PipeWire") ? "pulse (\(serverName))" : "pulse" }
 }

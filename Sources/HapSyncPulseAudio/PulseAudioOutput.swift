@@ -56,6 +56,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     public enum PulseError: Error, Sendable, CustomStringConvertible {
         /// No server answered.
         case noServer(String)
+        /// A server accepted the connection and then did not answer within the time allowed, seconds
+        /// (stopped, or pipewire-pulse in front of a PipeWire that is).
+        case noAnswer(seconds: Int)
         /// The sink does not exist.
         case noSink(String)
         /// The stream failed.
@@ -69,6 +72,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         public var description: String {
             switch self {
             case .noServer(let why): return "no PulseAudio server (\(why)); start one, or play without audio with --audio none"
+            case .noAnswer(let seconds): return "the PulseAudio server accepted the connection but did not answer within \(seconds) s (is it, or the PipeWire behind pipewire-pulse, stopped?)"
             case .noSink(let name): return "PulseAudio has no sink named '\(name)'; 'pactl list short sinks' lists them"
             case .stream(let why): return "the PulseAudio stream failed: \(why)"
             case .noClock: return "the PulseAudio stream gave no timing information within 5 s"

@@ -31,6 +31,10 @@ package final class PulseConnection: @unchecked Sendable {
     private var onTiming: ((pa_timing_info, UInt64) -> Void)?
     private var lastTimingRequest: UInt64 = 0
     private var closed = false
+    /// Set on the mainloop thread when `init`'s wait for the server ran out.
+    private var connectTimedOut = false
+    /// How long `init` waits for the server to answer, µs.
+    static let connectTimeout: pa_usec_t = 5_000_000
 
     private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
@@ -57,18 +61,27 @@ package final class PulseConnection: @unchecked Sendable {
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { connection.onFailure?(connection.errorText) }
             pa_threaded_mainloop_signal(connection.mainloop, 0)
         }, me)
-        let failure: String? = withLock {
-            guard pa_context_connect(ctx, server, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else { return errorText }
+        let failure: PulseError? = withLock {
+            guard pa_context_connect(ctx, server, PA_CONTEXT_NOFLAGS, nil) >= 0, pa_threaded_mainloop_start(ml) >= 0 else { return .noServer(errorText) }
+            // A server that accepts the connection and then says nothing (stopped, or
+            // pipewire-pulse over a stopped PipeWire) would hold this for libpulse's 30 s.
+            let deadline = pa_context_rttime_new(ctx, pa_rtclock_now() + Self.connectTimeout, { _, _, _, userdata in
+                let connection = Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue()
+                connection.connectTimedOut = true
+                pa_threaded_mainloop_signal(connection.mainloop, 0)
+            }, me)
+            defer { if let deadline { pa_threaded_mainloop_get_api(ml).pointee.time_free(deadline) } }
             while true {
                 let state = pa_context_get_state(ctx)
                 if state == PA_CONTEXT_READY { return nil }
-                if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { return errorText }
+                if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { return .noServer(errorText) }
+                if connectTimedOut { return .noAnswer(seconds: Int(Self.connectTimeout / 1_000_000)) }
                 pa_threaded_mainloop_wait(ml)
             }
         }
         if let failure {
             close()
-            throw .noServer(failure)
+            throw failure
         }
         if let realtimePriority { realtimeThread = promote(name: threadName, priority: realtimePriority) }
     }

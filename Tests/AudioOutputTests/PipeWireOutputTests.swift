@@ -1,6 +1,7 @@
 import AudioOutput
 import CPipeWire
 import Foundation
+import HapSyncMeasurement
 import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
@@ -44,6 +45,26 @@ struct PipeWireOutputTests {
         #expect(!PipeWireOutput.answers(remote: socket))
     }
 
+    /// A server that takes the connection and says nothing (stopped): named, and given up on in
+    /// the time allowed, by `--audio auto`'s probe (1 s), by `open` (5 s) and by PulseAudio's
+    /// protocol (5 s; libpulse alone waited 30 s and said "Timeout").
+    @Test func aServerThatNeverAnswersIsGivenUpOnAndSaidSo() throws {
+        let silent = try SilentServer()
+        defer { silent.close() }
+        #expect(PipeWireOutput.probe(remote: silent.path) == .silent)
+        #expect(PipeWireOutput.probe(remote: silent.path + "-none") == .absent)
+        #expect {
+            try PipeWireOutput(configuration: .init(remote: silent.path)).open()
+        } throws: { error in
+            "\(error)" == "the PipeWire server on \(silent.path) accepted the connection but did not answer within 5000 ms (is it stopped?)"
+        }
+        #expect {
+            try PulseAudioOutput(configuration: .init(server: "unix:\(silent.path)")).open()
+        } throws: { error in
+            "\(error)" == "the PulseAudio server accepted the connection but did not answer within 5 s (is it, or the PipeWire behind pipewire-pulse, stopped?)"
+        }
+    }
+
     @Test(.enabled(if: answers, "no PipeWire server answers"))
     func anUnknownSinkIsNamed() {
         let name = "no-such-sink-\(UUID().uuidString.prefix(8))"
@@ -51,7 +72,7 @@ struct PipeWireOutputTests {
         #expect {
             try audio.open()
         } throws: { error in
-            "\(error)" == "PipeWire has no sink named '\(name)'; 'pw-cli ls Node' lists them (node.name)"
+            "\(error)" == "PipeWire has no sink named or numbered '\(name)'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)"
         }
     }
 
@@ -75,6 +96,54 @@ struct PipeWireOutputTests {
         if getuid() == 0 { #expect(thread.granted, "\(thread.error ?? "")") }
         #expect(audio.sampleRate > 0 && audio.clock.isFitted)
         #expect(audio.serverDescription.hasPrefix("pipewire "))
+    }
+
+    /// `--sink 43`: a sink by the number `wpctl status` shows (its node id) or by its object.serial
+    /// plays there, as by its name; a number no sink has is refused like an unknown name.
+    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    func aSinkByItsIdOrSerialGetsTheSound() throws {
+        let reader = PipeSinkReader()
+        try reader.start()
+        defer { reader.stop() }
+        // pipewire-pulse lists each sink's node id and serial among its properties.
+        let listing = Process()
+        listing.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        listing.arguments = ["list", "sinks"]
+        let out = Pipe()
+        listing.standardOutput = out
+        try listing.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        listing.waitUntilExit()
+        let section = try #require(text.components(separatedBy: "Sink #").first { $0.contains("Name: \(reader.sinkName)\n") })
+        func property(_ key: String) throws -> String {
+            let line = try #require(section.split(separator: "\n").first { $0.contains("\(key) = ") }, "\(key) of \(reader.sinkName)")
+            return String(line.split(separator: "\"")[1])
+        }
+        for number in [try property("object.id"), try property("object.serial")] {
+            let before = reader.recording.count
+            let audio = PipeWireOutput(configuration: .init(sink: number))
+            #expect(audio.canConnect(), "sink \(number)")
+            let run = try SyncTests.playClicks(on: audio)
+            #expect(run.taps.count == 8)
+            let heard = ClickOnsets.frames(in: Array(reader.recording[before...]))
+            #expect(heard.count == 8, "sink \(number) (\(reader.sinkName)): \(heard.count) clicks heard in its pipe")
+        }
+        let missing = PipeWireOutput(configuration: .init(sink: "999999"))
+        #expect(!missing.canConnect())
+        #expect(throws: PipeWireOutput.PipeWireError.self) { try missing.open() }
+    }
+
+    /// The quantum the summary shows is what the graph runs with: what each cycle asks of the
+    /// stream, within the node.latency asked for (the graph takes the smallest of its nodes'),
+    /// not that latency itself.
+    @Test(.enabled(if: answers, "no PipeWire server answers"), arguments: [0.005, 0.020])
+    func theQuantumIsWhatEachCycleAsksFor(latency: Double) throws {
+        let audio = PipeWireOutput(configuration: .init(latency: latency))
+        #expect(audio.quantum == nil, "before the stream runs")
+        try audio.open()
+        defer { audio.close() }
+        let quantum = try #require(audio.quantum)
+        #expect(quantum > 0 && Double(quantum) <= (latency * audio.sampleRate).rounded(), "\(quantum) frames at \(latency) s")
     }
 
     @Test func autoTakesPipeWireWhenItAnswersAndPulseServerIsNotSet() throws {

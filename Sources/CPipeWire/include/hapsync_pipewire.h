@@ -51,7 +51,8 @@ typedef enum {
 typedef struct {
     /// The server (PIPEWIRE_REMOTE's form, "pipewire-0" or a path); NULL: the default.
     const char *remote;
-    /// The sink's node.name to play to; NULL: the default sink.
+    /// The sink to play to, by node.name, or by its node id or object.serial as a number; NULL:
+    /// the default sink.
     const char *target;
     /// The stream's node.description ("HapSync playback").
     const char *description;
@@ -106,6 +107,8 @@ void hs_pw_close(hs_pw_stream *stream);
 
 /// Whether a PipeWire server answers on `remote` (NULL: the default) within `timeout_ms`; with
 /// `need_sink`, also whether it has the sink named `target` (NULL: any audio sink) to play to.
+/// 1: it does; 0: no server there (or no such sink); -1: a server took the connection and did not
+/// answer in time (stopped).
 int hs_pw_answers(const char *remote, int need_sink, const char *target, int timeout_ms);
 
 #endif
