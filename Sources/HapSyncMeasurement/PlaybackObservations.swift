@@ -28,9 +28,11 @@ public struct PlaybackObservations: Sendable {
 
     /// When `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through the
     /// observations within ±0.5 s of it and in its stretch of continuous play (none across a
-    /// pause of the sink), fitted twice (the second time without observations more
-    /// than 1 ms off the first line: reads the recording thread made late). Nil with fewer than 8
-    /// observations around it.
+    /// pause of the sink), leaving out those more than 1 ms off the line at the nominal rate
+    /// through their median: reads the recording thread made late (a reader starved for 30 ms
+    /// among the 23 reads of a 2048-frame quantum moved a least-squares line by 1.3 ms and tilted
+    /// it, so that a second fit around that line threw away the good reads). Nil with fewer than
+    /// 8 observations around it that agree.
     public func heardTime(ofFrame frame: Int64) -> UInt64? {
         let window = Int64(sampleRate / 2)
         // Observations are in frame order: find the window by binary search.
@@ -63,10 +65,12 @@ public struct PlaybackObservations: Sendable {
             let slope = (k * sxy - sx * sy) / d
             return (slope, (sy - slope * sx) / k)
         }
-        guard var line = fit({ _ in true }) else { return nil }
-        if let refit = fit({ i in abs(Double(times[i]) - ref - (line.intercept + line.slope * Double(frames[i] - frame))) <= 1_000_000 }) {
-            line = refit
-        }
+        // The robust start: at the nominal rate, the median offset of the observations (half of
+        // them may be late without moving it).
+        let nominal = 1e9 / sampleRate
+        let offsets = near.map { Double(times[$0]) - ref - nominal * Double(frames[$0] - frame) }.sorted()
+        let median = offsets[offsets.count / 2]
+        guard let line = fit({ i in abs(Double(times[i]) - ref - nominal * Double(frames[i] - frame) - median) <= 1_000_000 }) else { return nil }
         return UInt64(max(0, ref + line.intercept))
     }
 

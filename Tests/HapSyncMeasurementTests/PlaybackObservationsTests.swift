@@ -37,6 +37,21 @@ struct PlaybackObservationsTests {
         #expect(abs(Double(t) - Self.line(144_100)) < 5)
     }
 
+    @Test func aReadStarvedForTensOfMillisecondsAmongFewIsLeftOut() throws {
+        // A 2048-frame quantum: 23 reads within 0.5 s; the reader starved for 30 ms on one (the
+        // underrun benchmark's staller shares its core). The first least-squares line moved by
+        // 1.3 ms and tilted; frames near the late read came out up to 3.8 ms off.
+        var o = PlaybackObservations(sampleRate: Self.rate)
+        for i in 0..<100 {
+            let f = Int64(i * 2048)
+            o.append(frame: f, time: UInt64(Self.line(f) + (i == 50 ? 30_000_000 : 0)))
+        }
+        for frame: Int64 in [50 * 2048 - 1000, 50 * 2048 + 100, 52 * 2048] {
+            let t = try #require(o.heardTime(ofFrame: frame))
+            #expect(abs(Double(t) - Self.line(frame)) < 5, "frame \(frame): \(Double(t) - Self.line(frame)) ns off")
+        }
+    }
+
     @Test func onlyObservationsWithinHalfASecondCount() throws {
         // From observation 300 on (frame 144000), everything 5 ms later; frame 100000 is more
         // than 24000 frames (0.5 s) from there, so it sees only the first line.
