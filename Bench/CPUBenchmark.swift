@@ -96,7 +96,8 @@ func continuousPattern(length: Double, tone: Bool) throws -> AHAPPattern {
 /// - playing a continuous haptic under a 1 kHz-changing intensity curve: to a backend of 10 ms
 ///   resolution (evdev-like: the scheduler sleeps, level changes go out together) beside the
 ///   same to an exact backend (`precise`: the scheduler spins to each deadline);
-/// - an engine idle with native PipeWire output, when a PipeWire server answers;
+/// - an engine idle with native PipeWire output, when a PipeWire server answers: its stream paused
+///   after 2 s of silence, beside one that never pauses;
 /// - the same with a tone through PulseAudio, both ways;
 /// - the same pattern's drive signal to waveform haptics (a stream of its own on the sink).
 func cpuBenchmark(seconds: Double) throws -> [Row] {
@@ -130,15 +131,21 @@ func cpuBenchmark(seconds: Double) throws -> [Row] {
     try playing("playing: continuous haptic, 1 kHz level changes, backend of 10 ms resolution (evdev-like)", backend: CoarseBackend(), tone: false)
     try playing("baseline: the same to an exact backend (precise: spins to each deadline)", backend: NullHapticBackend(), tone: false)
 
-    // Native PipeWire's idle engine, when a PipeWire server answers (under .ci/with-pipewire).
+    // Native PipeWire's idle engine, when a PipeWire server answers (under .ci/with-pipewire): as
+    // it is (the stream pauses after 2 s of silence; measured from 2.5 s on), and beside it a
+    // stream that never pauses (its data thread renders every cycle).
     if PipeWireOutput.answers(remote: nil) {
-        let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: PipeWireOutput()))
-        try engine.start()
-        Thread.sleep(forTimeInterval: 0.2)
-        let m = cpuWindows(seconds: seconds, servers: soundServerPIDs().pids)
-        rows.append(row("engine started, idle, with native PipeWire output (its data thread renders each cycle)", m.ours))
-        rows.append(row("  the sound server's own CPU meanwhile", m.server))
-        engine.stop()
+        for pause in [2.0, nil] {
+            let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true,
+                                                               audio: PipeWireOutput(configuration: .init(pauseWhenIdle: pause))))
+            try engine.start()
+            Thread.sleep(forTimeInterval: pause == nil ? 0.2 : 2.5)
+            let m = cpuWindows(seconds: seconds, servers: soundServerPIDs().pids)
+            rows.append(row(pause == nil ? "baseline: the same with a stream that never pauses (its data thread renders every cycle)"
+                                         : "engine started, idle, with native PipeWire output (its stream paused after 2 s of silence)", m.ours))
+            rows.append(row("  the sound server's own CPU meanwhile", m.server))
+            engine.stop()
+        }
     }
 
     let probe = PulseAudioOutput()

@@ -112,23 +112,29 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws ->
 /// (the reader's time of the frame), less the click's 0.25 s place in Assets/clicks.ahap: what a
 /// start costs before it is heard. `starts` starts 2.5 s apart on an engine idle for 1 s first;
 /// through PulseAudio's protocol and, when a PipeWire server answers, natively (where the target
-/// is one graph quantum + 3 ms). Milliseconds.
+/// is one graph quantum + 3 ms). Natively also from a paused stream: starts 5 s apart, each after
+/// the stream paused for want of sound (`PipeWireOutput.Configuration.pauseWhenIdle`, 2 s), so
+/// that each first waits for the stream to run again (`willPlay`). Milliseconds.
 func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
     let (pattern, files) = try clicksPattern(assets: assets)
     var result: [Distribution] = []
-    for server in pipeSinkServers() {
-        let reader = PipeSinkReader(seconds: Double(starts) * 2.5 + 10)
+    let runs: [(server: AudioServerChoice, spacing: Double)] = pipeSinkServers().map { ($0, 2.5) }
+        + (pipeSinkServers().contains(.pipewire) ? [(.pipewire, 5.0)] : [])
+    for (server, spacing) in runs {
+        let reader = PipeSinkReader(seconds: Double(starts) * spacing + 10)
         try reader.start()
         defer { reader.stop() }
         let rig = try AudioRig(sink: reader.sinkName, server: server)
         defer { rig.stop() }
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: spacing > 2.5 ? spacing - 2.5 : 1)
         var asked: [UInt64] = []
+        var paused = 0
         for _ in 0..<starts {
             let player = try rig.engine.makePlayer(with: pattern, audioFiles: files)
+            if (rig.audio as? PipeWireOutput)?.isPaused == true { paused += 1 }
             asked.append(MonotonicClock.nanoseconds())
             try player.start(atTime: HapticEngine.timeImmediate)
-            Thread.sleep(forTimeInterval: 2.5)
+            Thread.sleep(forTimeInterval: spacing)
         }
         let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
         let delays: [Double] = asked.compactMap { t in
@@ -136,8 +142,10 @@ func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
             guard let heard = onsets.first(where: { $0 > t && $0 < expected + 200_000_000 }) else { return nil }
             return Double(Int64(bitPattern: heard &- expected)) / 1e6
         }
-        let sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink, \(rig.audio.serverDescription)"
-        print("first-sound: \(sink): \(delays.count) of \(starts) starts heard; latency \(Int(rig.audio.currentLatency * 1000)) ms; \(rig.audio.underruns) underruns")
+        var sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink, \(rig.audio.serverDescription)"
+        if spacing > 2.5 { sink += ", from a paused stream" }
+        print("first-sound: \(sink): \(delays.count) of \(starts) starts heard; latency \(Int(rig.audio.currentLatency * 1000)) ms; \(rig.audio.underruns) underruns"
+              + (spacing > 2.5 ? "; the stream was paused at \(paused) of the starts" : ""))
         result.append(Distribution(benchmark: "first-sound", subject: "\(sink): start(atTime: immediate) → first click read, less its 0.25 s (ms)", values: delays))
     }
     return result

@@ -19,8 +19,9 @@
 struct hs_pw_stream {
     hs_pw_config config;
     char *remote, *target, *description;
-    // A target given as a number (a node id, or its object.serial): the node's name, once found.
-    char target_name[256];
+    // A target given as a number: the name of the sink with that node id, else of the one with
+    // that object.serial (ids and serials are counted apart and can coincide: the id wins).
+    char target_name[256], serial_name[256];
     char thread_name[16];
     int first_cycle_done;
     volatile int realtime_result;
@@ -97,12 +98,11 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
     // A number: the node's id (what `pw-cli ls Node` and `wpctl status` show) or object.serial.
     char *end;
     unsigned long number = strtoul(s->target, &end, 10);
-    if (!s->target_found && s->target[0] >= '0' && s->target[0] <= '9' && *end == 0) {
+    if (s->target[0] >= '0' && s->target[0] <= '9' && *end == 0) {
         const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
-        if (number == id || (serial && strcmp(serial, s->target) == 0)) {
-            s->target_found = 1;
-            snprintf(s->target_name, sizeof s->target_name, "%s", name);
-        }
+        if (number == id) snprintf(s->target_name, sizeof s->target_name, "%s", name);
+        else if (serial && strcmp(serial, s->target) == 0) snprintf(s->serial_name, sizeof s->serial_name, "%s", name);
+        s->target_found = s->target_found || s->target_name[0] || s->serial_name[0];
     }
 }
 
@@ -295,7 +295,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", (unsigned)(frames ? frames : 1), s->rate);
     }
     if (config->prepare) config->prepare(config->user, s->rate);
-    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->target);
+    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
     s->stream = pw_stream_new(s->core, s->description, props);
     if (!s->stream) {
         snprintf(error, error_size, "PipeWire would not make a stream (%s)", strerror(errno));
@@ -351,6 +351,13 @@ int hs_pw_set_latency(hs_pw_stream *s, uint32_t frames) {
     struct spa_dict dict = SPA_DICT_INIT(&item, 1);
     pw_thread_loop_lock(s->loop);
     int res = pw_stream_update_properties(s->stream, &dict);
+    pw_thread_loop_unlock(s->loop);
+    return res < 0 ? res : 0;
+}
+
+int hs_pw_set_active(hs_pw_stream *s, int active) {
+    pw_thread_loop_lock(s->loop);
+    int res = pw_stream_set_active(s->stream, active != 0);
     pw_thread_loop_unlock(s->loop);
     return res < 0 ? res : 0;
 }

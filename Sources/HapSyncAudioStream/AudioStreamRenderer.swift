@@ -63,8 +63,17 @@ package final class AudioStreamRenderer: @unchecked Sendable {
         get { muted.load(ordering: .relaxed) }
         set { muted.store(newValue, ordering: .relaxed) }
     }
-    /// Whether voices are playing or about to.
+    /// Whether voices are playing or about to. Audio thread (or while it does not run).
     package var isPlaying: Bool { mixer.isPlaying }
+    /// Makes `frame` the next frame to render, forward or back: silence left out or repeated, so
+    /// that the stream's frames stay where the clock's line puts them. Only while no voice plays
+    /// or waits and no drive rides in the stream; returns whether it did. Audio thread; does not
+    /// allocate, lock or block.
+    package func realignSilence(to frame: Int64) -> Bool {
+        guard drive == nil, !mixer.isPlaying, frame >= 0 else { return false }
+        written.store(frame, ordering: .releasing)
+        return true
+    }
 
     /// Registers a player's audio (control thread, before its start message reaches the audio thread).
     package func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {

@@ -39,13 +39,18 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         public var maxPlayers: Int
         /// The server ("pipewire-0" or a socket path; nil: the default, as PIPEWIRE_REMOTE says).
         public var remote: String?
+        /// How long the stream plays only silence, with no player start asked for, before it
+        /// pauses, seconds (default 2; nil: never). Paused, it costs nothing and keeps no device
+        /// awake; the next start with audio runs it again first (`willPlay`).
+        public var pauseWhenIdle: Double?
 
         /// Makes settings; defaults as described on each property.
-        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil) {
+        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil, pauseWhenIdle: Double? = 2) {
             self.sink = sink
             self.latency = latency
             self.maxPlayers = maxPlayers
             self.remote = remote
+            self.pauseWhenIdle = pauseWhenIdle
         }
     }
 
@@ -108,10 +113,28 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
 
     /// The first frame not yet handed to the graph. Does not allocate, lock or block.
     public var nextWritableFrame: Int64 { renderer.nextFrame }
+    /// The next cycle's first frame, or, when that cycle begins within `startGuard` (its start
+    /// message could miss it), the one after's: cycles come every quantum from the last one's
+    /// start. No padding beyond that, since each cycle renders its whole buffer at its start.
+    /// Does not allocate, lock or block.
+    public var earliestStartFrame: Int64 {
+        let next = renderer.nextFrame, quantum = Int64(requested.load(ordering: .relaxed))
+        let began = lastCycleStart.load(ordering: .relaxed)
+        guard quantum > 0, began > 0 else { return next + Int64(sampleRate * 0.005) }
+        let nextCycle = began + UInt64(Double(quantum) / sampleRate * 1e9)
+        return MonotonicClock.nanoseconds() &+ Self.startGuard < nextCycle ? next : next + quantum
+    }
+    /// How long before a cycle begins a start is placed in the cycle after instead, ns: the
+    /// scheduler's message crosses to the data thread in far less.
+    static let startGuard: UInt64 = 1_000_000
     /// Cycles whose graph clock moved on further than the frames this stream gave it.
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
     /// False: each cycle's frames are rendered in that cycle's process callback.
     public var writesAhead: Bool { false }
+    /// Whether the stream is paused now (`Configuration.pauseWhenIdle`).
+    public var isPaused: Bool { idle.withLock { $0.paused } }
+    /// Times the stream paused while idle so far.
+    public var pauses: Int { idle.withLock { $0.pauses } }
     /// Frames the latest cycle asked for (`pw_buffer.requested`: the graph's quantum at the
     /// stream's rate; 0 before a cycle said).
     public var requestedFrames: Int { requested.load(ordering: .relaxed) }
@@ -128,6 +151,23 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     private let cache = AudioSampleCache()
     private let underrunCount = Atomic<Int>(0)
     private let requested = Atomic<Int>(0)
+    /// When the latest cycle began (`pw_time.now`, CLOCK_MONOTONIC ns; 0 before the first).
+    private let lastCycleStart = Atomic<UInt64>(0)
+    /// Cycles run so far (data thread), for `willPlay`'s wait.
+    private let cycles = Atomic<Int>(0)
+    /// Data thread: since when (heard time, ns) it has rendered only silence with no voice
+    /// waiting; 0 while something sounds.
+    private let silentSince = Atomic<UInt64>(0)
+    /// Whether the stream is paused, when a start last asked for it, and the pauses so far:
+    /// decided under this lock by the loop thread's `pauseIfIdle` and the control side's
+    /// `willPlay`, each calling `hs_pw_set_active` after letting go of it (the loop thread holds
+    /// PipeWire's loop lock, which `hs_pw_set_active` takes).
+    private let idle = Locked<(paused: Bool, demandAt: UInt64, pauses: Int)>((false, 0, 0))
+    /// Resumes so far (`willPlay`, counted before the stream runs again) and when the latest
+    /// was asked for; the data thread's last one it has put its frames back on the line after.
+    private let resumeEpoch = Atomic<Int>(0)
+    private let resumedAt = Atomic<UInt64>(0)
+    private var alignedEpoch = 0
     private let adaptation: Locked<AdaptiveLatency>
     private let running = Atomic<Bool>(false)
     private var stream: OpaquePointer?
@@ -197,6 +237,10 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         guard stream == nil else { return }
         lastGraphTime = -1
         requested.store(0, ordering: .relaxed)
+        lastCycleStart.store(0, ordering: .relaxed)
+        alignedEpoch = resumeEpoch.load(ordering: .relaxed)
+        silentSince.store(0, ordering: .relaxed)
+        idle.withLock { $0.paused = false }
         lastFrames = 0
         // A reopen (the server came back) keeps what underruns taught.
         let latency = UInt32(max(1, min(2_000_000, (currentLatency * 1e6).rounded())))
@@ -231,7 +275,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
                         config.positions = positionsPointer
                         config.latency_us = latency
                         config.tick = { user in
-                            Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().adapt()
+                            let output = Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue()
+                            output.adapt()
+                            output.pauseIfIdle()
                         }
                         config.prepare = { user, rate in
                             Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().prepare(rate: Double(rate))
@@ -318,6 +364,43 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         _ = hs_pw_set_latency(stream, UInt32((grown * sampleRate).rounded()))
     }
 
+    /// Loop thread, every 100 ms: pauses the stream once it has played only silence for
+    /// `pauseWhenIdle` with no start asked for meanwhile (never with a drive riding in it: the
+    /// waveform output's haptics are its sound).
+    private func pauseIfIdle() {
+        guard let after = configuration.pauseWhenIdle, haptics == nil, let stream else { return }
+        let since = silentSince.load(ordering: .relaxed)
+        let now = MonotonicClock.nanoseconds(), wait = UInt64(nanosecondsOf: after)
+        let pause = idle.withLock { state -> Bool in
+            guard !state.paused, since > 0, now >= since &+ wait, now >= state.demandAt &+ wait else { return false }
+            state.paused = true
+            state.pauses += 1
+            return true
+        }
+        if pause { _ = hs_pw_set_active(stream, 0) }
+    }
+
+    /// A player with audio is about to start: a paused stream runs again, and this returns once
+    /// its first cycle has run (at most 100 ms; a device waking from suspend may take longer, and
+    /// a start placed before then may lose its first frames). Control side; may block.
+    public func willPlay() {
+        let now = MonotonicClock.nanoseconds()
+        let wasPaused = idle.withLock { state -> Bool in
+            state.demandAt = now
+            defer { state.paused = false }
+            return state.paused
+        }
+        guard wasPaused, let stream else { return }
+        let before = cycles.load(ordering: .acquiring)
+        resumedAt.store(now, ordering: .relaxed)
+        resumeEpoch.add(1, ordering: .releasing)
+        _ = hs_pw_set_active(stream, 1)
+        let giveUp = now &+ 100_000_000
+        while cycles.load(ordering: .acquiring) == before, MonotonicClock.nanoseconds() < giveUp, running.load(ordering: .relaxed) {
+            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() &+ 200_000)
+        }
+    }
+
     /// The server or stream failed (loop thread): reported once, while playing.
     private func serverLost(_ why: String) {
         lostReason.withLock { $0 = why }
@@ -346,17 +429,42 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             data.update(repeating: 0, count: frames * renderer.channels)
             return UInt32(frames)
         }
-        let first = renderer.nextFrame
         let (heard, graphTime) = Self.heardTime(time, sampleRate: sampleRate)
-        if lastGraphTime >= 0 {
+        let sounding = silentSince.load(ordering: .relaxed) == 0
+        // After a pause the graph runs on a new phase (its driver stopped with nothing to drive
+        // and starts again at once: a cycle may come early by up to a quantum, or seconds late).
+        // The first cycle that finds its frames off the clock's line, nothing sounding, goes on
+        // from the frame the line places at this cycle (silence repeated or left out), so that
+        // players following the clock, and starts placed on it meanwhile, keep their times. Only
+        // after a resume: a late cycle alone is the clock's to weigh (realigning on one made its
+        // lateness permanent); one that finds the frames on the line, or a second after, ends it.
+        let epoch = resumeEpoch.load(ordering: .acquiring)
+        if epoch != alignedEpoch, !sounding, let onLine = clock.fit.frame(atTime: heard) {
+            if abs(onLine - renderer.nextFrame) > Int64(sampleRate * 0.0005), renderer.realignSilence(to: onLine) {
+                alignedEpoch = epoch
+            } else if heard > resumedAt.load(ordering: .relaxed) &+ 1_000_000_000 {
+                alignedEpoch = epoch
+            }
+        }
+        let first = renderer.nextFrame
+        if lastGraphTime >= 0, sounding {
             let moved = Double(graphTime &- lastGraphTime), given = Double(lastFrames) * 1e9 / sampleRate
             if moved > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
         }
         clock.observe(frame: first, heardAt: heard)
         if time.requested > 0 { requested.store(Int(time.requested), ordering: .relaxed) }
+        lastCycleStart.store(UInt64(time.now), ordering: .relaxed)
         let n = renderer.render(into: data, frames: frames, clock: clock, writesAhead: writesAhead)
         lastGraphTime = graphTime
         lastFrames = n
+        if renderer.isPlaying || renderer.drive != nil {
+            silentSince.store(0, ordering: .relaxed)
+        } else if !sounding {
+            // Still silent: keeps the time it began.
+        } else {
+            silentSince.store(max(1, heard), ordering: .relaxed)
+        }
+        cycles.add(1, ordering: .releasing)
         return UInt32(n)
     }
 }

@@ -51,6 +51,10 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// The first output frame that has not yet been handed to the device: a voice can start no
     /// earlier. Does not allocate, lock or block.
     var nextWritableFrame: Int64 { get }
+    /// The first frame a voice started now can begin at and be heard whole: written after the
+    /// scheduler's start message has reached the audio thread. Default: `nextWritableFrame` plus
+    /// 5 ms (a stream that writes whenever its server asks). Does not allocate, lock or block.
+    var earliestStartFrame: Int64 { get }
     /// Buffer underruns so far.
     var underruns: Int { get }
     /// Whether frames are handed to the server well ahead of being heard (a push stream with a
@@ -59,6 +63,11 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// False for a pull stream written in the graph cycle that plays it (PipeWire's), where that
     /// is how every cycle goes and the cycle's own timing places what comes late.
     var writesAhead: Bool { get }
+    /// A player with audio is about to start (control side, before its start message is sent): a
+    /// device that paused its stream while nothing sounded starts it again, and returns once the
+    /// stream's first cycle has placed its frames on the clock (the caller waits for that, at
+    /// most 100 ms). May block.
+    func willPlay()
     /// Connects and starts the stream; returns once its clock has a first observation.
     func open() throws
     /// Stops and disconnects.
@@ -83,4 +92,8 @@ public protocol AudioDevice: AnyObject, Sendable {
 extension AudioDevice {
     /// A push stream by default (see the requirement).
     public var writesAhead: Bool { true }
+    /// `nextWritableFrame` plus 5 ms.
+    public var earliestStartFrame: Int64 { nextWritableFrame + Int64(sampleRate * 0.005) }
+    /// Nothing to do for a stream that never pauses.
+    public func willPlay() {}
 }

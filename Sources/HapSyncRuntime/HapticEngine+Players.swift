@@ -126,19 +126,22 @@ extension HapticEngine {
                      source: String? = nil) throws(EngineError) -> Bool {
         try ensureRunning()
         let when = engineNanoseconds(time)
-        let accepted = control.withLock { state -> Bool in
+        let (accepted, audible) = control.withLock { state -> (Bool, Bool) in
+            let audible = state.audioBySlot[slot] != nil
             if let source, state.policy.rateLimitInterval > 0 {
                 if let last = state.lastStartBySource[source], when >= last, when - last < UInt64(nanosecondsOf: state.policy.rateLimitInterval) {
                     state.merged += 1
-                    return false
+                    return (false, audible)
                 }
                 state.lastStartBySource[source] = when
             }
             state.pendingStarts[id, default: 0] += 1
             state.lastActivity = configuration.clock.now()
-            return true
+            return (true, audible)
         }
         guard accepted else { return false }
+        // A stream paused while nothing sounded runs again before the scheduler places the start.
+        if audible { configuration.audio?.willPlay() }
         if kind == .start { live.clear(slot: slot) }
         let before = controlRing.overflowCount
         send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset))

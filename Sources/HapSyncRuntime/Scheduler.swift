@@ -336,13 +336,13 @@ final class Scheduler: @unchecked Sendable {
         return (max(end, state.rate * HapticPatternPlayer.minimumLoopPeriod), true)
     }
 
-    /// The output frame heard at `time`, or the first frame that can still be written (plus 5 ms)
-    /// if that one has gone by: an immediate start waits for the output latency, so that what is
-    /// felt and what is heard stay together. Nil before the audio clock's first fit. Does not
-    /// allocate, lock or block.
+    /// The output frame heard at `time`, or the first frame a start can still begin at
+    /// (`AudioDevice.earliestStartFrame`) if that one has gone by: an immediate start waits for
+    /// the output latency, so that what is felt and what is heard stay together. Nil before the
+    /// audio clock's first fit. Does not allocate, lock or block.
     func audibleFrame(at time: UInt64) -> Int64? {
         guard let audio, let heard = audioFit()?.frame(atTime: time) else { return nil }
-        return max(heard, audio.nextWritableFrame + Int64(saturating: audio.sampleRate * 0.005))
+        return max(heard, audio.earliestStartFrame)
     }
 
     /// Tells the audio thread to stop slot `s`'s voices at its stop time (a stop or pause about to

@@ -1,3 +1,4 @@
+import AHAP
 import AudioOutput
 import CPipeWire
 import Foundation
@@ -98,8 +99,9 @@ struct PipeWireOutputTests {
         #expect(audio.serverDescription.hasPrefix("pipewire "))
     }
 
-    /// `--sink 43`: a sink by the number `wpctl status` shows (its node id) or by its object.serial
-    /// plays there, as by its name; a number no sink has is refused like an unknown name.
+    /// `--sink 43`: a sink by the number `wpctl status` shows (its node id), or by its
+    /// object.serial when no sink has that number as its id (the two are counted apart and can
+    /// coincide), plays there, as by its name; a number no sink has is refused like an unknown name.
     @Test(.enabled(if: answers, "no PipeWire server answers"))
     func aSinkByItsIdOrSerialGetsTheSound() throws {
         let reader = PipeSinkReader()
@@ -119,7 +121,9 @@ struct PipeWireOutputTests {
             let line = try #require(section.split(separator: "\n").first { $0.contains("\(key) = ") }, "\(key) of \(reader.sinkName)")
             return String(line.split(separator: "\"")[1])
         }
-        for number in [try property("object.id"), try property("object.serial")] {
+        let ids = Set(text.split(separator: "\n").filter { $0.contains("object.id = ") }.map { String($0.split(separator: "\"")[1]) })
+        let serial = try property("object.serial")
+        for number in [try property("object.id")] + (ids.contains(serial) ? [] : [serial]) {
             let before = reader.recording.count
             let audio = PipeWireOutput(configuration: .init(sink: number))
             #expect(audio.canConnect(), "sink \(number)")
@@ -131,6 +135,76 @@ struct PipeWireOutputTests {
         let missing = PipeWireOutput(configuration: .init(sink: "999999"))
         #expect(!missing.canConnect())
         #expect(throws: PipeWireOutput.PipeWireError.self) { try missing.open() }
+    }
+
+    /// An engine with nothing to play pauses its stream (no cycles: no CPU, no device kept
+    /// awake); a start with audio runs it again before it is placed, and the clicks are heard where
+    /// the engine put them, by a pipe sink's reader; then it pauses again.
+    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    func anIdleStreamPausesAndAStartRunsItAgainInTime() throws {
+        let reader = PipeSinkReader()
+        try reader.start()
+        defer { reader.stop() }
+        let audio = PipeWireOutput(configuration: .init(sink: reader.sinkName, pauseWhenIdle: 0.3))
+        let haptics = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
+        try engine.start()
+        defer { engine.stop() }
+        #expect(Self.waitUntil(seconds: 5) { audio.isPaused }, "the stream did not pause")
+        let pattern = try AHAPReader().read(contentsOf: SyncTests.clicks).pattern
+        let file = SyncTests.clicks.deletingLastPathComponent().appendingPathComponent("audio/click-48k-mono-16.wav")
+        let player = try engine.makePlayer(with: pattern, audioFiles: ["audio/click-48k-mono-16.wav": file])
+        try player.start(atTime: engine.currentTime + 0.1)
+        #expect(!audio.isPaused, "the start ran the stream again")
+        Thread.sleep(forTimeInterval: 2.6)
+        #expect(audio.pauses >= 1)
+        let taps = haptics.entries.filter { $0.command.kind == .transient }
+        let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+        let byPipe = SyncTests.offsets(taps.map(\.command.released), from: onsets)
+        print("pause: haptic release − click heard by the pipe after a pause (ms): \(SyncTests.text(byPipe))")
+        SyncTests.expectEight(byPipe, median: 1, each: 10, "haptic release − click heard by the pipe, the stream paused before")
+        #expect(Self.waitUntil(seconds: 5) { audio.isPaused }, "the stream did not pause again")
+    }
+
+    /// Polls `condition` every 10 ms for at most `seconds`; whether it came true.
+    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let giveUp = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > giveUp { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return true
+    }
+
+    /// A player following the audio clock whose sound has ended plays on while the stream pauses
+    /// (its taps on the clock's line); another player's start runs the stream again, and the
+    /// frames go on where the line puts them, so the first player's later taps keep their times.
+    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    func aPauseAndAResumeLeaveAPlayingPatternsTapsInPlace() throws {
+        let audio = PipeWireOutput(configuration: .init(pauseWhenIdle: 0.2))
+        let haptics = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
+        try engine.start()
+        defer { engine.stop() }
+        let click = SyncTests.clicks.deletingLastPathComponent().appendingPathComponent("audio/click-48k-mono-16.wav")
+        let files = ["audio/click-48k-mono-16.wav": click]
+        // A click at 0, then taps every 0.25 s to 3 s with no sound.
+        var builder = AHAPPatternBuilder().audioCustom(at: 0, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false)
+        for k in 0...12 { builder = builder.transient(at: Double(k) * 0.25, intensity: 1, sharpness: 0.5) }
+        let first = try engine.makePlayer(with: try builder.build(), audioFiles: files)
+        let start = engine.currentTime + 0.3
+        try first.start(atTime: start)
+        #expect(Self.waitUntil(seconds: 2) { audio.isPaused }, "the stream did not pause under the playing pattern")
+        let second = try engine.makePlayer(with: try AHAPPatternBuilder().audioCustom(at: 0, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false).build(), audioFiles: files)
+        try second.start(atTime: HapticEngine.timeImmediate)
+        #expect(!audio.isPaused)
+        Thread.sleep(forTimeInterval: max(0, start + 3.3 - engine.currentTime))
+        let taps = haptics.entries.filter { $0.command.kind == .transient && $0.command.player == first.id }
+        #expect(taps.count == 13)
+        // Each against its time on the engine clock (the line barely moves in 3 s: a few µs).
+        let late = taps.map { (Double($0.command.released) / 1e9 - start - $0.command.patternTime) * 1000 }
+        print("pause: the first player's taps against their times (ms): \(SyncTests.text(late))")
+        #expect(late.allSatisfy { abs($0) < 2 }, "\(late)")
     }
 
     /// The quantum the summary shows is what the graph runs with: what each cycle asks of the

@@ -51,8 +51,8 @@ typedef enum {
 typedef struct {
     /// The server (PIPEWIRE_REMOTE's form, "pipewire-0" or a path); NULL: the default.
     const char *remote;
-    /// The sink to play to, by node.name, or by its node id or object.serial as a number; NULL:
-    /// the default sink.
+    /// The sink to play to, by node.name, or by its node id (or, when no sink has that id, its
+    /// object.serial) as a number; NULL: the default sink.
     const char *target;
     /// The stream's node.description ("HapSync playback").
     const char *description;
@@ -101,6 +101,11 @@ int hs_pw_data_thread(const hs_pw_stream *stream);
 /// Asks for a new node.latency (frames at the stream's rate); returns 0 or a negative errno. Any
 /// thread but the data thread (the loop's lock is recursive: `tick` may call it).
 int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
+
+/// Starts (1) or pauses (0) the stream's cycles; returns 0 or a negative errno. Paused, its process
+/// callback is not called and the graph does not wait for it (a driver no other node keeps busy
+/// stops). Any thread but the data thread (`tick` may call it).
+int hs_pw_set_active(hs_pw_stream *stream, int active);
 
 /// Stops the stream, disconnects and frees it (not from its own callbacks).
 void hs_pw_close(hs_pw_stream *stream);
