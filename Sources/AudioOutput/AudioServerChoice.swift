@@ -10,6 +10,16 @@ extension PipeWireOutput: WaveformCarrier {
     }
 }
 
+extension PipeWireOutput: WaveformStreamMaker {
+    /// A native stream of its own for the drive: never paused (the drive is its sound), its data
+    /// thread `hapsync-waveform`.
+    package func streamCarrying(_ drive: WaveformDrive, sink: String, latency: Double) -> SoundServerOutput {
+        let own = PipeWireOutput(configuration: .init(sink: sink, latency: latency, maxPlayers: 1, remote: configuration.remote, pauseWhenIdle: nil))
+        own.carryOnly(drive)
+        return own
+    }
+}
+
 /// Which sound server plays the audio (`--audio`, `HAPSYNC_AUDIO`, the C API's `audio`): parsed
 /// and turned into an output here, once, for every front end.
 public enum AudioServerChoice: String, CaseIterable, Sendable {

@@ -190,6 +190,16 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// longer). Control side; a running stream keeps what it was opened with.
     package func attach(_ drive: WaveformDrive?) { haptics = drive }
 
+    /// Makes the next `open`'s stream a waveform output's own (`drive` alone, no players): named
+    /// "HapSync haptics", its data thread `hapsync-waveform`, as on PulseAudio. Control side.
+    package func carryOnly(_ drive: WaveformDrive) {
+        haptics = drive
+        hapticsOnly = true
+    }
+    private var hapticsOnly = false
+    /// The data thread's name: `hapsync-audio`, or `hapsync-waveform` for a waveform output's own stream.
+    private var dataThreadName: String { hapticsOnly ? "hapsync-waveform" : Self.threadName }
+
     /// Whether a waveform output's drive signal is mixed into the running stream.
     public var carriesHaptics: Bool { renderer.drive != nil }
 
@@ -259,10 +269,11 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
                 }
             }
         } ?? [HS_PW_CHANNEL_FL.rawValue, HS_PW_CHANNEL_FR.rawValue]
-        let description = haptics.map { "HapSync playback and haptics (\($0.channels.rawValue))" } ?? "HapSync playback"
+        let description = haptics.map { (hapticsOnly ? "HapSync haptics" : "HapSync playback and haptics") + " (\($0.channels.rawValue))" }
+            ?? "HapSync playback"
         let opened: OpaquePointer? = positions.withUnsafeBufferPointer { positionsBuffer in
             let positionsPointer = positionsBuffer.baseAddress
-            return Self.threadName.withCString { threadName in
+            return dataThreadName.withCString { threadName in
             configuration.sink.withOptionalCString { sink in
                 configuration.remote.withOptionalCString { remote in
                     description.withCString { description in
@@ -312,11 +323,11 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         }
         if let asked {
             let result = hs_pw_realtime_result(opened)
-            var got = RealtimeThread(name: Self.threadName, priority: asked,
+            var got = RealtimeThread(name: dataThreadName, priority: asked,
                                      error: result == 0 ? nil : result < 0 ? "no cycle ran" : SystemErrno(result).description)
             // Refused for lack of permission: RealtimeKit, asked from here for the data thread.
             if result > 0, SystemErrno(result).isPermissionDenied, case let tid = hs_pw_data_thread(opened), tid > 0 {
-                got = RealtimeThread(name: Self.threadName, asked: asked,
+                got = RealtimeThread(name: dataThreadName, asked: asked,
                                      result: HelperThreadCalls.requestRealtimeKit(thread: tid, asked: asked, refused: SystemErrno(result)))
             }
             priority.withLock { $0.got = got }

@@ -19,6 +19,14 @@ package protocol WaveformCarrier: SoundServerOutput {
     func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool
 }
 
+/// An audio output whose server a waveform output's stream of its own is opened on, when the two
+/// play to different sinks (PipeWire natively: `AudioOutput` makes `PipeWireOutput` one).
+package protocol WaveformStreamMaker: SoundServerOutput {
+    /// A new output, not yet open, on the same server as this one, playing `drive` alone to
+    /// `sink` at `latency` seconds.
+    func streamCarrying(_ drive: WaveformDrive, sink: String, latency: Double) -> SoundServerOutput
+}
+
 extension PulseAudioOutput: WaveformCarrier {
     /// The same server, and its sink (or the default) is `sink`.
     package func plays(to sink: PulseConnection.SinkInfo, of server: String?, seenBy connection: PulseConnection) -> Bool {

@@ -18,7 +18,10 @@ import Synchronization
 ///   `OutputCommand.frame`, the frame the player's audio at the same pattern time starts at:
 ///   sample-locked, no drift by construction.
 /// - **A stream of its own** on the sink otherwise, following that sink's clock as the audio
-///   does: each command is placed at the frame heard at its time.
+///   does: each command is placed at the frame heard at its time. When the engine's audio is
+///   PipeWire natively, that stream is native too (a `PipeWireOutput` carrying the drive alone,
+///   rendered in PipeWire's data thread); else through PulseAudio's protocol. The sink is found,
+///   either way, through PulseAudio's protocol (pipewire-pulse on PipeWire).
 ///
 /// Either way the engine releases commands `lead` early (its `hapticLatency`: the stream's buffer
 /// and a margin, `lead(latency:)`), and a command without a frame goes to the frame heard at
@@ -39,7 +42,9 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
     }
     /// That thread and what it got, for the latest stream of its own (none when mixed into the
     /// audio output's stream, whose thread renders the drive).
-    public var realtimeThreads: [RealtimeThread] { mainloopPriority.threads }
+    public var realtimeThreads: [RealtimeThread] { native?.realtimeThreads ?? nativeThreads ?? mainloopPriority.threads }
+    /// The threads of the last native stream of its own, kept once it closed.
+    private var nativeThreads: [RealtimeThread]?
     private let mainloopPriority = MainloopPriority()
 
     /// Settings.
@@ -96,10 +101,14 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
     /// The sink and its channels, for summaries.
     public var device: String {
         "\(configuration.sink) (\(drive?.channels.rawValue ?? configuration.channels?.rawValue ?? "auto") channels"
-            + (mixesIntoAudio ? ", mixed into the audio stream)" : ")")
+            + (mixesIntoAudio ? ", mixed into the audio stream)" : playsNatively ? ", a native PipeWire stream of its own)" : ")")
     }
     /// Frames ↔ CLOCK_MONOTONIC of the stream carrying the signal (the audio's when mixed into it).
-    public var clock: AudioClock { mixedInto?.clock ?? ownClock }
+    public var clock: AudioClock { mixedInto?.clock ?? native?.clock ?? ownClock }
+    /// Its own stream, natively (when the engine's audio is PipeWire natively).
+    private var native: SoundServerOutput?
+    /// Whether the last `open` made its own stream a native PipeWire one (kept after `close`).
+    public private(set) var playsNatively = false
     /// Commands whose frame had already gone to the server (played at the first frame not yet
     /// written: late by that much).
     public var lateCommands: Int { drive?.lateCommands ?? 0 }
@@ -141,7 +150,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
     /// same drive); otherwise opens a stream of its own with the channels' layout and waits until
     /// its clock has settled.
     public func open() throws {
-        guard connection == nil, mixedInto == nil else { return }
+        guard connection == nil, mixedInto == nil, native == nil else { return }
         let connection = try PulseConnection(clientName: "HapSync haptics", server: configuration.server, threadName: "hapsync-waveform",
                                              realtimePriority: mainloopPriority.asked,
                                              onFailure: { [weak self] _ in self?.running.store(false, ordering: .releasing) })
@@ -163,8 +172,25 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
                     return true
                 }
                 mixesIntoAudio = false
+                playsNatively = false
+                nativeThreads = nil
+                if let audio = configuration.audio as? WaveformStreamMaker {
+                    // Natively, on the same PipeWire server as the audio.
+                    var own = audio.streamCarrying(drive, sink: sink.name, latency: configuration.latency)
+                    own.threadPriority = mainloopPriority.asked
+                    native = own
+                    playsNatively = true
+                    return true
+                }
                 try openStream(on: sink, connection: connection, drive: drive)
                 return false
+            }
+            if let native {
+                connection.close()
+                self.connection = nil
+                mainloopPriority.record(nil)
+                try native.open()
+                return
             }
             if shared {
                 // The drive is rendered on the audio output's mainloop, which reports itself.
@@ -232,6 +258,11 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
             drive?.silence()
             return
         }
+        if let native {
+            native.close()
+            nativeThreads = native.realtimeThreads
+        }
+        native = nil
         running.store(false, ordering: .releasing)
         connection?.close()
         connection = nil

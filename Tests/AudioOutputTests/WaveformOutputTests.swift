@@ -86,6 +86,13 @@ struct WaveformOutputTests {
         try await retryingWhenStalled("waveform, mixed, ambient server") { try checkMixed(server: address) }
     }
 
+    /// A stream of its own, natively, beside native PipeWire audio on another sink, under
+    /// .ci/with-pipewire: the same signal where the pattern puts it.
+    @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"))
+    func aNativeStreamOfItsOwnBesideNativeAudio() async throws {
+        try await retryingWhenStalled("waveform, own native stream") { try check(server: nil, nativeAudio: true) }
+    }
+
     /// The same mixed into a native PipeWire stream (`PipeWireOutput`), under .ci/with-pipewire.
     @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"))
     func audioAndHapticsShareANativePipeWireStream() async throws {
@@ -150,13 +157,16 @@ struct WaveformOutputTests {
         #expect(m.offsets.allSatisfy { $0 == 0 }, "at the same sample: \(m.offsets)")
     }
 
-    private func check(server address: String?) throws {
+    /// With `nativeAudio`, the engine's audio is PipeWire natively on the default sink, so the
+    /// drive, on another sink, gets a native stream of its own.
+    private func check(server address: String?, nativeAudio: Bool = false) throws {
         let recording = try QuadSinkRecording(server: address)
         let tracePath = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-blocks-\(UUID().uuidString).jsonl").path
         defer { unlink(tracePath) }
         let trace = TraceBackend(path: tracePath)
-        let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, server: address, recorder: trace))
-        let engine = try HapticEngine(configuration: .init(backend: FanOutBackend([output, trace]), hapticLatency: output.configuration.lead))
+        let audio: SoundServerOutput? = nativeAudio ? PipeWireOutput() : nil
+        let output = WaveformOutput(configuration: .init(sink: recording.sink, channels: .rear, server: address, audio: audio, recorder: trace))
+        let engine = try HapticEngine(configuration: .init(backend: FanOutBackend([output, trace]), audio: audio, hapticLatency: output.configuration.lead))
         try engine.start()
         // A tap (sharpness 0.8: 217 Hz), then 0.3 s at intensity 0.8, sharpness 0 (60 Hz) and 0.3 s
         // at intensity 0.5, sharpness 1 (300 Hz).
@@ -170,7 +180,9 @@ struct WaveformOutputTests {
         #expect(done.wait(timeout: .now() + 10) == .success)
         usleep(400_000)
         print("waveform: \(engine.statistics.applied) commands applied, \(output.lateCommands) late")
-        #expect(output.mixedInto == nil, "no audio: a stream of its own")
+        #expect(output.mixedInto == nil, "no audio on its sink: a stream of its own")
+        #expect(output.playsNatively == nativeAudio)
+        if nativeAudio { #expect(engine.realtimeStatus.threads.contains { $0.name == "hapsync-waveform" }, "\(engine.realtimeStatus)") }
         #expect(engine.stop() == nil)
         let channels = try recording.finish()
         checkBlocks(tracePath)
