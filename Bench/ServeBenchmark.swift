@@ -1,7 +1,9 @@
 import AHAP
+import AudioOutput
 import CLo
 import Foundation
 import HapSyncCore
+import HapSyncMeasurement
 import HapSyncOSC
 import HapSyncRuntime
 import Synchronization
@@ -221,4 +223,61 @@ final class BenchClient {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, 2000) > 0
     }
+}
+
+/// serve (audio): the OSC service in this process with audio, to a pipe sink read by a SCHED_FIFO
+/// reader: `count` bundles playing Assets/clicks.ahap (8 clicks, each with a tap), each tagged
+/// 150 ms ahead, `spacing` s apart. Per tap, against its place by the tag (tag + its pattern
+/// time): when the haptic went out, and when its click was read from the pipe. Through PulseAudio's
+/// protocol and, when a PipeWire server answers, natively; natively also with the plays 5 s apart,
+/// so that each finds the stream paused for want of sound. µs.
+func serveAudioBenchmark(count: Int, assets: URL) throws -> [Distribution] {
+    var result: [Distribution] = []
+    let runs: [(server: AudioServerChoice, spacing: Double)] = pipeSinkServers().map { ($0, 2.5) }
+        + (pipeSinkServers().contains(.pipewire) ? [(.pipewire, 5.0)] : [])
+    for (server, spacing) in runs {
+        let reader = PipeSinkReader(seconds: Double(count) * spacing + 10)
+        try reader.start()
+        defer { reader.stop() }
+        let rig = try AudioRig(sink: reader.sinkName, server: server)
+        defer { rig.stop() }
+        var configuration = OSCService.Configuration(endpoints: [.udp(host: "127.0.0.1", port: 0)], resourceRoots: [assets])
+        configuration.maxMessagesPerSecond = 10_000
+        let service = try OSCService(engine: rig.engine, configuration: configuration)
+        try service.commands.preload(name: "clicks", file: assets.appendingPathComponent("clicks.ahap"))
+        let serving = Thread { service.run() }
+        serving.start()
+        defer { service.stop() }
+        let client = BenchClient(port: service.boundPorts[0])
+        Thread.sleep(forTimeInterval: spacing > 2.5 ? spacing - 2.5 : 1)
+        var tags: [UInt64] = []
+        var paused = 0
+        for _ in 0..<count {
+            if (rig.audio as? PipeWireOutput)?.isPaused == true { paused += 1 }
+            let wallOffset = OSCTime.wallOffset().offset
+            let tag = OSCTime.monotonic() + 0.15
+            client.send(client.bundle(at: tag + wallOffset, "/hapsync/play", ["clicks", Int32(1)]))
+            tags.append(UInt64(tag * 1e9))
+            Thread.sleep(forTimeInterval: spacing)
+            client.drainReplies()
+        }
+        let times = (1...8).map { 0.25 * Double($0) }   // the clicks and taps of clicks.ahap
+        let expected = tags.flatMap { tag in times.map { tag + UInt64($0 * 1e9) } }
+        let released = rig.engine.statistics.commands.filter { $0.patternTime >= 0 }.map { $0.applied }
+        let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+        func offsets(_ xs: [UInt64]) -> [Double] {
+            expected.compactMap { e in
+                guard let x = xs.min(by: { abs(Int64(bitPattern: $0 &- e)) < abs(Int64(bitPattern: $1 &- e)) }) else { return nil }
+                let d = Double(Int64(bitPattern: x &- e)) / 1000
+                return abs(d) < 100_000 ? d : nil
+            }
+        }
+        var label = server == .pipewire ? "native PipeWire" : rig.audio.serverDescription
+        if spacing > 2.5 { label += ", plays finding the stream paused" }
+        print("serve (audio): \(label): \(count) bundles tagged 150 ms ahead, \(spacing) s apart; \(released.count) taps, \(onsets.count) clicks read from the pipe; \(rig.audio.underruns) underruns"
+              + (spacing > 2.5 ? "; the stream was paused at \(paused) of the sends" : ""))
+        result.append(Distribution(benchmark: "serve", subject: "\(label): OSC bundle with audio, haptic applied − its time by the tag", values: offsets(released)))
+        result.append(Distribution(benchmark: "serve", subject: "\(label): OSC bundle with audio, click read from the pipe − its time by the tag", values: offsets(onsets)))
+    }
+    return result
 }

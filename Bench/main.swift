@@ -12,13 +12,16 @@
 // immediate start with audio to its first sound read from a pipe sink), launch (`hapsync play`
 // spawned to its first command, beside `--audio none`, and where its first taps land), drift (offset over a
 // long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
-// cpu (process CPU idle and playing, vs the process without an engine), generate (`hapsync generate`'s
+// cpu (process CPU idle and playing, vs the process without an engine), serve (the OSC service:
+// latency and throughput beside in-process starts; time-tagged plays with audio against their
+// tags, by the haptic and by a pipe sink), generate (`hapsync generate`'s
 // onset F-measure on a labelled set it synthesizes, clean and at 20 to 0 dB SNR, and its speed, each
 // beside aubioonset on the same files; Apple's Ricochet transients beside ours). See README "Performance".
 //
 // The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
 // usage error (exit status 64), never a silent default.
 import AHAP
+import AudioOutput
 import Foundation
 import HapSyncCLI
 import HapSyncCore
@@ -248,6 +251,12 @@ do {
         let serve = try serveBenchmark(count: dispatchSeconds < 5 ? 20 : 200, packets: dispatchSeconds < 5 ? 10_000 : 100_000)
         distributions += serve.distributions
         rows += serve.rows
+        // With audio, to a pipe sink, when a sound server answers.
+        if PulseAudioOutput().canConnect() {
+            distributions += try serveAudioBenchmark(count: dispatchSeconds < 5 ? 2 : 8, assets: assets)
+        } else {
+            print("serve (audio): no sound server answers; left out")
+        }
     }
     if names.contains("generate") { rows += try generateBenchmark(short: dispatchSeconds < 5, rounds: rounds, assets: assets, corpus: corpus, variant: parsed[setOption]) }
 } catch {
