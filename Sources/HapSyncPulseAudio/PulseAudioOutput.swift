@@ -227,6 +227,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                         // A longer buffer, so that the next stall is covered (AdaptiveLatency).
                         if let grown = output.adaptation.withLock({ $0.underruns(total) }), let s = output.stream {
                             PulseConnection.setPlaybackLatency(s, latency: grown, rate: output.sampleRate, frameBytes: output.streamFrameBytes)
+                            output.timing.quantumMayGrow()
                         }
                         // Where frames are heard may have moved: fit afresh rather than slewing 25 µs at a time.
                         output.clock.restart()
@@ -323,6 +324,10 @@ extension PulseAudioOutput {
         private var largerStep: Int64 = .max
         private var repliesWithoutQuantum = 0
         private static let quantumPatience = 16
+        /// Replies left during which a larger step is believed at once (`quantumMayGrow`).
+        private var expectingGrowth = 0
+        /// How many replies after our own latency change a larger step is believed at once.
+        package static let growthWindow = 32
         /// Bytes per frame of the stream (8: stereo float).
         private let frameBytes: Int64
 
@@ -360,12 +365,27 @@ extension PulseAudioOutput {
             clock.observe(frame: frame, heardAt: at)
         }
 
+        /// The stream's buffer was just made longer (after an underrun): on PipeWire its graph's
+        /// quantum may grow with it, and until the estimate follows, frames are taken to be heard
+        /// a quantum's growth early (seen: a tap 21 ms early after 1024 → 2048). For the next
+        /// `growthWindow` replies a larger step is believed at once: a step that spans two cycles
+        /// of the old quantum then places frames late, never early, until a smaller step brings
+        /// the estimate back. Does not allocate, lock or block.
+        package mutating func quantumMayGrow() {
+            expectingGrowth = Self.growthWindow
+        }
+
         /// Learns the quantum from a step of the read index: the smallest step seen (cycles taken
-        /// one at a time), or, after `quantumPatience` replies that all stepped further, the
-        /// smallest of those (the quantum grew).
+        /// one at a time), or, after `quantumPatience` replies that all stepped further (at once
+        /// while `quantumMayGrow` holds), the smallest of those (the quantum grew).
         private mutating func noteStep(_ step: Int64) {
             guard lastRead >= 0, step > 0 else { return }
-            if quantum == 0 || step <= quantum {
+            if expectingGrowth > 0 { expectingGrowth -= 1 }
+            if quantum > 0, step > quantum, expectingGrowth > 0 {
+                quantum = step
+                largerStep = .max
+                repliesWithoutQuantum = 0
+            } else if quantum == 0 || step <= quantum {
                 quantum = step
                 largerStep = .max
                 repliesWithoutQuantum = 0

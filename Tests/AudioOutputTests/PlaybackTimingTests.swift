@@ -93,4 +93,31 @@ struct PlaybackTimingTests {
         let afterLarger = reply(step: 1024)
         #expect(afterLarger == read - 1024)
     }
+
+    /// After our own stream's buffer grew (an underrun), a larger step is believed at once for
+    /// `growthWindow` replies: the quantum is never taken smaller than it is while the graph
+    /// follows (the frames would be placed early). A step over two old cycles, taken for the
+    /// quantum meanwhile, places frames late until the next single step brings it back; after the
+    /// window, growth needs the 16 replies again.
+    @Test func afterOurBufferGrewALargerStepIsBelievedAtOnce() {
+        var timing = PulseAudioOutput.PlaybackTiming(server: .pipeWire, sampleRate: Self.rate)
+        var read: Int64 = 0
+        func reply(step: Int64) -> Int64? {
+            read += step
+            return timing.heardFrame(readIndex: read * 8, sinkUsec: 0, transportUsec: 0)
+        }
+        for _ in 0..<10 { _ = reply(step: 1024) }
+        timing.quantumMayGrow()
+        _ = reply(step: 1024)
+        #expect(timing.quantum == 1024)
+        let grown = reply(step: 2048)
+        #expect(timing.quantum == 2048 && grown == read - 2048, "believed at the first larger step")
+        _ = reply(step: 4096)   // a reply that spans two cycles: the estimate errs late
+        #expect(timing.quantum == 4096)
+        _ = reply(step: 2048)
+        #expect(timing.quantum == 2048, "the next single step brings it back")
+        for _ in 0..<(PulseAudioOutput.PlaybackTiming.growthWindow) { _ = reply(step: 2048) }
+        _ = reply(step: 4096)
+        #expect(timing.quantum == 2048, "past the window, one larger step is not believed")
+    }
 }
