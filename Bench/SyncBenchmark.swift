@@ -217,6 +217,14 @@ func realDriftBenchmark(seconds: Double, assets: URL, label: String = "") throws
     slaved.stop()
     open.stop()
     native?.stop()
+    // HAPSYNC_BENCH_DEBUG: the pairs more than 1 ms off, by either measurement (µs).
+    if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+        for (name, ps) in [("follows", pa), ("open-loop", pb), ("native", pc)] {
+            for p in ps where abs(p.byEngine ?? 0) > 1000 || abs(p.independent ?? 0) > 1000 {
+                print(String(format: "  drift %@ %.3f s  engine %+.0f  monitor %+.0f", name, p.elapsed, p.byEngine ?? .nan, p.independent ?? .nan))
+            }
+        }
+    }
     func series(_ name: String, _ ps: [PairMeasurement], _ key: KeyPath<PairMeasurement, Double?>) -> DriftSeries {
         DriftSeries(name: name, points: ps.compactMap { p in p[keyPath: key].map { (p.elapsed, $0) } })
     }

@@ -72,7 +72,7 @@ final class AudioThreadStaller: @unchecked Sendable {
 /// when a PipeWire server answers, natively. Each tap against its click as read from the pipe:
 /// after an underrun the click is late by the gap, and the tap must follow it, never early by
 /// more than 1 ms. Printed: the underruns, how far the stream's latency grew, and the earliest tap.
-func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws -> [Distribution] {
+func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030, label: String = "") throws -> [Distribution] {
     var result: [Distribution] = []
     for server in pipeSinkServers() {
         for stalling in [false, true] {
@@ -89,6 +89,7 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030) throws ->
             let players = try playClicks(loops: loops, on: rig, assets: assets)
             staller.stop()
             if stalling { note = "\(staller.stalls) stalls of \(Int(stall * 1000)) ms" }
+            note += label
             let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
             let pairList = rig.pairs(players: players, onsets: onsets)
             // HAPSYNC_BENCH_DEBUG: every pair, by the pipe and by the engine's own later reports (µs),

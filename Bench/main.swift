@@ -159,7 +159,7 @@ let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files 
 let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 0,
                             help: "generate: which draw of the labelled onset set to score (0, the README's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
-                                help: "sync and drift: also run (sync) or run (drift) with N busy threads at nice 0; auto: two per core")
+                                help: "sync and underrun: also run, drift: run, with N busy threads at nice 0; auto: two per core")
 let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
@@ -231,7 +231,16 @@ do {
     }
     if names.contains("first-sound") { distributions += try firstSoundBenchmark(starts: max(2, Int(dispatchSeconds / 2.5)), assets: assets) }
     if names.contains("launch") { distributions += try launchBenchmark(runs: max(2, Int(dispatchSeconds / 3)), assets: assets) }
-    if names.contains("underrun") { distributions += try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets) }
+    if names.contains("underrun") {
+        distributions += try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
+        if load.threads > 0 {
+            // The same beside its idle run: under the load.
+            print("underrun: the same under \(load.threads) busy threads at nice 0")
+            load.start()
+            defer { load.stop() }
+            distributions += try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: load.label)
+        }
+    }
     if names.contains("drift") {
         // Simulated: 10 minutes (1 in the smoke run) at -200, 0 and +200 ppm, both modes.
         let minutes = dispatchSeconds < 5 ? 1.0 : 10.0

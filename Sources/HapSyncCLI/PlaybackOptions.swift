@@ -37,7 +37,7 @@ struct PlaybackOptions {
             HAPSYNC_AUDIO) = PipeWire natively when a PipeWire server answers, else
             PulseAudio's protocol; pipewire; pulse (PulseAudio or pipewire-pulse); none
             """)
-    static let sink = Option<String?>("sink", "NAME", .text, help: "the sink: PulseAudio's sink name or PipeWire's node.name (default: the server's default)")
+    static let sink = Option<String?>("sink", "NAME", .text, help: "the sink: PulseAudio's sink name, or PipeWire's node.name or node id (default: the server's default)")
     static let latency = Option<Double>("latency-ms", "N", .decimal("milliseconds", .from(1, to: 2000)), default: 20,
                                         help: "target latency of the audio stream; after underruns it grows by half, to 100 ms at most (the summary says so)")
     static let hapticLatency = Option<Double>("haptic-latency-ms", "N", .decimal("milliseconds", .from(0, to: 1000)), default: 0,
