@@ -233,9 +233,8 @@ final class BenchClient {
 /// so that each finds the stream paused for want of sound. µs.
 func serveAudioBenchmark(count: Int, assets: URL) throws -> [Distribution] {
     var result: [Distribution] = []
-    let runs: [(server: AudioServerChoice, spacing: Double)] = pipeSinkServers().map { ($0, 2.5) }
-        + (pipeSinkServers().contains(.pipewire) ? [(.pipewire, 5.0)] : [])
-    for (server, spacing) in runs {
+    for run in PipeSinkRun.all() {
+        let (server, spacing) = (run.server, run.spacing)
         let reader = PipeSinkReader(seconds: Double(count) * spacing + 10)
         try reader.start()
         defer { reader.stop() }
@@ -249,7 +248,7 @@ func serveAudioBenchmark(count: Int, assets: URL) throws -> [Distribution] {
         serving.start()
         defer { service.stop() }
         let client = BenchClient(port: service.boundPorts[0])
-        Thread.sleep(forTimeInterval: spacing > 2.5 ? spacing - 2.5 : 1)
+        Thread.sleep(forTimeInterval: run.settle)
         var tags: [UInt64] = []
         var paused = 0
         for _ in 0..<count {
@@ -273,9 +272,9 @@ func serveAudioBenchmark(count: Int, assets: URL) throws -> [Distribution] {
             }
         }
         var label = server == .pipewire ? "native PipeWire" : rig.audio.serverDescription
-        if spacing > 2.5 { label += ", plays finding the stream paused" }
+        if run.findsStreamPaused { label += ", plays finding the stream paused" }
         print("serve (audio): \(label): \(count) bundles tagged 150 ms ahead, \(spacing) s apart; \(released.count) taps, \(onsets.count) clicks read from the pipe; \(rig.audio.underruns) underruns"
-              + (spacing > 2.5 ? "; the stream was paused at \(paused) of the sends" : ""))
+              + (run.findsStreamPaused ? "; the stream was paused at \(paused) of the sends" : ""))
         result.append(Distribution(benchmark: "serve", subject: "\(label): OSC bundle with audio, haptic applied − its time by the tag", values: offsets(released)))
         result.append(Distribution(benchmark: "serve", subject: "\(label): OSC bundle with audio, click read from the pipe − its time by the tag", values: offsets(onsets)))
     }

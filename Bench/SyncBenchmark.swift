@@ -92,6 +92,26 @@ func clicksPattern(assets: URL) throws -> (pattern: AHAPPattern, files: [String:
 /// natively when a PipeWire server answers.
 func pipeSinkServers() -> [AudioServerChoice] { PipeWireOutput.answers() ? [.pulse, .pipewire] : [.pulse] }
 
+/// One run of a pipe-sink benchmark that plays Assets/clicks.ahap now and then (first-sound,
+/// serve's audio part): every server of `pipeSinkServers()` with plays 2.5 s apart (the pattern
+/// and half a second: the stream runs on), and natively again with plays 5 s apart, each finding
+/// the stream paused for want of sound (`PipeWireOutput.Configuration.pauseWhenIdle`, 2 s).
+struct PipeSinkRun {
+    var server: AudioServerChoice
+    /// Seconds between plays.
+    var spacing: Double
+    /// Whether each play finds the stream paused.
+    var findsStreamPaused: Bool { spacing > 2.5 }
+    /// How long to wait before the first play: 1 s, or as long as the plays are apart afterwards.
+    var settle: Double { findsStreamPaused ? spacing - 2.5 : 1 }
+
+    /// The runs, in order.
+    static func all() -> [PipeSinkRun] {
+        let servers = pipeSinkServers()
+        return servers.map { PipeSinkRun(server: $0, spacing: 2.5) } + (servers.contains(.pipewire) ? [PipeSinkRun(server: .pipewire, spacing: 5)] : [])
+    }
+}
+
 /// Plays Assets/clicks.ahap `loops` times on `rig` after one unmeasured pass: the players, started
 /// back to back 0.3 s from now, and returns once the last has played.
 func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatternPlayer] {

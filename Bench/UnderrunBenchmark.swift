@@ -119,15 +119,14 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030, label: St
 func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
     let (pattern, files) = try clicksPattern(assets: assets)
     var result: [Distribution] = []
-    let runs: [(server: AudioServerChoice, spacing: Double)] = pipeSinkServers().map { ($0, 2.5) }
-        + (pipeSinkServers().contains(.pipewire) ? [(.pipewire, 5.0)] : [])
-    for (server, spacing) in runs {
+    for run in PipeSinkRun.all() {
+        let (server, spacing) = (run.server, run.spacing)
         let reader = PipeSinkReader(seconds: Double(starts) * spacing + 10)
         try reader.start()
         defer { reader.stop() }
         let rig = try AudioRig(sink: reader.sinkName, server: server)
         defer { rig.stop() }
-        Thread.sleep(forTimeInterval: spacing > 2.5 ? spacing - 2.5 : 1)
+        Thread.sleep(forTimeInterval: run.settle)
         var asked: [UInt64] = []
         var paused = 0
         for _ in 0..<starts {
@@ -144,9 +143,9 @@ func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
             return Double(Int64(bitPattern: heard &- expected)) / 1e6
         }
         var sink = server == .pipewire ? "pipe sink, native PipeWire" : "pipe sink, \(rig.audio.serverDescription)"
-        if spacing > 2.5 { sink += ", from a paused stream" }
+        if run.findsStreamPaused { sink += ", from a paused stream" }
         print("first-sound: \(sink): \(delays.count) of \(starts) starts heard; latency \(Int(rig.audio.currentLatency * 1000)) ms; \(rig.audio.underruns) underruns"
-              + (spacing > 2.5 ? "; the stream was paused at \(paused) of the starts" : ""))
+              + (run.findsStreamPaused ? "; the stream was paused at \(paused) of the starts" : ""))
         result.append(Distribution(benchmark: "first-sound", subject: "\(sink): start(atTime: immediate) → first click read, less its 0.25 s (ms)", values: delays))
     }
     return result

@@ -218,28 +218,24 @@ do {
     if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
     if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds, rounds: rounds) }
     let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
+    /// `body` with no label, then, with the load option, again under the load with its label.
+    func alsoUnderLoad(_ name: String, _ body: (String) throws -> [Distribution]) throws -> [Distribution] {
+        var result = try body("")
+        guard load.threads > 0 else { return result }
+        print("\(name): the same under \(load.threads) busy threads at nice 0")
+        load.start()
+        defer { load.stop() }
+        result += try body(load.label)
+        return result
+    }
     if names.contains("sync") {
-        distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
-        if load.threads > 0 {
-            // The same beside its idle run: under the load.
-            print("sync: the same under \(load.threads) busy threads at nice 0")
-            load.start()
-            defer { load.stop() }
-            distributions += try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: load.label)
-        }
+        distributions += try alsoUnderLoad("sync") { try syncBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: $0) }
         waveformSync = try waveformSyncBenchmark(loops: max(1, Int(dispatchSeconds / 4.5)), assets: assets)
     }
     if names.contains("first-sound") { distributions += try firstSoundBenchmark(starts: max(2, Int(dispatchSeconds / 2.5)), assets: assets) }
     if names.contains("launch") { distributions += try launchBenchmark(runs: max(2, Int(dispatchSeconds / 3)), assets: assets) }
     if names.contains("underrun") {
-        distributions += try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets)
-        if load.threads > 0 {
-            // The same beside its idle run: under the load.
-            print("underrun: the same under \(load.threads) busy threads at nice 0")
-            load.start()
-            defer { load.stop() }
-            distributions += try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: load.label)
-        }
+        distributions += try alsoUnderLoad("underrun") { try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: $0) }
     }
     if names.contains("drift") {
         // Simulated: 10 minutes (1 in the smoke run) at -200, 0 and +200 ppm, both modes.

@@ -176,7 +176,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
                 nativeThreads = nil
                 if let audio = configuration.audio as? WaveformStreamMaker {
                     // Natively, on the same PipeWire server as the audio.
-                    var own = audio.streamCarrying(drive, sink: sink.name, latency: configuration.latency)
+                    let own = audio.streamCarrying(drive, sink: sink.name, latency: configuration.latency)
                     own.threadPriority = mainloopPriority.asked
                     native = own
                     playsNatively = true

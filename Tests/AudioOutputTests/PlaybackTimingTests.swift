@@ -74,24 +74,31 @@ struct PlaybackTimingTests {
 
     /// Other clients change the graph's quantum: a smaller one is taken at the first step that
     /// shows it; a larger one once 16 replies in a row stepped further than the old.
-    @Test func theQuantumFollowsTheGraph() {
-        var timing = PulseAudioOutput.PlaybackTiming(server: .pipeWire, sampleRate: Self.rate)
+    /// pipewire-pulse replies whose read index steps as told (sink and transport latency 0).
+    struct Replies {
+        var timing = PulseAudioOutput.PlaybackTiming(server: .pipeWire, sampleRate: PlaybackTimingTests.rate)
+        /// The read index so far, frames.
         var read: Int64 = 0
-        func reply(step: Int64) -> Int64? {
+        /// A reply `step` frames on from the last; the frame it says is heard.
+        mutating func reply(step: Int64) -> Int64? {
             read += step
             return timing.heardFrame(readIndex: read * 8, sinkUsec: 0, transportUsec: 0)
         }
-        for _ in 0..<10 { _ = reply(step: 512) }
-        #expect(timing.quantum == 512)
-        let afterSmaller = reply(step: 128)
-        #expect(afterSmaller == read - 128)
-        #expect(timing.quantum == 128)
+    }
+
+    @Test func theQuantumFollowsTheGraph() {
+        var replies = Replies()
+        for _ in 0..<10 { _ = replies.reply(step: 512) }
+        #expect(replies.timing.quantum == 512)
+        let afterSmaller = replies.reply(step: 128)
+        #expect(afterSmaller == replies.read - 128)
+        #expect(replies.timing.quantum == 128)
         for k in 1...16 {
-            _ = reply(step: 1024)
-            #expect(timing.quantum == (k < 16 ? 128 : 1024))
+            _ = replies.reply(step: 1024)
+            #expect(replies.timing.quantum == (k < 16 ? 128 : 1024))
         }
-        let afterLarger = reply(step: 1024)
-        #expect(afterLarger == read - 1024)
+        let afterLarger = replies.reply(step: 1024)
+        #expect(afterLarger == replies.read - 1024)
     }
 
     /// After our own stream's buffer grew (an underrun), a larger step is believed at once for
@@ -100,24 +107,19 @@ struct PlaybackTimingTests {
     /// quantum meanwhile, places frames late until the next single step brings it back; after the
     /// window, growth needs the 16 replies again.
     @Test func afterOurBufferGrewALargerStepIsBelievedAtOnce() {
-        var timing = PulseAudioOutput.PlaybackTiming(server: .pipeWire, sampleRate: Self.rate)
-        var read: Int64 = 0
-        func reply(step: Int64) -> Int64? {
-            read += step
-            return timing.heardFrame(readIndex: read * 8, sinkUsec: 0, transportUsec: 0)
-        }
-        for _ in 0..<10 { _ = reply(step: 1024) }
-        timing.quantumMayGrow()
-        _ = reply(step: 1024)
-        #expect(timing.quantum == 1024)
-        let grown = reply(step: 2048)
-        #expect(timing.quantum == 2048 && grown == read - 2048, "believed at the first larger step")
-        _ = reply(step: 4096)   // a reply that spans two cycles: the estimate errs late
-        #expect(timing.quantum == 4096)
-        _ = reply(step: 2048)
-        #expect(timing.quantum == 2048, "the next single step brings it back")
-        for _ in 0..<(PulseAudioOutput.PlaybackTiming.growthWindow) { _ = reply(step: 2048) }
-        _ = reply(step: 4096)
-        #expect(timing.quantum == 2048, "past the window, one larger step is not believed")
+        var replies = Replies()
+        for _ in 0..<10 { _ = replies.reply(step: 1024) }
+        replies.timing.quantumMayGrow()
+        _ = replies.reply(step: 1024)
+        #expect(replies.timing.quantum == 1024)
+        let grown = replies.reply(step: 2048)
+        #expect(replies.timing.quantum == 2048 && grown == replies.read - 2048, "believed at the first larger step")
+        _ = replies.reply(step: 4096)   // a reply that spans two cycles: the estimate errs late
+        #expect(replies.timing.quantum == 4096)
+        _ = replies.reply(step: 2048)
+        #expect(replies.timing.quantum == 2048, "the next single step brings it back")
+        for _ in 0..<(PulseAudioOutput.PlaybackTiming.growthWindow) { _ = replies.reply(step: 2048) }
+        _ = replies.reply(step: 4096)
+        #expect(replies.timing.quantum == 2048, "past the window, one larger step is not believed")
     }
 }
