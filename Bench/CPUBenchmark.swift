@@ -98,6 +98,8 @@ func continuousPattern(length: Double, tone: Bool) throws -> AHAPPattern {
 ///   same to an exact backend (`precise`: the scheduler spins to each deadline);
 /// - an engine idle with native PipeWire output, when a PipeWire server answers: its stream paused
 ///   after 2 s of silence, beside one that never pauses;
+/// - an engine idle with PulseAudio output: its stream corked after 2 s of silence, beside one
+///   never corked (timing asked every 100 ms, and every 10 ms, while silent);
 /// - the same with a tone through PulseAudio, both ways;
 /// - the same pattern's drive signal to waveform haptics (a stream of its own on the sink).
 func cpuBenchmark(seconds: Double) throws -> [Row] {
@@ -153,14 +155,20 @@ func cpuBenchmark(seconds: Double) throws -> [Row] {
         print("cpu: no PulseAudio server; the audio rows are left out")
         return rows
     }
-    for interval in [0.1, 0.01] {
-        let audio = PulseAudioOutput(configuration: .init(idleTimingInterval: interval))
+    // As it is (the stream corked after 2 s of silence; measured from 2.5 s on), beside a stream
+    // never corked, asking for timing every 100 ms while silent, and every 10 ms (as before).
+    let idle: [(pause: Double?, interval: Double, subject: String)] = [
+        (IdlePause.defaultSeconds, 0.1, "engine started, idle, with PulseAudio output (its stream corked after 2 s of silence)"),
+        (nil, 0.1, "baseline: the same with a stream never corked (timing asked every 100 ms while silent)"),
+        (nil, 0.01, "baseline: the same asking for timing every 10 ms"),
+    ]
+    for (pause, interval, subject) in idle {
+        let audio = PulseAudioOutput(configuration: .init(idleTimingInterval: interval, pauseWhenIdle: pause))
         let engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: audio))
         try engine.start()
-        Thread.sleep(forTimeInterval: 0.2)
+        Thread.sleep(forTimeInterval: pause.map { $0 + 0.5 } ?? 0.2)
         let m = cpuWindows(seconds: seconds, servers: soundServerPIDs().pids)
-        rows.append(row(interval == 0.1 ? "engine started, idle, with PulseAudio output (timing asked every 100 ms while silent)"
-                                        : "baseline: the same asking for timing every 10 ms (as before)", m.ours))
+        rows.append(row(subject + (pause != nil && !audio.isPaused ? " (NOT corked when measured)" : ""), m.ours))
         rows.append(row("  the sound server's own CPU meanwhile", m.server))
         engine.stop()
     }

@@ -229,8 +229,8 @@ final class BenchClient {
 /// reader: `count` bundles playing Assets/clicks.ahap (8 clicks, each with a tap), each tagged
 /// 150 ms ahead, `spacing` s apart. Per tap, against its place by the tag (tag + its pattern
 /// time): when the haptic went out, and when its click was read from the pipe. Through PulseAudio's
-/// protocol and, when a PipeWire server answers, natively; natively also with the plays 5 s apart,
-/// so that each finds the stream paused for want of sound. µs.
+/// protocol and, when a PipeWire server answers, natively; each also with the plays 5 s apart, so
+/// that each finds the stream paused for want of sound. µs.
 func serveAudioBenchmark(count: Int, assets: URL) throws -> [Distribution] {
     var result: [Distribution] = []
     for run in PipeSinkRun.all() {
@@ -252,7 +252,7 @@ func serveAudioBenchmark(count: Int, assets: URL) throws -> [Distribution] {
         var tags: [UInt64] = []
         var paused = 0
         for _ in 0..<count {
-            if (rig.audio as? PipeWireOutput)?.isPaused == true { paused += 1 }
+            if rig.audio.isPaused { paused += 1 }
             let wallOffset = OSCTime.wallOffset().offset
             let tag = OSCTime.monotonic() + 0.15
             client.send(client.bundle(at: tag + wallOffset, "/hapsync/play", ["clicks", Int32(1)]))

@@ -94,8 +94,8 @@ func pipeSinkServers() -> [AudioServerChoice] { PipeWireOutput.answers() ? [.pul
 
 /// One run of a pipe-sink benchmark that plays Assets/clicks.ahap now and then (first-sound,
 /// serve's audio part): every server of `pipeSinkServers()` with plays 2.5 s apart (the pattern
-/// and half a second: the stream runs on), and natively again with plays 5 s apart, each finding
-/// the stream paused for want of sound (`PipeWireOutput.Configuration.pauseWhenIdle`, 2 s).
+/// and half a second: the stream runs on), and each again with plays 5 s apart, each finding
+/// the stream paused for want of sound (`IdlePause`, 2 s).
 struct PipeSinkRun {
     var server: AudioServerChoice
     /// Seconds between plays.
@@ -108,7 +108,7 @@ struct PipeSinkRun {
     /// The runs, in order.
     static func all() -> [PipeSinkRun] {
         let servers = pipeSinkServers()
-        return servers.map { PipeSinkRun(server: $0, spacing: 2.5) } + (servers.contains(.pipewire) ? [PipeSinkRun(server: .pipewire, spacing: 5)] : [])
+        return servers.map { PipeSinkRun(server: $0, spacing: 2.5) } + servers.map { PipeSinkRun(server: $0, spacing: 5) }
     }
 }
 

@@ -113,9 +113,9 @@ func underrunBenchmark(loops: Int, assets: URL, stall: Double = 0.030, label: St
 /// (the reader's time of the frame), less the click's 0.25 s place in Assets/clicks.ahap: what a
 /// start costs before it is heard. `starts` starts 2.5 s apart on an engine idle for 1 s first;
 /// through PulseAudio's protocol and, when a PipeWire server answers, natively (where the target
-/// is one graph quantum + 3 ms). Natively also from a paused stream: starts 5 s apart, each after
-/// the stream paused for want of sound (`PipeWireOutput.Configuration.pauseWhenIdle`, 2 s), so
-/// that each first waits for the stream to run again (`willPlay`). Milliseconds.
+/// is one graph quantum + 3 ms). Each also from a paused stream: starts 5 s apart, each after the
+/// stream paused for want of sound (`IdlePause`, 2 s), so that each first waits for the stream to
+/// run again (`willPlay`). Milliseconds.
 func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
     let (pattern, files) = try clicksPattern(assets: assets)
     var result: [Distribution] = []
@@ -131,7 +131,7 @@ func firstSoundBenchmark(starts: Int, assets: URL) throws -> [Distribution] {
         var paused = 0
         for _ in 0..<starts {
             let player = try rig.engine.makePlayer(with: pattern, audioFiles: files)
-            if (rig.audio as? PipeWireOutput)?.isPaused == true { paused += 1 }
+            if rig.audio.isPaused { paused += 1 }
             asked.append(MonotonicClock.nanoseconds())
             try player.start(atTime: HapticEngine.timeImmediate)
             Thread.sleep(forTimeInterval: spacing)

@@ -45,7 +45,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         public var pauseWhenIdle: Double?
 
         /// Makes settings; defaults as described on each property.
-        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil, pauseWhenIdle: Double? = 2) {
+        public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil, pauseWhenIdle: Double? = IdlePause.defaultSeconds) {
             self.sink = sink
             self.latency = latency
             self.maxPlayers = maxPlayers
@@ -406,7 +406,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         resumedAt.store(now, ordering: .relaxed)
         resumeEpoch.add(1, ordering: .releasing)
         _ = hs_pw_set_active(stream, 1)
-        let giveUp = now &+ 100_000_000
+        let giveUp = now &+ IdlePause.resumeWait
         while cycles.load(ordering: .acquiring) == before, MonotonicClock.nanoseconds() < giveUp, running.load(ordering: .relaxed) {
             HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() &+ 200_000)
         }

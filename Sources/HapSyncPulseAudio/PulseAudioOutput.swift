@@ -40,11 +40,16 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         /// How often to ask PulseAudio for timing while only silence plays, once the clock has
         /// settled, seconds (default 0.1; 0.01 while sound plays; PipeWire: after every write).
         public var idleTimingInterval: Double
+        /// How long the stream plays only silence, with no player start asked for, before it is
+        /// corked, seconds (default `IdlePause.defaultSeconds`; nil: never). Corked, it costs
+        /// nothing; the next start with audio uncorks it first (`willPlay`).
+        public var pauseWhenIdle: Double?
 
         /// Makes settings; defaults as described on each property.
         public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, server: String? = nil,
-                    idleTimingInterval: Double = 0.1) {
+                    idleTimingInterval: Double = 0.1, pauseWhenIdle: Double? = IdlePause.defaultSeconds) {
             self.idleTimingInterval = idleTimingInterval
+            self.pauseWhenIdle = pauseWhenIdle
             self.server = server
             self.sink = sink
             self.latency = latency
@@ -140,6 +145,29 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     private let cache = AudioSampleCache()
     /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
     private var haptics: WaveformDrive?
+    /// Whether frames are handed to the server ahead of being heard: true, except while the
+    /// stream is corked or being put back on the clock's line after (`willPlay`), when frames not
+    /// yet written are not the writer being late (haptics then follow the line alone).
+    public var writesAhead: Bool { !paused.load(ordering: .relaxed) && !realigning.load(ordering: .relaxed) }
+    /// Whether the stream is corked now for want of sound (`Configuration.pauseWhenIdle`).
+    public var isPaused: Bool { paused.load(ordering: .relaxed) }
+    /// Times the stream was corked for want of sound so far.
+    public var pauses: Int { pauseCount.load(ordering: .relaxed) }
+    private let paused = Atomic<Bool>(false)
+    private let pauseCount = Atomic<Int>(0)
+    /// Set by `willPlay` as it uncorks, cleared by the mainloop thread once a timing reply has put
+    /// the stream's frames back on the clock's line (`observeTiming`).
+    private let realigning = Atomic<Bool>(false)
+    /// Mainloop thread (or inside the connection's lock): since when (ns) only silence has been
+    /// written with no voice waiting (0: something sounds); when a start last asked for the
+    /// stream; when it was last uncorked.
+    private var silentSince: UInt64 = 0
+    private var demandAt: UInt64 = 0
+    private var resumedAt: UInt64 = 0
+    /// Mainloop thread: the clock's frame of the stream's frame 0. The renderer counts frames on
+    /// the clock's line; the server counts its read index from the stream's start; they part when
+    /// a cork stops the stream while the line runs on, by what `observeTiming` finds after.
+    private var lineOffset: Int64 = 0
     /// `configuration.idleTimingInterval` in ns.
     private var idleTimingInterval: UInt64 { UInt64(configuration.idleTimingInterval * 1e9) }
 
@@ -214,9 +242,12 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 streamFrameBytes = frameBytes
                 // A reopen (the server came back) keeps what underruns taught.
                 let latency = currentLatency
+                paused.store(false, ordering: .relaxed)
+                realigning.store(false, ordering: .relaxed)
+                (silentSince, demandAt, lineOffset) = (0, 0, 0)
                 let s = try connection.openStream(name: haptics == nil ? "HapSync playback" : "HapSync playback and haptics (\(haptics!.channels.rawValue))",
                                                   rate: sink.rate, channels: positions, onTiming: { [unowned self] info, at in
-                    timing.observe(info, at: at, into: clock)
+                    observeTiming(info, at: at)
                 }) { s in
                     pa_stream_set_write_callback(s, { _, bytes, userdata in
                         Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
@@ -249,6 +280,30 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
 
     /// Whether a server answers now: connects a throwaway context (at most 1 s) and disconnects.
     public func canConnect() -> Bool { PulseConnection.answers(server: configuration.server) }
+
+    /// A player with audio is about to start: a corked stream is uncorked, and this returns once a
+    /// timing reply has put its frames back on the clock's line (at most `IdlePause.resumeWait`;
+    /// a sink waking from suspend may take longer, and a start placed before then may be late by
+    /// how long the stream was corked). Control side; takes the mainloop's lock; may block.
+    public func willPlay() {
+        guard configuration.pauseWhenIdle != nil, let connection else { return }
+        let now = MonotonicClock.nanoseconds()
+        let resumed = connection.withLock { () -> Bool in
+            demandAt = now
+            guard let s = stream, paused.load(ordering: .relaxed) else { return false }
+            resumedAt = now
+            realigning.store(true, ordering: .releasing)
+            paused.store(false, ordering: .releasing)
+            if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+            connection.requestTimingInfo(every: 0)
+            return true
+        }
+        guard resumed else { return }
+        let giveUp = now &+ IdlePause.resumeWait
+        while realigning.load(ordering: .acquiring), MonotonicClock.nanoseconds() < giveUp, running.load(ordering: .relaxed) {
+            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() &+ 200_000)
+        }
+    }
 
     /// Stops the stream and disconnects.
     public func close() {
@@ -283,8 +338,55 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         guard size >= frameBytes else { pa_stream_cancel_write(s); return }
         let frames = renderer.render(into: data.assumingMemoryBound(to: Float.self), frames: size / frameBytes, clock: clock, writesAhead: writesAhead)
         pa_stream_write(s, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
-        connection?.requestTimingInfo(clock: clock, server: timing.server,
-                                      idleInterval: renderer.drive == nil && !renderer.isPlaying ? idleTimingInterval : nil)
+        let silent = renderer.drive == nil && !renderer.isPlaying
+        if realigning.load(ordering: .relaxed) {
+            connection?.requestTimingInfo(every: 0)
+        } else {
+            connection?.requestTimingInfo(clock: clock, server: timing.server, idleInterval: silent ? idleTimingInterval : nil)
+        }
+        let now = MonotonicClock.nanoseconds()
+        if !silent {
+            silentSince = 0
+        } else if silentSince == 0 {
+            silentSince = now
+        } else {
+            corkIfIdle(s, now: now)
+        }
+    }
+
+    /// Corks the stream once it has written only silence for `pauseWhenIdle` with no start asked
+    /// for meanwhile (never with a drive riding in it: the waveform output's haptics are its
+    /// sound). Mainloop thread, after a write (libpulse allocates the request).
+    private func corkIfIdle(_ s: OpaquePointer, now: UInt64) {
+        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, !realigning.load(ordering: .relaxed) else { return }
+        let wait = UInt64(nanosecondsOf: after)
+        guard now >= silentSince &+ wait, now >= demandAt &+ wait else { return }
+        paused.store(true, ordering: .releasing)
+        pauseCount.add(1, ordering: .relaxed)
+        if let op = pa_stream_cork(s, 1, nil, nil) { pa_operation_unref(op) }
+    }
+
+    /// A timing reply taken at `at`: which frame of the clock's line was heard then
+    /// (`PlaybackTiming`, moved by `lineOffset`), for `clock`. The first reply from a playing
+    /// stream after `willPlay` uncorked it finds the stream's frames off the line by about as
+    /// long as it was corked: while nothing sounds, the renderer skips that much silence (or
+    /// repeats it) and `lineOffset` follows, so that players following the clock, and starts
+    /// placed on it after, keep their times. Replies while corked place nothing. Mainloop thread.
+    private func observeTiming(_ info: pa_timing_info, at: UInt64) {
+        guard !paused.load(ordering: .relaxed), info.read_index_corrupt == 0,
+              let heard = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
+        else { return }
+        var frame = heard + lineOffset
+        if realigning.load(ordering: .relaxed) {
+            guard info.playing != 0 else { return }
+            if let onLine = clock.fit.frame(atTime: at), abs(onLine - frame) > Int64(sampleRate * 0.0005),
+               renderer.realignSilence(to: renderer.nextFrame + (onLine - frame)) {
+                lineOffset += onLine - frame
+                frame = onLine
+            }
+            realigning.store(false, ordering: .releasing)
+        }
+        clock.observe(frame: frame, heardAt: at)
     }
 }
 

@@ -34,6 +34,18 @@ public struct AudioMessage: Sendable, BitwiseCopyable {
     }
 }
 
+/// When an audio output's stream pauses for want of sound: after it has played only silence,
+/// with no start asked for, for `defaultSeconds` (each output's `pauseWhenIdle`). Paused, the
+/// stream costs nothing (no cycles, no writes, no timing requests); the next start with audio
+/// runs it again first (`AudioDevice.willPlay`) and puts its frames back on the clock's line, so
+/// that players following the clock meanwhile keep their times.
+public enum IdlePause {
+    /// Seconds of silence before a stream pauses, by default.
+    public static let defaultSeconds = 2.0
+    /// How long `willPlay` waits at most for a resumed stream's frames to be placed, ns.
+    public static let resumeWait: UInt64 = 100_000_000
+}
+
 /// An audio output the engine can slave its haptics to (`PulseAudioOutput`, `PipeWireOutput`).
 ///
 /// The scheduler sends it `AudioMessage`s through `messages` (it is the ring's only producer) and
@@ -68,6 +80,8 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// stream's first cycle has placed its frames on the clock (the caller waits for that, at
     /// most 100 ms). May block.
     func willPlay()
+    /// Whether the stream is paused now for want of sound (`IdlePause`).
+    var isPaused: Bool { get }
     /// Connects and starts the stream; returns once its clock has a first observation.
     func open() throws
     /// Stops and disconnects.
@@ -96,4 +110,6 @@ extension AudioDevice {
     public var earliestStartFrame: Int64 { nextWritableFrame + Int64(sampleRate * 0.005) }
     /// Nothing to do for a stream that never pauses.
     public func willPlay() {}
+    /// False: a stream that never pauses.
+    public var isPaused: Bool { false }
 }

@@ -45,7 +45,7 @@ final class FakePad {
     func eventNode() -> String? {
         var sysname = [CChar](repeating: 0, count: 64)
         guard hapsync_ioctl_ptr(fd, hapsync_UI_GET_SYSNAME(64), &sysname) >= 0 else { return nil }
-        let dir = "/sys/devices/virtual/input/" + String(cString: sysname)
+        let dir = "/sys/devices/virtual/input/" + String(decoding: sysname.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard let d = opendir(dir) else { return nil }
         defer { closedir(d) }
         while let entry = readdir(d) {
