@@ -11,7 +11,8 @@ import Synchronization
 /// Audio through PipeWire natively (libpipewire-0.3), on the graph's own clock.
 ///
 /// One playback stream (`pw_stream`), float32 stereo at the server's clock rate, asking for
-/// `node.latency` = `latency` (default 20 ms), linked to `sink` (a node name) or the default sink.
+/// `node.latency` = `latency` (default 20 ms), linked to `sink` (a node name, or a node id or
+/// object.serial) or the default sink.
 /// Its process callback runs in PipeWire's real-time data thread, renamed `hapsync-audio` and set
 /// to SCHED_FIFO at `threadPriority` (below the engine's threads) on its first cycle; there
 /// `AudioStreamRenderer` mixes the players' voices, and the stream's timing for that very cycle
@@ -24,14 +25,15 @@ import Synchronization
 /// not taken yet). Each cycle gives one observation to `clock`, which the scheduler places haptics
 /// by; no quantum is guessed, as it must be through pipewire-pulse. A cycle whose graph clock
 /// moved on further than the frames we gave it is counted as an underrun (the observation itself
-/// moves the clock). If the server goes away, `onServerLost` is called.
+/// moves the clock; counted only while something sounds). After `pauseWhenIdle` of silence the
+/// stream pauses (`IdlePause`). If the server goes away, `onServerLost` is called.
 ///
 /// When a waveform haptic output plays to the same sink, its drive signal rides in this stream
 /// (`attach`), laid out as on PulseAudio (`AudioStreamRenderer`): sample-locked with the audio.
 public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sendable {
     /// Settings.
     public struct Configuration: Sendable {
-        /// The sink to play to, by node name (nil: the default sink).
+        /// The sink to play to: a node name, or a node id or object.serial (nil: the default sink).
         public var sink: String?
         /// Latency to ask the graph for (`node.latency`), seconds (default 0.020).
         public var latency: Double
@@ -118,16 +120,19 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// start. No padding beyond that, since each cycle renders its whole buffer at its start.
     /// Does not allocate, lock or block.
     public var earliestStartFrame: Int64 {
+        // The cycle's start before its frames: `process` stores it after rendering, so a read
+        // torn across a cycle errs a quantum late, never into the cycle under way.
+        let began = lastCycleStart.load(ordering: .acquiring)
         let next = renderer.nextFrame, quantum = Int64(requested.load(ordering: .relaxed))
-        let began = lastCycleStart.load(ordering: .relaxed)
         guard quantum > 0, began > 0 else { return next + Int64(sampleRate * 0.005) }
-        let nextCycle = began + UInt64(Double(quantum) / sampleRate * 1e9)
+        let nextCycle = began &+ UInt64(nanosecondsOf: Double(quantum) / sampleRate)
         return MonotonicClock.nanoseconds() &+ Self.startGuard < nextCycle ? next : next + quantum
     }
     /// How long before a cycle begins a start is placed in the cycle after instead, ns: the
     /// scheduler's message crosses to the data thread in far less.
     static let startGuard: UInt64 = 1_000_000
-    /// Cycles whose graph clock moved on further than the frames this stream gave it.
+    /// Cycles whose graph clock moved on further than the frames this stream gave it, counted
+    /// while something sounds (a resume's first cycle after a pause is not an underrun).
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
     /// False: each cycle's frames are rendered in that cycle's process callback.
     public var writesAhead: Bool { false }
@@ -166,6 +171,12 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// Resumes so far (`willPlay`, counted before the stream runs again) and when the latest
     /// was asked for; the data thread's last one it has put its frames back on the line after.
     private let resumeEpoch = Atomic<Int>(0)
+    /// Whether a player with audio plays or is about to (`audiblePlayersActive`): no pause then.
+    private let awake = Atomic<Bool>(false)
+    /// Held by `willPlay` across `hs_pw_set_active` and by `close` while it lets go of the
+    /// stream, so that a resume never reaches a stream being freed (never taken by the loop
+    /// thread, which holds PipeWire's loop lock that `hs_pw_set_active` takes).
+    private let lifetime = Locked<Void>(())
     private let resumedAt = Atomic<UInt64>(0)
     private var alignedEpoch = 0
     private let adaptation: Locked<AdaptiveLatency>
@@ -361,10 +372,16 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// Stops the stream and disconnects.
     public func close() {
         running.store(false, ordering: .releasing)
-        if let stream { hs_pw_close(stream) }
-        stream = nil
+        let closing = lifetime.withLock { _ -> OpaquePointer? in
+            defer { stream = nil }
+            return stream
+        }
+        if let closing { hs_pw_close(closing) }
         renderer.finish()
     }
+
+    /// Whether a player with audio plays or is about to: the stream does not pause while one does.
+    public func audiblePlayersActive(_ active: Bool) { awake.store(active, ordering: .releasing) }
 
     private let lostReason = Locked<String?>(nil)
 
@@ -379,11 +396,12 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// `pauseWhenIdle` with no start asked for meanwhile (never with a drive riding in it: the
     /// waveform output's haptics are its sound).
     private func pauseIfIdle() {
-        guard let after = configuration.pauseWhenIdle, haptics == nil, let stream else { return }
+        guard let after = configuration.pauseWhenIdle, haptics == nil, !awake.load(ordering: .acquiring), let stream else { return }
         let since = silentSince.load(ordering: .relaxed)
-        let now = MonotonicClock.nanoseconds(), wait = UInt64(nanosecondsOf: after)
+        let now = MonotonicClock.nanoseconds()
         let pause = idle.withLock { state -> Bool in
-            guard !state.paused, since > 0, now >= since &+ wait, now >= state.demandAt &+ wait else { return false }
+            guard !state.paused, since > 0, IdlePause.hasPassed(after, since: since, now: now),
+                  IdlePause.hasPassed(after, since: state.demandAt, now: now) else { return false }
             state.paused = true
             state.pauses += 1
             return true
@@ -401,15 +419,20 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             defer { state.paused = false }
             return state.paused
         }
-        guard wasPaused, let stream else { return }
+        guard wasPaused else { return }
         let before = cycles.load(ordering: .acquiring)
         resumedAt.store(now, ordering: .relaxed)
         resumeEpoch.add(1, ordering: .releasing)
-        _ = hs_pw_set_active(stream, 1)
-        let giveUp = now &+ IdlePause.resumeWait
-        while cycles.load(ordering: .acquiring) == before, MonotonicClock.nanoseconds() < giveUp, running.load(ordering: .relaxed) {
-            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() &+ 200_000)
+        let resumed = lifetime.withLock { _ -> Bool in
+            guard let stream else { return false }
+            return hs_pw_set_active(stream, 1) == 0
         }
+        guard resumed else {
+            // Still paused (or closing): the next start tries again.
+            idle.withLock { $0.paused = stream != nil }
+            return
+        }
+        IdlePause.awaitResume(from: now, done: { cycles.load(ordering: .acquiring) != before }, running: { running.load(ordering: .relaxed) })
     }
 
     /// The server or stream failed (loop thread): reported once, while playing.
@@ -451,9 +474,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         // lateness permanent); one that finds the frames on the line, or a second after, ends it.
         let epoch = resumeEpoch.load(ordering: .acquiring)
         if epoch != alignedEpoch, !sounding, let onLine = clock.fit.frame(atTime: heard) {
-            if abs(onLine - renderer.nextFrame) > Int64(sampleRate * 0.0005), renderer.realignSilence(to: onLine) {
-                alignedEpoch = epoch
-            } else if heard > resumedAt.load(ordering: .relaxed) &+ 1_000_000_000 {
+            let off = abs(onLine - renderer.nextFrame) > Int64(sampleRate * 0.0005)
+            if !off || renderer.realignSilence(to: onLine) || heard > resumedAt.load(ordering: .relaxed) &+ 1_000_000_000 {
                 alignedEpoch = epoch
             }
         }
@@ -463,9 +485,10 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             if moved > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
         }
         clock.observe(frame: first, heardAt: heard)
-        if time.requested > 0 { requested.store(Int(time.requested), ordering: .relaxed) }
-        lastCycleStart.store(UInt64(time.now), ordering: .relaxed)
         let n = renderer.render(into: data, frames: frames, clock: clock, writesAhead: writesAhead)
+        // After the frames (see `earliestStartFrame`).
+        if time.requested > 0 { requested.store(Int(clamping: time.requested), ordering: .relaxed) }
+        lastCycleStart.store(UInt64(time.now), ordering: .releasing)
         lastGraphTime = graphTime
         lastFrames = n
         if renderer.isPlaying || renderer.drive != nil {

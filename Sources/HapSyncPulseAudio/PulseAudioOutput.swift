@@ -158,12 +158,18 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// Set by `willPlay` as it uncorks, cleared by the mainloop thread once a timing reply has put
     /// the stream's frames back on the clock's line (`observeTiming`).
     private let realigning = Atomic<Bool>(false)
-    /// Mainloop thread (or inside the connection's lock): since when (ns) only silence has been
-    /// written with no voice waiting (0: something sounds); when a start last asked for the
-    /// stream; when it was last uncorked.
+    /// Whether a player with audio plays or is about to (`audiblePlayersActive`): no cork then.
+    private let awake = Atomic<Bool>(false)
+    /// Held by `willPlay` while it uncorks and by `close` while it lets go of the connection, so
+    /// that a resume never reaches a connection being freed (never taken by the mainloop thread).
+    private let lifetime = Locked<Void>(())
+    /// When a start last asked for the stream (`willPlay`, ns): stored before `paused` is read,
+    /// and read again by `corkIfIdle` after it sets `paused`, both sequentially consistent, so
+    /// that a start either sees the cork and uncorks, or stops it.
+    private let demandAt = Atomic<UInt64>(0)
+    /// Mainloop thread: since when (ns) only silence has been written with no voice waiting (0:
+    /// something sounds).
     private var silentSince: UInt64 = 0
-    private var demandAt: UInt64 = 0
-    private var resumedAt: UInt64 = 0
     /// Mainloop thread: the clock's frame of the stream's frame 0. The renderer counts frames on
     /// the clock's line; the server counts its read index from the stream's start; they part when
     /// a cork stops the stream while the line runs on, by what `observeTiming` finds after.
@@ -221,7 +227,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         let connection = try PulseConnection(clientName: "HapSync", server: configuration.server, threadName: Self.threadName,
                                              realtimePriority: mainloopPriority.asked,
                                              onFailure: { [weak self] why in self?.serverLost(why) })
-        self.connection = connection
+        lifetime.withLock { _ in self.connection = connection }
         mainloopPriority.record(connection)
         do {
             stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
@@ -244,7 +250,8 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 let latency = currentLatency
                 paused.store(false, ordering: .relaxed)
                 realigning.store(false, ordering: .relaxed)
-                (silentSince, demandAt, lineOffset) = (0, 0, 0)
+                (silentSince, lineOffset) = (0, 0)
+                demandAt.store(0, ordering: .relaxed)
                 let s = try connection.openStream(name: haptics == nil ? "HapSync playback" : "HapSync playback and haptics (\(haptics!.channels.rawValue))",
                                                   rate: sink.rate, channels: positions, onTiming: { [unowned self] info, at in
                     observeTiming(info, at: at)
@@ -284,32 +291,40 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// A player with audio is about to start: a corked stream is uncorked, and this returns once a
     /// timing reply has put its frames back on the clock's line (at most `IdlePause.resumeWait`;
     /// a sink waking from suspend may take longer, and a start placed before then may be late by
-    /// how long the stream was corked). Control side; takes the mainloop's lock; may block.
+    /// how long the stream was corked). A running stream's start takes no lock (the mainloop
+    /// thread must not wait for this one); a corked one's takes the mainloop's lock. Control
+    /// side; may block.
     public func willPlay() {
-        guard configuration.pauseWhenIdle != nil, let connection else { return }
+        guard configuration.pauseWhenIdle != nil else { return }
         let now = MonotonicClock.nanoseconds()
-        let resumed = connection.withLock { () -> Bool in
-            demandAt = now
-            guard let s = stream, paused.load(ordering: .relaxed) else { return false }
-            resumedAt = now
-            realigning.store(true, ordering: .releasing)
-            paused.store(false, ordering: .releasing)
-            if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
-            connection.requestTimingInfo(every: 0)
-            return true
+        demandAt.store(now, ordering: .sequentiallyConsistent)
+        guard paused.load(ordering: .sequentiallyConsistent) else { return }
+        let resumed = lifetime.withLock { _ -> Bool in
+            guard let connection else { return false }
+            return connection.withLock { () -> Bool in
+                guard let s = stream, paused.load(ordering: .relaxed) else { return false }
+                realigning.store(true, ordering: .releasing)
+                paused.store(false, ordering: .releasing)
+                if let op = pa_stream_cork(s, 0, nil, nil) { pa_operation_unref(op) }
+                connection.requestTimingInfo(every: 0)
+                return true
+            }
         }
         guard resumed else { return }
-        let giveUp = now &+ IdlePause.resumeWait
-        while realigning.load(ordering: .acquiring), MonotonicClock.nanoseconds() < giveUp, running.load(ordering: .relaxed) {
-            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() &+ 200_000)
-        }
+        IdlePause.awaitResume(from: now, done: { !realigning.load(ordering: .acquiring) }, running: { running.load(ordering: .relaxed) })
     }
+
+    /// Whether a player with audio plays or is about to: the stream is not corked while one does.
+    public func audiblePlayersActive(_ active: Bool) { awake.store(active, ordering: .releasing) }
 
     /// Stops the stream and disconnects.
     public func close() {
         running.store(false, ordering: .releasing)
-        connection?.close()
-        connection = nil
+        let closing = lifetime.withLock { _ -> PulseConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        closing?.close()
         stream = nil
         renderer.finish()
     }
@@ -358,10 +373,16 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// for meanwhile (never with a drive riding in it: the waveform output's haptics are its
     /// sound). Mainloop thread, after a write (libpulse allocates the request).
     private func corkIfIdle(_ s: OpaquePointer, now: UInt64) {
-        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, !realigning.load(ordering: .relaxed) else { return }
-        let wait = UInt64(nanosecondsOf: after)
-        guard now >= silentSince &+ wait, now >= demandAt &+ wait else { return }
-        paused.store(true, ordering: .releasing)
+        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, !realigning.load(ordering: .relaxed),
+              !awake.load(ordering: .acquiring) else { return }
+        guard IdlePause.hasPassed(after, since: silentSince, now: now),
+              IdlePause.hasPassed(after, since: demandAt.load(ordering: .relaxed), now: now) else { return }
+        paused.store(true, ordering: .sequentiallyConsistent)
+        // A start that came meanwhile saw `paused` false and goes on: the stream stays running.
+        guard IdlePause.hasPassed(after, since: demandAt.load(ordering: .sequentiallyConsistent), now: now) else {
+            paused.store(false, ordering: .sequentiallyConsistent)
+            return
+        }
         pauseCount.add(1, ordering: .relaxed)
         if let op = pa_stream_cork(s, 1, nil, nil) { pa_operation_unref(op) }
     }
@@ -370,8 +391,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// (`PlaybackTiming`, moved by `lineOffset`), for `clock`. The first reply from a playing
     /// stream after `willPlay` uncorked it finds the stream's frames off the line by about as
     /// long as it was corked: while nothing sounds, the renderer skips that much silence (or
-    /// repeats it) and `lineOffset` follows, so that players following the clock, and starts
-    /// placed on it after, keep their times. Replies while corked place nothing. Mainloop thread.
+    /// repeats it) and `lineOffset` follows, so that starts placed on the line keep their times,
+    /// and the fit starts over from that reply. Replies while corked place nothing; on PipeWire
+    /// a late jump waits for the next reply to agree (`PlaybackTiming.believe`). Mainloop thread.
     private func observeTiming(_ info: pa_timing_info, at: UInt64) {
         guard !paused.load(ordering: .relaxed), info.read_index_corrupt == 0,
               let heard = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
@@ -384,7 +406,14 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 lineOffset += onLine - frame
                 frame = onLine
             }
+            // One reply placed the frames; it may be off by a few ms (taken late, or PulseAudio's
+            // first timing after a cork). The fit starts over from it, so the replies after
+            // correct it at once rather than slewing 25 µs at a time (seen: taps 4 ms early
+            // a second after a resume under load).
+            clock.restart()
             realigning.store(false, ordering: .releasing)
+        } else if let onLine = clock.fit.frame(atTime: at), !timing.believe(lineAhead: onLine - frame) {
+            return
         }
         clock.observe(frame: frame, heardAt: at)
     }
@@ -432,6 +461,9 @@ extension PulseAudioOutput {
         package static let growthWindow = 32
         /// Bytes per frame of the stream (8: stereo float).
         private let frameBytes: Int64
+        /// How far the last reply's frame lagged the clock's line, when that was a jump not yet
+        /// believed (`believe(lineAhead:)`), frames.
+        private var lateCandidate: Int64?
 
         /// Timing for a stream at `sampleRate` on `server`, of `frameBytes` bytes a frame.
         package init(server: PulseConnection.Server, sampleRate: Double, frameBytes: Int64 = 8) {
@@ -450,11 +482,34 @@ extension PulseAudioOutput {
             case .pulseAudio:
                 return read - Int64(latency.rounded())
             case .pipeWire:
-                noteStep(read - lastRead)
+                let unsure = noteStep(read - lastRead)
                 lastRead = read
-                guard quantum > 0 else { return nil }
+                guard quantum > 0, !unsure else { return nil }
                 return read - quantum - Int64(latency.rounded())
             }
+        }
+
+        /// Whether a reply whose frame the clock's line already places `lineAhead` frames further
+        /// on (the reply says that frame is heard later than the line does) is to be observed. On
+        /// PipeWire a reply taken late (our request delayed: the mainloop thread preempted, or
+        /// stalled past an underrun) carries the last cycle's read index with a later time, and
+        /// places frames late by up to a quantum (seen: 8-24 ms, taking the clock's line with it
+        /// for a cycle, and the haptics released by it late). Such a jump, later by more than
+        /// the clock's step threshold, is believed only when the next reply says the same within
+        /// 1 ms (the audio did move later); an earlier one, which a late reply cannot make, at
+        /// once. PulseAudio's replies carry the sink's latency at the time taken: all believed.
+        /// Does not allocate, lock or block.
+        package mutating func believe(lineAhead: Int64) -> Bool {
+            guard server == .pipeWire, Double(lineAhead) * 1e9 / sampleRate > AudioClock.stepThreshold else {
+                lateCandidate = nil
+                return true
+            }
+            guard let previous = lateCandidate, abs(previous - lineAhead) <= Int64(sampleRate * 0.001) else {
+                lateCandidate = lineAhead
+                return false
+            }
+            lateCandidate = nil   // believed: the line moves to it
+            return true
         }
 
         /// Turns a timing reply taken at monotonic time `at` into "frame F was heard at T" for
@@ -470,23 +525,28 @@ extension PulseAudioOutput {
         /// The stream's buffer was just made longer (after an underrun): on PipeWire its graph's
         /// quantum may grow with it, and until the estimate follows, frames are taken to be heard
         /// a quantum's growth early (seen: a tap 21 ms early after 1024 → 2048). For the next
-        /// `growthWindow` replies a larger step is believed at once: a step that spans two cycles
-        /// of the old quantum then places frames late, never early, until a smaller step brings
-        /// the estimate back. Does not allocate, lock or block.
+        /// `growthWindow` replies a larger step is believed at once for the replies after it; the
+        /// reply with that step places nothing, as it may as well span two cycles of the old
+        /// quantum (a reply delayed under load) and would place frames late by one (seen: taps
+        /// 8-30 ms late around underruns). The next reply's step settles it: the same again, or a
+        /// smaller one that brings the estimate back. Does not allocate, lock or block.
         package mutating func quantumMayGrow() {
             expectingGrowth = Self.growthWindow
         }
 
         /// Learns the quantum from a step of the read index: the smallest step seen (cycles taken
         /// one at a time), or, after `quantumPatience` replies that all stepped further (at once
-        /// while `quantumMayGrow` holds), the smallest of those (the quantum grew).
-        private mutating func noteStep(_ step: Int64) {
-            guard lastRead >= 0, step > 0 else { return }
-            if expectingGrowth > 0 { expectingGrowth -= 1 }
-            if quantum > 0, step > quantum, expectingGrowth > 0 {
+        /// while `quantumMayGrow` holds), the smallest of those (the quantum grew). Returns whether
+        /// the step is not to be trusted for the frame it places: one that grew the quantum at once.
+        private mutating func noteStep(_ step: Int64) -> Bool {
+            guard lastRead >= 0, step > 0 else { return false }
+            let expecting = expectingGrowth > 0
+            if expecting { expectingGrowth -= 1 }
+            if quantum > 0, step > quantum, expecting {
                 quantum = step
                 largerStep = .max
                 repliesWithoutQuantum = 0
+                return true
             } else if quantum == 0 || step <= quantum {
                 quantum = step
                 largerStep = .max
@@ -500,6 +560,7 @@ extension PulseAudioOutput {
                     repliesWithoutQuantum = 0
                 }
             }
+            return false
         }
     }
 }

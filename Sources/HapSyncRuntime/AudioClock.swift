@@ -109,7 +109,7 @@ public final class AudioClock: @unchecked Sendable {
     /// Largest move of the published mapping per observation, ns.
     static let maxSlew = 25_000.0
     /// Disagreements larger than this are taken at once, ns.
-    static let stepThreshold = 5_000_000.0
+    public static let stepThreshold = 5_000_000.0
     /// Observations after a (re)start during which the fit is published without slewing.
     static let settling = 32
     /// How long a late write's floor is kept at most when the line does not catch up with it, ns:

@@ -44,6 +44,23 @@ public enum IdlePause {
     public static let defaultSeconds = 2.0
     /// How long `willPlay` waits at most for a resumed stream's frames to be placed, ns.
     public static let resumeWait: UInt64 = 100_000_000
+
+    /// Whether `seconds` (an output's `pauseWhenIdle`) have passed from `since` to `now` (ns):
+    /// never for a negative or NaN setting, nor across a wrap (an infinite one never passes).
+    /// Does not allocate, lock or block.
+    public static func hasPassed(_ seconds: Double, since: UInt64, now: UInt64) -> Bool {
+        guard seconds >= 0, now >= since else { return false }
+        return now - since >= UInt64(nanosecondsOf: seconds)
+    }
+
+    /// `willPlay`'s wait: polls every 0.2 ms until `done` or `running` turns false, at most
+    /// `resumeWait` from `start` (ns). Control side; blocks.
+    public static func awaitResume(from start: UInt64, done: () -> Bool, running: () -> Bool) {
+        let giveUp = start &+ resumeWait
+        while !done(), MonotonicClock.nanoseconds() < giveUp, running() {
+            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() &+ 200_000)
+        }
+    }
 }
 
 /// An audio output the engine can slave its haptics to (`PulseAudioOutput`, `PipeWireOutput`).
@@ -82,6 +99,11 @@ public protocol AudioDevice: AnyObject, Sendable {
     func willPlay()
     /// Whether the stream is paused now for want of sound (`IdlePause`).
     var isPaused: Bool { get }
+    /// Whether a player with audio plays or is about to (the engine says so, control side, as
+    /// players begin, pause and end): a stream never pauses while one does, since the scheduler
+    /// sends audio starts of its own (a loop's next pass, a seek, a rate change) that no
+    /// `willPlay` precedes. Does not block.
+    func audiblePlayersActive(_ active: Bool)
     /// Connects and starts the stream; returns once its clock has a first observation.
     func open() throws
     /// Stops and disconnects.
@@ -112,4 +134,6 @@ extension AudioDevice {
     public func willPlay() {}
     /// False: a stream that never pauses.
     public var isPaused: Bool { false }
+    /// Nothing to keep awake in a stream that never pauses.
+    public func audiblePlayersActive(_ active: Bool) {}
 }

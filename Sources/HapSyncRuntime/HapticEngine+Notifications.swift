@@ -15,6 +15,7 @@ extension HapticEngine {
                 let (player, oneShot) = control.withLock { state in
                     state.active.remove(n.player)
                     state.lastActivity = max(state.lastActivity, ended)
+                    configuration.audio?.audiblePlayersActive(state.anyAudiblePlaying)
                     return (state.players[Int(n.slot)]?.player, state.oneShots.removeValue(forKey: n.player))
                 }
                 if let player, player.id == n.player {
@@ -32,11 +33,13 @@ extension HapticEngine {
                 control.withLock { state in
                     state.active.remove(n.player)
                     state.lastActivity = max(state.lastActivity, now)
+                    configuration.audio?.audiblePlayersActive(state.anyAudiblePlaying)
                 }
             case .began(let playing):
                 control.withLock { state in
                     if let k = state.pendingStarts[n.player] { state.pendingStarts[n.player] = k > 1 ? k - 1 : nil }
                     if playing { state.active.insert(n.player) }
+                    configuration.audio?.audiblePlayersActive(state.anyAudiblePlaying)
                 }
             case .retired:
                 freeSlot(Int(n.slot))

@@ -31,7 +31,10 @@ extension HapticEngine {
         scheduler.hasAudio[slot] = audio != nil
         if let audio, let device = configuration.audio {
             let retained = Unmanaged.passRetained(audio)
-            control.withLock { $0.audioBySlot[slot] = retained }
+            control.withLock { state in
+                state.audioBySlot[slot] = retained
+                state.audible.insert(id)
+            }
             device.setSource(slot: slot, retained)
         }
         live.clear(slot: slot, unmute: true)
@@ -137,6 +140,7 @@ extension HapticEngine {
             }
             state.pendingStarts[id, default: 0] += 1
             state.lastActivity = configuration.clock.now()
+            if audible { configuration.audio?.audiblePlayersActive(true) }
             return (true, audible)
         }
         guard accepted else { return false }
@@ -165,6 +169,7 @@ extension HapticEngine {
     func retire(slot: Int, id: UInt32) {
         let running = control.withLock { state -> Bool in
             state.players[slot] = nil
+            state.audible.remove(id)
             return state.running
         }
         if running {

@@ -69,6 +69,12 @@ public final class HapticEngine: @unchecked Sendable {
         var active: Set<UInt32> = []
         /// Whether any player plays or is about to.
         var anyPlaying: Bool { !active.isEmpty || !pendingStarts.isEmpty }
+        /// Players (ids) with audio, from their making to their retirement.
+        var audible: Set<UInt32> = []
+        /// Whether a player with audio plays or is about to (`AudioDevice.audiblePlayersActive`).
+        var anyAudiblePlaying: Bool {
+            !audible.isEmpty && (active.contains(where: audible.contains) || pendingStarts.keys.contains(where: audible.contains))
+        }
         /// When a player last started or ended (engine ns): the idle timer's origin.
         var lastActivity: UInt64 = 0
         /// Stopped by the idle timer: the next player start restarts the engine.

@@ -7,7 +7,7 @@ import HapSyncTestSupport
 import Testing
 
 /// A stream that pauses for want of sound (`IdlePause`): PulseAudio's protocol corks it, PipeWire
-/// natively pauses it. Each server that answers now is tested: PulseAudio (or pipewire-pulse)
+/// natively pauses it, never while a player with audio plays. Each server that answers now is tested: PulseAudio (or pipewire-pulse)
 /// under .ci/with-pulse and .ci/with-pipewire, PipeWire natively under .ci/with-pipewire.
 @Suite("Idle pause", .serialized)
 struct IdlePauseTests {
@@ -61,33 +61,41 @@ struct IdlePauseTests {
         #expect(Self.waitUntil(seconds: 5) { audio.isPaused }, "\(server): the stream did not pause again")
     }
 
-    /// A player following the audio clock whose sound has ended plays on while the stream pauses
-    /// (its taps on the clock's line); another player's start runs the stream again, and the
-    /// frames go on where the line puts them, so the first player's later taps keep their times.
+    /// A looping player with audio whose sound is short beside its loop: the scheduler starts
+    /// each pass's audio itself (no `willPlay`), so the stream must not pause under it, however
+    /// long the silence between passes; every pass's click is heard where its tap goes out.
     @Test(.enabled(if: !servers.isEmpty, "no sound server answers"), arguments: servers)
-    func aPauseAndAResumeLeaveAPlayingPatternsTapsInPlace(server: AudioServerChoice) throws {
-        let audio = Self.output(server, pause: 0.2)
+    func aLoopingPlayerKeepsTheStreamRunning(server: AudioServerChoice) throws {
+        let reader = PipeSinkReader()
+        try reader.start()
+        defer { reader.stop() }
+        let audio = Self.output(server, sink: reader.sinkName, pause: 0.2)
         let haptics = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
         try engine.start()
         defer { engine.stop() }
-        // A click at 0, then taps every 0.25 s to 3 s with no sound.
-        var builder = AHAPPatternBuilder().audioCustom(at: 0, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false)
-        for k in 0...12 { builder = builder.transient(at: Double(k) * 0.25, intensity: 1, sharpness: 0.5) }
-        let first = try engine.makePlayer(with: try builder.build(), audioFiles: Self.files)
-        let start = engine.currentTime + 0.3
-        try first.start(atTime: start)
-        #expect(Self.waitUntil(seconds: 2) { audio.isPaused }, "\(server): the stream did not pause under the playing pattern")
-        let second = try engine.makePlayer(with: try AHAPPatternBuilder().audioCustom(at: 0, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false).build(),
-                                           audioFiles: Self.files)
-        try second.start(atTime: HapticEngine.timeImmediate)
-        #expect(!audio.isPaused)
-        Thread.sleep(forTimeInterval: max(0, start + 3.3 - engine.currentTime))
-        let taps = haptics.entries.filter { $0.command.kind == .transient && $0.command.player == first.id }
-        #expect(taps.count == 13)
-        // Each against its time on the engine clock (the line barely moves in 3 s: a few µs).
-        let late = taps.map { (Double($0.command.released) / 1e9 - start - $0.command.patternTime) * 1000 }
-        print("pause (\(server)): the first player's taps against their times (ms): \(SyncTests.text(late))")
-        #expect(late.allSatisfy { abs($0) < 2 }, "\(server): \(late)")
+        // A click and a tap at 0.3 s; the loop is 0.7 s long: over 0.5 s of silence around each
+        // click. (At 0.3 s, not 0: a pass's audio start goes out at the wrap, when its first
+        // frames are already written, so a sound at a pass's very start is cut: a known fault.)
+        let pattern = try AHAPPatternBuilder().audioCustom(at: 0.3, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false)
+            .transient(at: 0.3, intensity: 1, sharpness: 0.5).build()
+        let player = try engine.makePlayer(with: pattern, audioFiles: Self.files)
+        try player.setLoop(true, end: 0.7)
+        try player.start(atTime: engine.currentTime + 0.1)
+        var pausedMeanwhile = false
+        let until = Date().addingTimeInterval(2.4)
+        while Date() < until {
+            pausedMeanwhile = pausedMeanwhile || audio.isPaused
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        try player.stop(atTime: HapticEngine.timeImmediate)
+        #expect(!pausedMeanwhile, "\(server): the stream paused under a looping player with audio")
+        let taps = haptics.entries.filter { $0.command.kind == .transient }
+        let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+        let byPipe = SyncTests.offsets(taps.map(\.command.released), from: onsets)
+        print("pause (\(server)): a looping player's \(taps.count) taps − their clicks heard by the pipe (ms): \(SyncTests.text(byPipe)); \(onsets.count) clicks heard")
+        #expect(taps.count >= 3, "\(server): \(taps.count) passes")
+        #expect(byPipe.count == taps.count && byPipe.allSatisfy { abs($0) < 10 }, "\(server): \(byPipe)")
+        #expect(Self.waitUntil(seconds: 3) { audio.isPaused }, "\(server): the stream did not pause once the loop stopped")
     }
 }

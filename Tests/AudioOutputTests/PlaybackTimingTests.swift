@@ -106,6 +106,25 @@ struct PlaybackTimingTests {
     /// follows (the frames would be placed early). A step over two old cycles, taken for the
     /// quantum meanwhile, places frames late until the next single step brings it back; after the
     /// window, growth needs the 16 replies again.
+    /// On PipeWire a reply taken late places its frames late by up to a quantum: a jump of the
+    /// line later by more than the clock's step is believed only when the next reply agrees.
+    @Test func aLateReplyAloneDoesNotMoveTheLineOnPipeWire() {
+        func believed(_ timing: inout PulseAudioOutput.PlaybackTiming, _ lineAhead: Int64) -> Bool { timing.believe(lineAhead: lineAhead) }
+        var pipeWire = PulseAudioOutput.PlaybackTiming(server: .pipeWire, sampleRate: Self.rate)
+        let late = Int64(0.012 * Self.rate)   // 12 ms: a reply taken 12 ms after its cycle
+        #expect(believed(&pipeWire, 0) == true)
+        #expect(believed(&pipeWire, Int64(0.004 * Self.rate)) == true, "within the step threshold: slewed as usual")
+        #expect(believed(&pipeWire, late) == false, "one late reply: not observed")
+        #expect(believed(&pipeWire, 2) == true, "the next on the line: observed")
+        #expect(believed(&pipeWire, late) == false)
+        #expect(believed(&pipeWire, late + 20) == true, "two agreeing within 1 ms: the audio did move later")
+        #expect(believed(&pipeWire, late) == false)
+        #expect(believed(&pipeWire, 2 * late) == false, "two that disagree: neither")
+        #expect(believed(&pipeWire, -late) == true, "earlier: a late reply cannot make that")
+        var pulse = PulseAudioOutput.PlaybackTiming(server: .pulseAudio, sampleRate: Self.rate)
+        #expect(believed(&pulse, late) == true, "PulseAudio's replies carry the latency at the time taken")
+    }
+
     @Test func afterOurBufferGrewALargerStepIsBelievedAtOnce() {
         var replies = Replies()
         for _ in 0..<10 { _ = replies.reply(step: 1024) }
@@ -113,11 +132,14 @@ struct PlaybackTimingTests {
         _ = replies.reply(step: 1024)
         #expect(replies.timing.quantum == 1024)
         let grown = replies.reply(step: 2048)
-        #expect(replies.timing.quantum == 2048 && grown == replies.read - 2048, "believed at the first larger step")
-        _ = replies.reply(step: 4096)   // a reply that spans two cycles: the estimate errs late
-        #expect(replies.timing.quantum == 4096)
-        _ = replies.reply(step: 2048)
-        #expect(replies.timing.quantum == 2048, "the next single step brings it back")
+        #expect(replies.timing.quantum == 2048, "believed at the first larger step")
+        #expect(grown == nil, "the reply with that step places nothing: it may span two cycles of the old quantum")
+        let confirmed = replies.reply(step: 2048)
+        #expect(confirmed == replies.read - 2048, "the same step again: frames placed by the new quantum")
+        let spanning = replies.reply(step: 4096)   // a reply that spans two cycles
+        #expect(replies.timing.quantum == 4096 && spanning == nil, "believed for the replies after, placing nothing itself")
+        let back = replies.reply(step: 2048)
+        #expect(replies.timing.quantum == 2048 && back == replies.read - 2048, "the next single step brings it back, never late by a cycle")
         for _ in 0..<(PulseAudioOutput.PlaybackTiming.growthWindow) { _ = replies.reply(step: 2048) }
         _ = replies.reply(step: 4096)
         #expect(replies.timing.quantum == 2048, "past the window, one larger step is not believed")
