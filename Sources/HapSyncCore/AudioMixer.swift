@@ -147,10 +147,12 @@ public final class AudioMixer: @unchecked Sendable {
         return dropped
     }
 
-    /// Stops a player's voices from output frame `frame` on, with a 5 ms fade. Does not allocate,
-    /// lock or block.
+    /// Stops a player's voices from output frame `frame` on, with a 5 ms fade; those that would
+    /// begin at `frame` or later are dropped. Does not allocate, lock or block.
     public func stop(slot: Int32, atFrame frame: Int64) {
         for i in 0..<capacity where voices[i].active && voices[i].slot == slot {
+            // A voice stopped at or before its first frame never sounds (not even a fade).
+            if voices[i].startFrame >= frame { voices[i].active = false; continue }
             voices[i].stopFrame = min(voices[i].stopFrame, frame)
         }
     }

@@ -68,6 +68,7 @@ extension Scheduler {
         case .setLoop:
             slots[s].loopEnabled = m.flag
             slots[s].loopEnd = m.value.isNaN ? 0 : m.value.clamped(to: HapticPatternPlayer.loopEnds)
+            cancelNextPassAudio(s)
         case .refresh:
             if slots[s].active { slots[s].liveEvaluated = now; pushLiveLevel(at: now, now: now, player: slots[s].player, pushed: &pushed) }
         case .retire:
@@ -150,6 +151,7 @@ extension Scheduler {
         state.active = true
         state.player = player
         state.startFrame = -1
+        state.nextPassFrame = -1
         state.endTime = endTime
         state.stopAt = .max
         state.stopIsPause = false
@@ -197,8 +199,23 @@ extension Scheduler {
         if slots[s].startFrame >= 0, let audio, let frame = audibleFrame(at: now &+ hapticLatency) {
             let zero = frame - FrameTiming.frames(o, rate: rate, sampleRate: audio.sampleRate)
             slots[s].startFrame = zero
+            // This start ends whatever the slot had sent ahead.
+            slots[s].nextPassFrame = -1
             audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: rate))
             post(.startedOnAudio(frame: zero), slot: s, player: slots[s].player)
         }
+    }
+
+    /// The loop changed after the next pass's audio went out ahead (`Due.audioWrap`): unless the
+    /// pass still wraps at that frame, this pass's voices are started again from there (ending
+    /// the next pass's, which never sound) and the next pass is sent again when due. Does not
+    /// allocate, lock or block.
+    private func cancelNextPassAudio(_ s: Int) {
+        let state = slots[s]
+        guard state.nextPassFrame >= 0, let audio else { return }
+        let end = endPoint(s)
+        if end.wraps, frame(s, end.time, sampleRate: audio.sampleRate) == state.nextPassFrame { return }
+        audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: state.startFrame, from: state.nextPassFrame, rate: state.rate))
+        slots[s].nextPassFrame = -1
     }
 }

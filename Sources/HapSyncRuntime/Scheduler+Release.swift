@@ -59,8 +59,20 @@ extension Scheduler {
             if state.startFrame >= 0, let audio {
                 let zero = frame(s, end, sampleRate: audio.sampleRate)
                 slots[s].startFrame = zero
-                audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: zero, rate: state.rate))
+                // Sent ahead (`audioWrap`) unless the pass moved since.
+                if state.nextPassFrame != zero {
+                    audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: zero, rate: state.rate))
+                }
+                slots[s].nextPassFrame = -1
                 post(.startedOnAudio(frame: zero), slot: s, player: state.player)
+            }
+        case .audioWrap:
+            // The next pass's voices, starting at the wrap's frame (the mixer ends this pass's
+            // there); the wrap itself then only moves the slot on.
+            if let audio {
+                let zero = frame(s, endPoint(s).time, sampleRate: audio.sampleRate)
+                audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: zero, rate: state.rate))
+                slots[s].nextPassFrame = zero
             }
         case .seekLevel:
             // The continuous level in force at the offset: the last level command before it.

@@ -36,6 +36,9 @@ final class Scheduler: @unchecked Sendable {
         var start: UInt64 = 0
         /// Output frame of pattern time 0 when the player follows the audio clock, else −1.
         var startFrame: Int64 = -1
+        /// The next pass's frame of pattern time 0 when its audio start went out ahead of the
+        /// wrap (`Due.audioWrap`), else −1.
+        var nextPassFrame: Int64 = -1
         /// Pattern time (s) at which the player has finished.
         var endTime: Double = 0
         var stopAt: UInt64 = .max
@@ -69,7 +72,7 @@ final class Scheduler: @unchecked Sendable {
     }
 
     /// What a slot has to do next.
-    enum Due: UInt8 { case command, stop, end, wrap, seekLevel, live }
+    enum Due: UInt8 { case command, stop, end, wrap, audioWrap, seekLevel, live }
 
     let capacity: Int
     /// Transients not sent because they were silent where they fell (intensity 0 after live
@@ -239,8 +242,18 @@ final class Scheduler: @unchecked Sendable {
             let t = live.nextHapticChange(slot: s, after: state.liveEvaluated)
             if t < best.time { best = (t, .live) }
         }
+        // A loop's next pass: its audio start goes out `audioWrapLead` before the wrap, while its
+        // first frames are still unwritten (at the wrap itself they already are).
+        if endPoint.wraps, state.startFrame >= 0, state.nextPassFrame < 0, audio != nil, state.stopAt > end {
+            let t = end > Self.audioWrapLead ? end - Self.audioWrapLead : 0
+            if t < best.time { best = (t, .audioWrap) }
+        }
         return best
     }
+
+    /// How long before a loop's wrap the next pass's audio start goes out, ns: more than any
+    /// stream writes ahead (100 ms of buffer at most, `AdaptiveLatency`, and a graph cycle).
+    static let audioWrapLead: UInt64 = 150_000_000
 
     // MARK: - Real-time (scheduler thread): pattern time ↔ engine time
 

@@ -74,11 +74,10 @@ struct IdlePauseTests {
         let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
         try engine.start()
         defer { engine.stop() }
-        // A click and a tap at 0.3 s; the loop is 0.7 s long: over 0.5 s of silence around each
-        // click. (At 0.3 s, not 0: a pass's audio start goes out at the wrap, when its first
-        // frames are already written, so a sound at a pass's very start is cut: a known fault.)
-        let pattern = try AHAPPatternBuilder().audioCustom(at: 0.3, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false)
-            .transient(at: 0.3, intensity: 1, sharpness: 0.5).build()
+        // A click and a tap at 0, each pass's first frames (its audio start goes out ahead of
+        // the wrap); the loop is 0.7 s long: 0.6 s of silence in each pass.
+        let pattern = try AHAPPatternBuilder().audioCustom(at: 0, path: "audio/click-48k-mono-16.wav", useVolumeEnvelope: false)
+            .transient(at: 0, intensity: 1, sharpness: 0.5).build()
         let player = try engine.makePlayer(with: pattern, audioFiles: Self.files)
         try player.setLoop(true, end: 0.7)
         try player.start(atTime: engine.currentTime + 0.1)
@@ -95,7 +94,9 @@ struct IdlePauseTests {
         let byPipe = SyncTests.offsets(taps.map(\.command.released), from: onsets)
         print("pause (\(server)): a looping player's \(taps.count) taps − their clicks heard by the pipe (ms): \(SyncTests.text(byPipe)); \(onsets.count) clicks heard")
         #expect(taps.count >= 3, "\(server): \(taps.count) passes")
-        #expect(byPipe.count == taps.count && byPipe.allSatisfy { abs($0) < 10 }, "\(server): \(byPipe)")
+        // Within 1 ms at the median; each within 20 ms (a stall of this shared VM moves one).
+        let median = byPipe.isEmpty ? .infinity : byPipe.sorted()[byPipe.count / 2]
+        #expect(byPipe.count == taps.count && abs(median) < 1 && byPipe.allSatisfy { abs($0) < 20 }, "\(server): \(byPipe)")
         #expect(Self.waitUntil(seconds: 3) { audio.isPaused }, "\(server): the stream did not pause once the loop stopped")
     }
 }

@@ -25,6 +25,27 @@ func near(_ a: Float, _ b: Double, _ tol: Double = 1e-5) -> Bool { abs(Double(a)
 struct MixerTests {
     let ones = AudioSamples(mono: [Float](repeating: 1, count: 48_000))
 
+    /// A voice stopped at or before its first frame never sounds, not even as the 5 ms stop
+    /// fade (a loop's next pass sent ahead and then called off, a seek over voices not begun).
+    @Test func aVoiceStoppedBeforeItBeginsNeverSounds() throws {
+        let pattern = try AHAPPatternBuilder().audioCustom(at: 0, path: "a.wav", useVolumeEnvelope: false).build()
+        let timeline = try PatternTimeline(pattern: pattern, audioLength: { _ in 1 })
+        let audio = Unmanaged.passRetained(PlayerAudio(timeline: timeline, samples: [ones]))
+        defer { audio.release() }
+        let mixer = AudioMixer(sampleRate: 48_000)
+        mixer.start(slot: 0, audio: audio, startFrame: 100)
+        mixer.stop(slot: 0, atFrame: 100)
+        var out = [Float](repeating: 0, count: 400)
+        out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frames: 200, firstFrame: 0) }
+        #expect(out.allSatisfy { $0 == 0 }, "stopped at its first frame: silent")
+        #expect(!mixer.isPlaying)
+        // One that has begun fades over 5 ms from the stop.
+        mixer.start(slot: 0, audio: audio, startFrame: 200)
+        mixer.stop(slot: 0, atFrame: 201)
+        out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frames: 200, firstFrame: 200) }
+        #expect(out[0] == 1 && out[2] == 1 && out[4] > 0.9, "\(out.prefix(6))")
+    }
+
     @Test func panLawIsEqualPowerWithUnityAtTheCentre() throws {
         // θ = (pan + 1)·π/4; left = √2·cos θ, right = √2·sin θ; no envelope, volume 0.5.
         for (pan, l, r) in [(0.0, 1.0, 1.0), (-1.0, 2.0.squareRoot(), 0.0), (1.0, 0.0, 2.0.squareRoot()),

@@ -232,10 +232,15 @@ struct AdvancedPlayerTests {
             }
             engine.pump()
         }
-        step(to: clock.now() + ns(1.0))
+        let t0 = clock.now()
+        step(to: t0 + ns(0.3))
+        audio.drainMessages()
+        #expect(audio.received.filter { $0.kind == .start }.count == 2,
+                "the second pass's audio start went out before its wrap at 0.35 s, while its frames are unwritten")
+        step(to: t0 + ns(1.0))
         audio.drainMessages()
         let starts = audio.received.filter { $0.kind == .start }
-        #expect(starts.count == 4, "the first pass and three wraps in 0.9 s")
+        #expect(starts.count == 5, "the first pass, three wraps in 0.9 s and the next pass's, each sent 0.15 s ahead")
         for (a, b) in zip(starts, starts.dropFirst()) {
             #expect(b.frame - a.frame == 12_000, "each pass starts 0.25 s × 48 kHz after the one before")
             #expect(b.from == b.frame, "a wrap starts the voices from their beginning")
