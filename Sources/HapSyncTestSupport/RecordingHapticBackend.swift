@@ -30,6 +30,15 @@ public final class RecordingHapticBackend: HapticBackend, @unchecked Sendable {
     /// Makes an empty recorder.
     public init() {}
 
+    /// Makes an empty recorder with room for `capacity` entries, so that recording up to that
+    /// many allocates nothing on the thread that applies them (the scheduler's, for an exact
+    /// backend: what `.ci/rt-alloc-check` counts). Read `entries` only once playing is over (a
+    /// copy shared with the reader makes the next append copy).
+    public convenience init(reserving capacity: Int) {
+        self.init()
+        state.withLock { $0.entries.reserveCapacity(max(0, capacity)) }
+    }
+
     /// "recording".
     public var name: String { "recording" }
     /// Counts the call; throws when `refuseOpen` is set.

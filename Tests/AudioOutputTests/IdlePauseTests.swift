@@ -43,7 +43,7 @@ struct IdlePauseTests {
         try reader.start()
         defer { reader.stop() }
         let audio = Self.output(server, sink: reader.sinkName, pause: 0.3)
-        let haptics = RecordingHapticBackend()
+        let haptics = RecordingHapticBackend(reserving: 4096)   // rt-alloc-check runs this suite
         let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
         try engine.start()
         defer { engine.stop() }
@@ -70,7 +70,7 @@ struct IdlePauseTests {
         try reader.start()
         defer { reader.stop() }
         let audio = Self.output(server, sink: reader.sinkName, pause: 0.2)
-        let haptics = RecordingHapticBackend()
+        let haptics = RecordingHapticBackend(reserving: 4096)   // rt-alloc-check runs this suite
         let engine = try HapticEngine(configuration: .init(backend: haptics, lockMemory: false, audio: audio))
         try engine.start()
         defer { engine.stop() }
