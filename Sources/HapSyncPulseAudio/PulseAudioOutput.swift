@@ -464,6 +464,8 @@ extension PulseAudioOutput {
         /// How far the last reply's frame lagged the clock's line, when that was a jump not yet
         /// believed (`believe(lineAhead:)`), frames.
         private var lateCandidate: Int64?
+        /// The read index (frames) of the reply that made `lateCandidate`.
+        private var lateCandidateRead: Int64 = -1
 
         /// Timing for a stream at `sampleRate` on `server`, of `frameBytes` bytes a frame.
         package init(server: PulseConnection.Server, sampleRate: Double, frameBytes: Int64 = 8) {
@@ -495,17 +497,22 @@ extension PulseAudioOutput {
         /// stalled past an underrun) carries the last cycle's read index with a later time, and
         /// places frames late by up to a quantum (seen: 8-24 ms, taking the clock's line with it
         /// for a cycle, and the haptics released by it late). Such a jump, later by more than
-        /// the clock's step threshold, is believed only when the next reply says the same within
+        /// the clock's step threshold, is believed only when the next reply from a later cycle (a
+        /// read index of its own: replies of one cycle are one opinion) says the same within
         /// 1 ms (the audio did move later); an earlier one, which a late reply cannot make, at
         /// once. PulseAudio's replies carry the sink's latency at the time taken: all believed.
-        /// Does not allocate, lock or block.
+        /// Called after `heardFrame` for the same reply. Does not allocate, lock or block.
         package mutating func believe(lineAhead: Int64) -> Bool {
             guard server == .pipeWire, Double(lineAhead) * 1e9 / sampleRate > AudioClock.stepThreshold else {
                 lateCandidate = nil
                 return true
             }
+            // A reply from the same cycle (the same read index, taken late as well) is no second
+            // opinion (seen: two such replies moving the line 21 ms late after an underrun).
+            if lateCandidate != nil, lastRead == lateCandidateRead { return false }
             guard let previous = lateCandidate, abs(previous - lineAhead) <= Int64(sampleRate * 0.001) else {
                 lateCandidate = lineAhead
+                lateCandidateRead = lastRead
                 return false
             }
             lateCandidate = nil   // believed: the line moves to it

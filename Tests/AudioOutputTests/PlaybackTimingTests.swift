@@ -109,7 +109,13 @@ struct PlaybackTimingTests {
     /// On PipeWire a reply taken late places its frames late by up to a quantum: a jump of the
     /// line later by more than the clock's step is believed only when the next reply agrees.
     @Test func aLateReplyAloneDoesNotMoveTheLineOnPipeWire() {
-        func believed(_ timing: inout PulseAudioOutput.PlaybackTiming, _ lineAhead: Int64) -> Bool { timing.believe(lineAhead: lineAhead) }
+        // Each reply from its own cycle (read index one quantum on), unless `sameCycle`.
+        var read: Int64 = 0
+        func believed(_ timing: inout PulseAudioOutput.PlaybackTiming, _ lineAhead: Int64, sameCycle: Bool = false) -> Bool {
+            if !sameCycle { read += 1024 }
+            _ = timing.heardFrame(readIndex: read * 8, sinkUsec: 0, transportUsec: 0)
+            return timing.believe(lineAhead: lineAhead)
+        }
         var pipeWire = PulseAudioOutput.PlaybackTiming(server: .pipeWire, sampleRate: Self.rate)
         let late = Int64(0.012 * Self.rate)   // 12 ms: a reply taken 12 ms after its cycle
         #expect(believed(&pipeWire, 0) == true)
@@ -121,6 +127,9 @@ struct PlaybackTimingTests {
         #expect(believed(&pipeWire, late) == false)
         #expect(believed(&pipeWire, 2 * late) == false, "two that disagree: neither")
         #expect(believed(&pipeWire, -late) == true, "earlier: a late reply cannot make that")
+        #expect(believed(&pipeWire, late) == false)
+        #expect(believed(&pipeWire, late, sameCycle: true) == false, "a reply from the same cycle is no second opinion")
+        #expect(believed(&pipeWire, late + 10) == true, "the next cycle's agrees: believed")
         var pulse = PulseAudioOutput.PlaybackTiming(server: .pulseAudio, sampleRate: Self.rate)
         #expect(believed(&pulse, late) == true, "PulseAudio's replies carry the latency at the time taken")
     }
