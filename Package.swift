@@ -97,7 +97,7 @@ let package = Package(
         .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
         // `hapsync serve`: OSC datagrams (decoded and encoded by liblo) in, engine commands out.
         .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
-        .target(name: "HapSyncCLI", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
+        .target(name: "HapSyncCLI", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
         // Thin executable: hands argv to HapSyncCLI.
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).

@@ -1,3 +1,5 @@
+import HapSyncCore
+
 /// A latency distribution for the tables: percentiles of values in microseconds.
 struct Distribution {
     var benchmark: String
@@ -6,11 +8,8 @@ struct Distribution {
     /// p99 of each round, when the benchmark ran in rounds.
     var roundP99: [Double] = []
 
-    func percentile(_ p: Double) -> Double {
-        let s = values.sorted()
-        guard !s.isEmpty else { return 0 }
-        return s[min(s.count - 1, max(0, Int((p / 100 * Double(s.count)).rounded(.up)) - 1))]
-    }
+    /// The p-th percentile (nearest rank), 0 for no values.
+    func percentile(_ p: Double) -> Double { values.sorted().nearestRankPercentile(p) ?? 0 }
 
     var overOneMillisecond: Int { values.filter { $0 > 1000 }.count }
 }

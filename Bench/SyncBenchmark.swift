@@ -265,11 +265,7 @@ struct WaveformSync {
     var offsets: [Int]
 
     /// The p-th percentile of the offsets (frames).
-    func percentile(_ p: Double) -> Int {
-        let s = offsets.sorted()
-        guard !s.isEmpty else { return 0 }
-        return s[min(s.count - 1, max(0, Int((p / 100 * Double(s.count)).rounded(.up)) - 1))]
-    }
+    func percentile(_ p: Double) -> Int { offsets.sorted().nearestRankPercentile(p) ?? 0 }
 }
 
 /// sync, waveform: Assets/clicks.ahap played `loops` times with its audio and waveform haptics

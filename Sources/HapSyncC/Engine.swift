@@ -181,10 +181,7 @@ public func hsEngineGetStatistics(_ engine: OpaquePointer?, _ out: UnsafeMutable
         guard let out else { throw .null("out") }
         let s = box.engine.statistics
         let sorted = s.dispatchErrors.sorted()
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            return Double(sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)]) / 1000
-        }
+        func percentile(_ p: Double) -> Double { Double(sorted.nearestRankPercentile(p) ?? 0) / 1000 }
         out.pointee = hs_statistics(applied: UInt64(s.applied), output_overflows: UInt64(s.outputOverflows),
                                     dispatch_p50_us: percentile(50), dispatch_p99_us: percentile(99),
                                     dispatch_max_us: Double(sorted.last ?? 0) / 1000)

@@ -1,3 +1,4 @@
+import CHapSync
 import Foundation
 import HapSyncRuntime
 
@@ -7,8 +8,9 @@ import HapSyncRuntime
 /// be written), 64 usage error, 130 interrupted, 141 output into a pipe nobody reads. Output goes
 /// through the `Console` so tests can run commands in process.
 public enum HapSyncCLI {
-    /// The version `--version` prints.
-    public static let version = "0.1.0"
+    /// The version `--version` prints: the C header's (`HAPSYNC_VERSION_*` in hapsync.h), the one
+    /// place it is written.
+    public static let version = "\(HAPSYNC_VERSION_MAJOR).\(HAPSYNC_VERSION_MINOR).\(HAPSYNC_VERSION_PATCH)"
 
     /// Where a command writes: standard output and standard error.
     ///

@@ -103,12 +103,8 @@ struct PlaySummary {
         return parts.joined(separator: ", ") + " (+ \(plural(stats.stopsApplied, "final stop")))"
     }
 
-    /// The p-th percentile of sorted values (nearest rank).
-    private static func percentile(_ sorted: [Int64], _ p: Double) -> Int64 {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(rank, 0), sorted.count - 1)]
-    }
+    /// The p-th percentile of sorted values (nearest rank), 0 for none.
+    private static func percentile(_ sorted: [Int64], _ p: Double) -> Int64 { sorted.nearestRankPercentile(p) ?? 0 }
 
     /// Nanoseconds as microseconds, one decimal below 100 µs.
     private static func micro(_ ns: Int64) -> String {
