@@ -142,12 +142,12 @@ struct PlaybackOptions {
         self.environment = environment
         sinkName = parsed[Self.sink]
         audioLatency = parsed[Self.latency] / 1000
-        userHapticLatencyNanoseconds = UInt64(parsed[Self.hapticLatency] * 1_000_000)
+        userHapticLatencyNanoseconds = UInt64(nanosecondsOf: parsed[Self.hapticLatency] / 1000)
         hapticLatencyNanoseconds = userHapticLatencyNanoseconds
         // A waveform stream needs its commands its buffer early (WaveformOutput.lead).
         if waveform != nil { hapticLatencyNanoseconds += WaveformOutput.lead(latency: audioLatency) }
-        rumbleIntervalNanoseconds = UInt64(parsed[Self.rumbleInterval] * 1_000_000)
-        rumbleBurstNanoseconds = UInt64(parsed[Self.rumbleBurst] * 1_000_000)
+        rumbleIntervalNanoseconds = UInt64(nanosecondsOf: parsed[Self.rumbleInterval] / 1000)
+        rumbleBurstNanoseconds = UInt64(nanosecondsOf: parsed[Self.rumbleBurst] / 1000)
         replacesTrace = parsed[Self.force]
         precise = parsed[Self.precise]
         startDelay = parsed[Self.at] / 1000

@@ -138,7 +138,7 @@ public final class AudioMixer: @unchecked Sendable {
                                   startFrame: max(first, from), endFrame: end)
                 if first < from {
                     // Part-way through: where the file is after (from − first) frames at the pitch in force.
-                    let t = Double(from - startFrame) / sampleRate * rate
+                    let t = FrameTiming.patternTime(ofFrames: from - startFrame, rate: rate, sampleRate: sampleRate)
                     voice.position = Double(from - first) * AudioVoice.playbackRate(pitch: a.timeline.voiceState(i, at: t).pitch)
                 }
                 voices[free] = voice
@@ -206,11 +206,11 @@ public final class AudioMixer: @unchecked Sendable {
             var f = max(firstFrame, v.startFrame)
             while f < blockEnd {
                 let chunkEnd = min(blockEnd, (f / Int64(Self.controlInterval) + 1) * Int64(Self.controlInterval))
-                let t0 = Double(f - v.playerStart) / sampleRate * v.rate
+                let t0 = FrameTiming.patternTime(ofFrames: f - v.playerStart, rate: v.rate, sampleRate: sampleRate)
                 // The next control point, but never past the voice's last frame: a voice ends
                 // exactly at its end frame instead of ramping towards the silence after it.
                 let f1 = min(chunkEnd, v.endFrame == .max ? chunkEnd : v.endFrame - 1)
-                let t1 = Double(f1 - v.playerStart) / sampleRate * v.rate
+                let t1 = FrameTiming.patternTime(ofFrames: f1 - v.playerStart, rate: v.rate, sampleRate: sampleRate)
                 let e0 = blockTime.map { $0 &+ UInt64(max(0, Double(f - firstFrame) * nsPerFrame)) }
                 let e1 = blockTime.map { $0 &+ UInt64(max(0, Double(f1 - firstFrame) * nsPerFrame)) }
                 let slot = Int(v.slot)

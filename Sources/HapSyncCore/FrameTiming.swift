@@ -14,4 +14,11 @@ public enum FrameTiming {
     public static func frames(_ seconds: Double, rate: Double = 1, sampleRate: Double) -> Int64 {
         Int64(saturating: (seconds / rate * sampleRate).rounded())
     }
+
+    /// The pattern time (seconds) that `frames` output frames span at `rate`: the inverse of
+    /// `frames(_:rate:sampleRate:)`, unrounded. Does not allocate, lock or block.
+    @inline(__always)
+    public static func patternTime(ofFrames frames: Int64, rate: Double = 1, sampleRate: Double) -> Double {
+        Double(frames) / sampleRate * rate
+    }
 }

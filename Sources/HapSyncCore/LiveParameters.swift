@@ -59,12 +59,14 @@ public final class LiveParameters: @unchecked Sendable {
             self = control
         }
 
-        /// The value that leaves the pattern as written (1 for multipliers, 0 for offsets).
-        public var neutral: Double { multiplies ? 1 : 0 }
+        /// The value that leaves the pattern as written (1 for multipliers, 0 for offsets): its
+        /// dynamic parameter's (`AHAPDynamicParameterID.defaultValue`).
+        public var neutral: Double { parameterID.defaultValue }
 
         /// Whether the control multiplies what the pattern plays (intensity, volume) rather than
-        /// adding to it (sharpness, pan, pitch, brightness), as the file's dynamic parameters do.
-        public var multiplies: Bool { self == .hapticIntensity || self == .audioVolume }
+        /// adding to it (sharpness, pan, pitch, brightness): its dynamic parameter's rule
+        /// (`AHAPDynamicParameterID.combination`).
+        public var multiplies: Bool { parameterID.combination == .multiply }
 
         /// The range of what the control acts on (pan and pitch −1...1, the rest 0...1).
         public var range: ClosedRange<Double> { self == .audioPan || self == .audioPitch ? -1...1 : 0...1 }

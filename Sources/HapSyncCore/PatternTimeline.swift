@@ -27,6 +27,9 @@ import AHAP
 ///   are emitted only when intensity or sharpness moved more than `epsilon`, and always when the
 ///   level returns to exactly 0; transient commands sit at their event's exact time.
 public final class PatternTimeline: Sendable {
+    /// A control's rule (multiply or add, then clamp): `LiveParameters.Control.apply`, written once.
+    typealias Control = LiveParameters.Control
+
     /// The pattern this timeline was compiled from.
     public let pattern: AHAPPattern
     /// The options it was compiled with.
@@ -88,8 +91,8 @@ public final class PatternTimeline: Sendable {
             case .hapticTransient:
                 transients.append(TransientRecord(
                     start: e.time, end: e.time + options.transientLength,
-                    intensity: e.value(.hapticIntensity) * control(.hapticIntensityControl, e.time),
-                    sharpness: (e.value(.hapticSharpness) + control(.hapticSharpnessControl, e.time)).clamped(to: 0...1)))
+                    intensity: Control.hapticIntensity.apply(control(.hapticIntensityControl, e.time), to: e.value(.hapticIntensity)),
+                    sharpness: Control.hapticSharpness.apply(control(.hapticSharpnessControl, e.time), to: e.value(.hapticSharpness))))
             case .hapticContinuous:
                 let env = Self.envelope(e, attack: .hapticAttackTimeControl, decay: .hapticDecayTimeControl,
                                         release: .hapticReleaseTimeControl, control: control)
@@ -105,7 +108,7 @@ public final class PatternTimeline: Sendable {
                 let path = e.waveformPath ?? ""
                 // A length that is not a finite number ≥ 0 (a broken header) counts as unknown.
                 let length = audioLength(path).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-                let rate = AudioVoice.playbackRate(pitch: (e.value(.audioPitch) + control(.audioPitchControl, e.time)).clamped(to: -1...1))
+                let rate = AudioVoice.playbackRate(pitch: Control.audioPitch.apply(control(.audioPitchControl, e.time), to: e.value(.audioPitch)))
                 let end: Double? = e.duration.map { e.time + $0 } ?? length.map { e.time + $0 / rate }
                 voices.append(AudioVoice(entryIndex: index, source: .file(path), start: e.time, end: end, fileLength: length,
                                          loop: e.loopEnabled, useVolumeEnvelope: e.useVolumeEnvelope, volume: e.value(.audioVolume),
@@ -239,7 +242,7 @@ public final class PatternTimeline: Sendable {
             }
             let a = r.intensity * r.envelope.level(at: t - r.start) * intensity
             sum += a
-            weighted += a * (r.sharpness + sharpness).clamped(to: 0...1)
+            weighted += a * Control.hapticSharpness.apply(sharpness, to: r.sharpness)
         }
         return (sum, weighted)
     }
@@ -249,8 +252,11 @@ public final class PatternTimeline: Sendable {
     /// differ from the same instant written in the file by one unit in the last place.
     static let endTolerance = 1e-9
 
-    /// The overlap rule: intensities summed and saturated at 1, sharpness the intensity-weighted mean.
-    @inline(__always) private static func combine(_ sum: Double, _ weighted: Double) -> (intensity: Double, sharpness: Double) {
+    /// The overlap rule, for events within a pattern and for players mixed by the scheduler:
+    /// intensities summed and saturated at 1, sharpness the intensity-weighted mean (`weighted`:
+    /// the sum of intensity × sharpness), in 0...1. Does not allocate, lock or block.
+    @inlinable @inline(__always)
+    public static func combine(_ sum: Double, _ weighted: Double) -> (intensity: Double, sharpness: Double) {
         (min(1, sum), sum > 0 ? min(1, max(0, weighted / sum)) : 0)
     }
 
@@ -303,17 +309,18 @@ public final class PatternTimeline: Sendable {
         tracks[id.ordinal].value(at: t)
     }
 
-    /// The settings of voice `index` at pattern time `t` (gain 0 outside the voice). Does not
-    /// allocate, lock or block.
+    /// The settings of voice `index` at pattern time `t` (gain 0 outside the voice, and for an
+    /// index that names no voice: silence, never a trap). Does not allocate, lock or block.
     public func voiceState(_ index: Int, at t: Double) -> AudioVoiceState {
+        guard voices.indices.contains(index) else { return AudioVoiceState(gain: 0, pan: 0, pitch: 0, brightness: 0) }
         let v = voices[index]
         // A tone's release tail, like a haptic one, is not acted on by entries starting after its
         // event ended.
         var ended: Double?
         if let env = v.envelope, t >= v.start + env.hold - Self.endTolerance { ended = v.start + env.hold - Self.endTolerance }
-        let pan = (v.pan + control(.audioPanControl, at: t, endedAt: ended)).clamped(to: -1...1)
-        let pitch = (v.pitch + control(.audioPitchControl, at: t, endedAt: ended)).clamped(to: -1...1)
-        let brightness = (v.brightness + control(.audioBrightnessControl, at: t, endedAt: ended)).clamped(to: 0...1)
+        let pan = Control.audioPan.apply(control(.audioPanControl, at: t, endedAt: ended), to: v.pan)
+        let pitch = Control.audioPitch.apply(control(.audioPitchControl, at: t, endedAt: ended), to: v.pitch)
+        let brightness = Control.audioBrightness.apply(control(.audioBrightnessControl, at: t, endedAt: ended), to: v.brightness)
         guard t >= v.start, t < (v.end ?? .infinity) else { return AudioVoiceState(gain: 0, pan: pan, pitch: pitch, brightness: brightness) }
         var shape = 1.0
         if let env = v.envelope {
@@ -321,16 +328,23 @@ public final class PatternTimeline: Sendable {
         } else if v.useVolumeEnvelope {
             // Fades at the voice's start and at the end of what it plays: its end, or where a
             // non-looping file runs out first.
-            var soundEnd = v.end ?? .infinity
-            if !v.loop, let length = v.fileLength {
-                soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: (v.pitch + value(of: .audioPitchControl, at: v.start)).clamped(to: -1...1)))
-            }
+            let soundEnd = self.soundEnd(of: v)
             let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
             if fade > 0 {
                 shape = min(1, (t - v.start) / fade, max(0, (soundEnd - t) / fade))
             }
         }
         return AudioVoiceState(gain: v.volume * control(.audioVolumeControl, at: t, endedAt: ended) * shape, pan: pan, pitch: pitch, brightness: brightness)
+    }
+
+    /// Where voice `v`'s sound ends, for its volume fades: its end, or where a non-looping file
+    /// runs out first at the pitch it starts with. Does not allocate, lock or block.
+    @inline(__always) private func soundEnd(of v: AudioVoice) -> Double {
+        var end = v.end ?? .infinity
+        if !v.loop, let length = v.fileLength {
+            end = min(end, v.start + length / AudioVoice.playbackRate(pitch: Control.audioPitch.apply(value(of: .audioPitchControl, at: v.start), to: v.pitch)))
+        }
+        return end
     }
 
     /// A dynamic parameter at `t` as it acts on an event: as the entries that took effect before
@@ -367,10 +381,7 @@ extension PatternTimeline {
             return min(until, v.start + env.hold)
         }
         guard v.useVolumeEnvelope else { return until }
-        var soundEnd = end
-        if !v.loop, let length = v.fileLength {
-            soundEnd = min(soundEnd, v.start + length / AudioVoice.playbackRate(pitch: (v.pitch + value(of: .audioPitchControl, at: v.start)).clamped(to: -1...1)))
-        }
+        let soundEnd = self.soundEnd(of: v)
         let fade = min(options.audioFadeLength, (soundEnd - v.start) / 2)
         guard fade > 0 else { return until }
         if tau < fade { return t }

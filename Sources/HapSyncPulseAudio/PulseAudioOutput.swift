@@ -175,7 +175,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// a cork stops the stream while the line runs on, by what `observeTiming` finds after.
     private var lineOffset: Int64 = 0
     /// `configuration.idleTimingInterval` in ns.
-    private var idleTimingInterval: UInt64 { UInt64(configuration.idleTimingInterval * 1e9) }
+    private var idleTimingInterval: UInt64 { UInt64(nanosecondsOf: configuration.idleTimingInterval) }
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {

@@ -88,7 +88,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
 
     /// The lead the engine must give this output (its `hapticLatency`): the stream's latency and
     /// 15 ms for the output thread and the server's request cycle. The one place it is worked out.
-    public static func lead(latency: Double) -> UInt64 { UInt64((latency + 0.015) * 1e9) }
+    public static func lead(latency: Double) -> UInt64 { UInt64(nanosecondsOf: latency + 0.015) }
 
     /// The settings.
     public let configuration: Configuration

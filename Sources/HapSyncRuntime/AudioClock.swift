@@ -1,4 +1,5 @@
 import HapSyncConcurrency
+import HapSyncCore
 
 /// Where the audio device's frames are heard on CLOCK_MONOTONIC: frame f is heard at
 /// t(f) = t0 + (f − f0) × nsPerFrame.
@@ -129,7 +130,7 @@ public final class AudioClock: @unchecked Sendable {
     /// stream is starting. The caller tells from `isFitted` and its own state what came of it.
     /// Control side; blocks.
     public func waitUntilReady(observations: Int = AudioClock.readyObservations, timeout: Double = 5, while running: () -> Bool) {
-        let giveUp = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
+        let giveUp = MonotonicClock.nanoseconds().addingSaturated(UInt64(nanosecondsOf: timeout))
         while self.observations < observations, MonotonicClock.nanoseconds() < giveUp, running() {
             Syscalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 2_000_000)
         }

@@ -164,7 +164,9 @@ extension Scheduler {
         switch contributors {
         case 0: return (0, 0)
         case 1: return (Float(lone.0), Float(lone.1))
-        default: return (Float(min(1, sum)), Float(min(1, weighted / sum)))
+        default:
+            let mixed = PatternTimeline.combine(sum, weighted)
+            return (Float(mixed.intensity), Float(mixed.sharpness))
         }
     }
 

@@ -261,7 +261,7 @@ final class Scheduler: @unchecked Sendable {
     /// negative or NaN span and saturating at `UInt64.max` (a deadline that never comes) instead
     /// of trapping. Does not allocate, lock or block.
     @inline(__always) static func span(_ seconds: Double, rate: Double) -> UInt64 {
-        UInt64(saturating: (seconds / rate * 1e9).rounded())
+        UInt64(nanosecondsOf: seconds / rate)
     }
 
     /// The audio clock's fit as published now, nil without audio. Does not allocate, lock or block.

@@ -81,6 +81,8 @@ struct EventEndTests {
         #expect(close(t.voiceState(0, at: 0.15).gain, 0.5), "the volume step at its end does not act on its release")
         #expect(t.voiceState(0, at: 0.15).pan == 0)
         #expect(close(t.voiceState(0, at: 0.05).gain, 1))
+        // An index that names no voice is silence, not a trap (a caller's bad argument).
+        #expect(t.voiceState(1, at: 0.05).gain == 0 && t.voiceState(-1, at: 0.05).gain == 0)
         let during = try PatternTimeline(pattern: AHAPPattern(entries: [
             continuous(at: 0, duration: 0.1, intensity: 1, release: 2.0 / 3, type: .audioContinuous),
             .parameter(AHAPDynamicParameter(.audioVolumeControl, 0.2, time: 0.05)),
