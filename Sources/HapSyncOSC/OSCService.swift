@@ -108,7 +108,7 @@ public final class OSCService: @unchecked Sendable {
         self.configuration = configuration
         tokens = configuration.maxMessagesPerSecond
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw OSCSocketError(description: "cannot make a pipe for the loader: \(String(cString: strerror(errno)))") }
+        guard pipe(&ends) == 0 else { throw OSCSocketError(description: "cannot make a pipe for the loader: \(SystemErrno.current.message)") }
         for fd in ends {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -122,7 +122,7 @@ public final class OSCService: @unchecked Sendable {
         // liblo decodes; it needs a server object, which needs a socket: a Unix one in a private
         // folder, removed at once, so nothing can reach it. Our own sockets carry the traffic.
         var template = Array("/tmp/hapsync-lo-XXXXXX".utf8CString)
-        guard let dir = mkdtemp(&template) else { throw OSCSocketError(description: "cannot make a private folder for liblo: \(String(cString: strerror(errno)))") }
+        guard let dir = mkdtemp(&template) else { throw OSCSocketError(description: "cannot make a private folder for liblo: \(SystemErrno.current.message)") }
         loDirectory = String(cString: dir)
         let loPath = loDirectory + "/unused"
         guard let server = lo_server_new_with_proto(loPath, LO_UNIX, { _, _, _ in libloErrors.add(1, ordering: .relaxed) }) else {

@@ -1,4 +1,5 @@
 import Glibc
+import HapSyncRuntime
 
 /// Where `hapsync serve` listens: `udp:HOST:PORT` or `unix:PATH` (a datagram socket).
 public enum OSCEndpoint: Sendable, Equatable, CustomStringConvertible {
@@ -71,7 +72,7 @@ final class OSCSocket: @unchecked Sendable {
         switch endpoint {
         case .udp(let host, let port):
             let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw OSCSocketError(description: "\(endpoint): socket: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw OSCSocketError(description: "\(endpoint): socket: \(SystemErrno.current.message)") }
             var addr = sockaddr_in()
             addr.sin_family = sa_family_t(AF_INET)
             addr.sin_port = port.bigEndian
@@ -84,7 +85,7 @@ final class OSCSocket: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard rc == 0 else {
-                let reason = String(cString: strerror(errno))
+                let reason = SystemErrno.current.message
                 close(fd)
                 throw OSCSocketError(description: "\(endpoint): cannot bind: \(reason)")
             }
@@ -113,7 +114,7 @@ final class OSCSocket: @unchecked Sendable {
                 unlink(path)
             }
             let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw OSCSocketError(description: "\(endpoint): socket: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw OSCSocketError(description: "\(endpoint): socket: \(SystemErrno.current.message)") }
             // 0600 from the start: the umask makes the socket file owner-only before it exists.
             let old = umask(0o177)
             let rc = withUnsafePointer(to: &addr) {
@@ -121,7 +122,7 @@ final class OSCSocket: @unchecked Sendable {
             }
             umask(old)
             guard rc == 0 else {
-                let reason = String(cString: strerror(errno))
+                let reason = SystemErrno.current.message
                 close(fd)
                 throw OSCSocketError(description: "\(endpoint): cannot bind: \(reason)")
             }

@@ -1,4 +1,3 @@
-import Glibc
 import HapSyncRuntime
 
 /// OSC time tags (NTP: seconds since 1900 and a 2^-32 fraction) mapped to engine time
@@ -10,23 +9,14 @@ public enum OSCTime {
     /// The wall clock's offset from CLOCK_MONOTONIC (s) and its uncertainty (s): the wall clock is
     /// read between two monotonic reads, and the narrowest of three brackets is kept.
     public static func wallOffset() -> (offset: Double, uncertainty: Double) {
-        var best = (offset: 0.0, uncertainty: Double.infinity)
-        for _ in 0..<3 {
-            let m1 = monotonic(), r = realtime(), m2 = monotonic()
-            let half = (m2 - m1) / 2
-            if half < best.uncertainty { best = (r - (m1 + half), half) }
-        }
-        return best
+        let (offset, uncertainty) = WallClock.offset()
+        return (Double(offset) / 1e9, Double(uncertainty) / 1e9)
     }
 
     /// CLOCK_MONOTONIC, seconds (the engine's `currentTime`).
     public static func monotonic() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
     /// CLOCK_REALTIME, seconds since 1970.
-    public static func realtime() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    public static func realtime() -> Double { Double(WallClock.nanoseconds()) / 1e9 }
 
     /// A time tag as Unix seconds, or nil for "immediately" (0 seconds, fraction 1) and the zero tag.
     public static func unixSeconds(seconds: UInt32, fraction: UInt32) -> Double? {

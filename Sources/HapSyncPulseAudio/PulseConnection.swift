@@ -434,11 +434,8 @@ package final class PulseConnection: @unchecked Sendable {
     /// is moved over by its age; nil for an info more than a second old (or from the future).
     package static func monotonicTime(of info: pa_timing_info) -> UInt64? {
         let monoNow = MonotonicClock.nanoseconds()
-        var real = timespec()
-        clock_gettime(CLOCK_REALTIME, &real)
-        let realNow = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
         let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1000
-        let age = max(0, realNow - stamp)
+        let age = max(0, WallClock.nanoseconds() - stamp)
         guard age < 1_000_000_000 else { return nil }
         return monoNow - UInt64(age)
     }

@@ -23,3 +23,24 @@ public final class MonotonicClock: EngineClock {
     /// True.
     public var isSystemMonotonic: Bool { true }
 }
+
+/// The wall clock (CLOCK_REALTIME) and the one way its moments reach engine time: for what other
+/// programs stamp with it (a sound server's timing replies, OSC time tags). The wall clock may be
+/// stepped at any time (NTP, the user); a conversion holds for the moment it is made.
+public enum WallClock {
+    /// CLOCK_REALTIME now, nanoseconds since 1970. Does not allocate, lock or block.
+    public static func nanoseconds() -> Int64 { Syscalls.realtimeNanoseconds() }
+
+    /// How far the wall clock is ahead of CLOCK_MONOTONIC now (ns: wall − monotonic) and how
+    /// uncertain that is (ns): the wall clock read between two monotonic reads, the narrowest of
+    /// three such brackets kept. Does not allocate, lock or block.
+    public static func offset() -> (offset: Int64, uncertainty: UInt64) {
+        var best = (offset: Int64(0), uncertainty: UInt64.max)
+        for _ in 0..<3 {
+            let m1 = Syscalls.monotonicNanoseconds(), wall = Syscalls.realtimeNanoseconds(), m2 = Syscalls.monotonicNanoseconds()
+            let half = (m2 &- m1) / 2
+            if half < best.uncertainty { best = (wall &- Int64(bitPattern: m1 &+ half), half) }
+        }
+        return best
+    }
+}

@@ -27,7 +27,7 @@ public enum DescriptorWrite {
         public var isBrokenPipe: Bool { errno?.code == EPIPE }
 
         /// The system's reason, "No space left on device", or "the system wrote nothing".
-        public var description: String { errno.map { String(cString: strerror($0.code)) } ?? "the system wrote nothing" }
+        public var description: String { errno.map { $0.message } ?? "the system wrote nothing" }
     }
 
     /// Writes all of `bytes` to `fd`; throws the first failure.

@@ -117,13 +117,13 @@ public final class OutputFile {
                 throw .refusedKind(path: path, kind: "a symbolic link to nothing")
             }
             if err == ENOENT { return .none }
-            throw .cannotCreate(path: path, reason: String(cString: strerror(err)))
+            throw .cannotCreate(path: path, reason: SystemErrno(err).message)
         }
         switch st.st_mode & S_IFMT {
         case S_IFREG:
             guard replacing || mode == .append else { throw .exists(path: path) }
             // Rename onto what a link names, not over the link.
-            guard let real = realpath(path, nil) else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+            guard let real = realpath(path, nil) else { throw .cannotCreate(path: path, reason: SystemErrno.current.message) }
             defer { free(real) }
             return .regular(resolved: String(cString: real), mode: st.st_mode & 0o7777, id: Identity(st))
         case S_IFCHR, S_IFIFO:
@@ -145,7 +145,7 @@ public final class OutputFile {
             let fd = open(path, flags | O_NONBLOCK)
             guard fd >= 0 else {
                 if errno == ENXIO, kind == S_IFIFO { throw .noReader(path: path) }
-                throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+                throw .cannotCreate(path: path, reason: SystemErrno.current.message)
             }
             try verify(fd, path: path, kind: kind, id: id)
             return OutputFile(path: path, fd: fd, isRegularFile: false, temporary: nil, destination: path)
@@ -154,7 +154,7 @@ public final class OutputFile {
             // Opened without truncating and checked first: what is truncated is the file that was
             // checked, never one put in its place since (and never a FIFO, which would block).
             let fd = open(resolved, flags | O_NONBLOCK | (mode == .append ? O_APPEND : 0))
-            guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+            guard fd >= 0 else { throw .cannotCreate(path: path, reason: SystemErrno.current.message) }
             try verify(fd, path: path, kind: S_IFREG, id: id)
             let file = OutputFile(path: path, fd: fd, isRegularFile: true, temporary: nil, destination: resolved)
             if mode == .append {
@@ -167,7 +167,7 @@ public final class OutputFile {
             if mode == .whole { return try temporaryBeside(path: path, destination: path, permissions: nil, replacing: false) }
             // O_EXCL: a file (or link) that appeared since the check is not replaced unasked.
             let fd = open(path, flags | O_CREAT | O_EXCL, 0o666)
-            guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+            guard fd >= 0 else { throw .cannotCreate(path: path, reason: SystemErrno.current.message) }
             return OutputFile(path: path, fd: fd, isRegularFile: true, temporary: nil, destination: path)
         }
     }
@@ -179,12 +179,12 @@ public final class OutputFile {
         var st = stat()
         var problem: String?
         if fstat(fd, &st) != 0 {
-            problem = String(cString: strerror(errno))
+            problem = SystemErrno.current.message
         } else if st.st_mode & S_IFMT != kind || Identity(st) != id {
             problem = "it was replaced by another file while being opened; nothing was written"
         } else {
             let flags = fcntl(fd, F_GETFL)
-            if flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 { problem = String(cString: strerror(errno)) }
+            if flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 { problem = SystemErrno.current.message }
         }
         if let problem {
             close(fd)
@@ -202,9 +202,9 @@ public final class OutputFile {
             let candidate = folder + "." + base + ".hapsync-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
             let fd = open(candidate, O_WRONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0o666)
             if fd < 0, errno == EEXIST { continue }
-            guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+            guard fd >= 0 else { throw .cannotCreate(path: path, reason: SystemErrno.current.message) }
             if let permissions, fchmod(fd, permissions) != 0 {
-                let reason = String(cString: strerror(errno))
+                let reason = SystemErrno.current.message
                 close(fd)
                 unlink(candidate)
                 throw .cannotCreate(path: path, reason: "cannot give the new file the permissions of the old: \(reason)")
@@ -243,7 +243,7 @@ public final class OutputFile {
     public func truncate(to length: Int64) throws(Failure) {
         guard isRegularFile, temporary == nil, fd >= 0 else { return }
         let rc = SystemErrno.retryingInterrupts { ftruncate(fd, off_t(length)) }
-        if case .failure(let e) = rc { throw .writeFailed(path: path, reason: String(cString: strerror(e.code))) }
+        if case .failure(let e) = rc { throw .writeFailed(path: path, reason: e.message) }
         bytesWritten = length
     }
 
@@ -256,7 +256,7 @@ public final class OutputFile {
         fd = -1
         // close is not retried on EINTR: on Linux the descriptor is gone either way.
         if close(closing) != 0 {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrno.current.message
             if let temporary { unlink(temporary) }
             throw .writeFailed(path: path, reason: reason)
         }
@@ -275,7 +275,7 @@ public final class OutputFile {
             }
         }
         if let temporary, rename(temporary, destination) != 0 {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrno.current.message
             unlink(temporary)
             throw .writeFailed(path: path, reason: reason)
         }

@@ -8,8 +8,12 @@ public struct SystemErrno: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Int32
     /// Makes one.
     public init(_ code: Int32) { self.code = code }
+    /// The calling thread's errno now, right after the call that failed.
+    public static var current: SystemErrno { SystemErrno(errno) }
+    /// The system's message for the code alone: "Permission denied". The one call to strerror.
+    public var message: String { String(cString: strerror(code)) }
     /// The system's message for the code: "Permission denied (errno 13)".
-    public var description: String { String(cString: strerror(code)) + " (errno \(code))" }
+    public var description: String { message + " (errno \(code))" }
     /// Whether the system refused for lack of permission (EPERM, EACCES).
     public var isPermissionDenied: Bool { code == EPERM || code == EACCES }
 
@@ -38,6 +42,14 @@ enum Syscalls {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
+    /// CLOCK_REALTIME (the wall clock) in nanoseconds since 1970. Does not allocate, lock or block.
+    @inline(__always)
+    static func realtimeNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)
     }
 
     /// Sleeps until an absolute CLOCK_MONOTONIC time with clock_nanosleep(TIMER_ABSTIME),

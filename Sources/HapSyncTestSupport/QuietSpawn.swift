@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HapSyncRuntime
 
 /// Starts a sound server (or its tool) for a test: `arguments[0]` run with `environment`, its
 /// standard output and error to /dev/null, with posix_spawn, not Foundation's `Process` (a
@@ -18,7 +19,7 @@ func spawnQuietly(_ arguments: [String], environment: [String: String]) throws -
     var child: pid_t = 0
     let rc = posix_spawn(&child, arguments[0], &actions, nil, argv, envp)
     guard rc == 0 else {
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start \(arguments[0]): \(String(cString: strerror(rc)))"])
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start \(arguments[0]): \(SystemErrno(rc).message)"])
     }
     return child
 }
