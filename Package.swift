@@ -18,89 +18,84 @@ let package = Package(
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
     ],
     targets: [
-        // Concurrency primitives below everything: SPSCRing, SeqLock, Locked, ThreadRole. Each
+        // Layer 0: concurrency primitives below everything (SPSCRing, SeqLock, Locked, ThreadRole). Each
         // states its contract; nothing here knows about haptics.
         .target(name: "HapSyncConcurrency"),
-        // The umbrella: `import HapSync` re-exports the modules below.
-        // Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
-        .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
-        .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput", "HapticGeneration"]),
-        // Pure core: AHAP model, reader, writer, resource resolution. Foundation only.
+        // Layer 1, pure: the AHAP model, reader, writer, resource resolution. Foundation only.
         .target(name: "AHAP"),
-        // Pure core: what a pattern means over time (timeline, command stream, voices, mixer,
-        // live parameters, plots, loading a playable pattern).
+        // Layer 1: what a pattern means over time (timeline, command stream, voices, mixer, live
+        // parameters, plots, loading a playable pattern).
         .target(name: "HapSyncCore", dependencies: ["AHAP", "HapSyncConcurrency"]),
-        // C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE sem_clockwait).
+        // Layer 2, the runtime: clock, system-call chokepoint, scheduler thread, output stage, engine and
+        // player API; C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE
+        // sem_clockwait); libdbus-1 for RealtimeKit (real-time threads granted over the system bus to a
+        // user who has no right to them; its pkg-config flags are include paths only).
         .target(name: "CHapSyncSystem"),
-        // libdbus-1, for RealtimeKit (real-time threads granted over the system bus to a user who
-        // has no right to them). Its pkg-config flags are include paths only.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        // Runtime: clock, system-call chokepoint, scheduler thread, output stage, engine and player API.
         .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem", "CDBus"]),
-        // The kernel's input/uinput ioctl numbers (function-like macros) and fixed-signature ioctl.
+        // Layer 3, haptic backends at the edge: trace, evdev rumble, fan-out; the kernel's input/uinput
+        // ioctl numbers (function-like macros) and a fixed-signature ioctl.
         .target(name: "CLinuxInput"),
-        // C libraries from Debian for audio: libsndfile (decoding), libsamplerate (rate conversion),
-        // libpulse (output). System-library targets with module maps.
+        .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
+        // Layer 3, audio files at load: decoding (libsndfile; FFmpeg for AAC and ALAC, headers only, its
+        // libraries opened with dlopen when first needed), resampling (libsamplerate), the samples shared
+        // between players and the bound on what one pattern decodes. No sound server.
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
-        // libpulse without pkg-config: its flags (-D_REENTRANT -pthread) are ones SwiftPM refuses with a
-        // warning in every build, ours and our users'; the headers are in /usr/include, the module
-        // map links libpulse, and Swift's threads need neither flag.
-        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
-        // libpipewire-0.3: HapSync's C side of a native PipeWire stream (SPA's format builders are
-        // inline C). Its pkg-config flags add -D_REENTRANT, which SwiftPM refuses with a warning in
-        // every build; so the headers are reached through system/, two links to Debian's
-        // /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa (libpipewire-0.3-dev).
-        .target(name: "CPipeWire", exclude: ["system"], cSettings: [.headerSearchPath("system")],
-                linkerSettings: [.linkedLibrary("pipewire-0.3")]),
-        // FFmpeg (libavformat, libavcodec, libavutil) decodes the AAC and ALAC audio Core Haptics plays
-        // and libsndfile does not. Headers only: the libraries are opened with dlopen when first needed.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
-        // Audio files at load: decoding (libsndfile, FFmpeg), resampling (libsamplerate), the
-        // samples shared between players and the bound on what one pattern decodes. No sound server.
         .target(name: "HapSyncAudioFiles", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CFFmpeg"]),
-        // What every sound server's stream renders, written once: the mixer on the stream's audio
-        // thread, the waveform drive and its channel layout, latency that grows after underruns,
+        // Layer 4: haptics from a sound file: onsets by spectral flux, a felt-loudness and centroid
+        // layer, written as AHAP (`hapsync generate`). Decodes; links no sound server.
+        .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "HapSyncAudioFiles"]),
+        // Layer 4: what every sound server's stream renders, written once: the mixer on the stream's
+        // audio thread, the waveform drive and its channel layout, latency that grows after underruns,
         // and the protocol the servers' outputs share. Links no sound server's library.
         .target(name: "HapSyncAudioStream", dependencies: ["HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
-        // PulseAudio's protocol (a PulseAudio server, or PipeWire's pipewire-pulse): the playback
-        // stream and its clock, the waveform output's own stream, the sink list. Links libpulse.
+        // Layer 5: PulseAudio's protocol (a PulseAudio server, or PipeWire's pipewire-pulse): the playback
+        // stream and its clock, the waveform output's own stream, the sink list. Links libpulse, without
+        // pkg-config: its flags (-D_REENTRANT -pthread) are ones SwiftPM refuses with a warning in every
+        // build, ours and our users'; the headers are in /usr/include, the module map links libpulse.
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .target(name: "HapSyncPulseAudio", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
-        // PipeWire natively: a pw_stream rendered in PipeWire's real-time data thread, its clock
-        // from pw_stream_get_time_n. Links libpipewire-0.3.
+        // Layer 5: PipeWire natively: a pw_stream rendered in PipeWire's real-time data thread, its clock
+        // from pw_stream_get_time_n. libpipewire-0.3's pkg-config flags add -D_REENTRANT, which SwiftPM
+        // refuses with a warning in every build; so its headers are reached through system/, two links
+        // to Debian's /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa.
+        .target(name: "CPipeWire", exclude: ["system"], cSettings: [.headerSearchPath("system")],
+                linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         .target(name: "HapSyncPipeWire", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPipeWire"]),
-        // The audio output the front ends import: which sound server (`AudioServerChoice`), the
+        // Layer 6: the audio output the front ends import: which sound server (`AudioServerChoice`), the
         // outputs a library front end plays to, and the modules above re-exported.
         .target(name: "AudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime", "HapticOutput"]),
-        // Haptics from a sound file: onsets by spectral flux, a felt-loudness and centroid layer,
-        // written as AHAP (`hapsync generate`).
-        .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "HapSyncAudioFiles"]),
+        // Layer 6: `hapsync serve`: OSC datagrams (decoded and encoded by liblo, linked by its module map:
+        // its pkg-config flags add only -lpthread) in, engine commands out.
+        .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
+        .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
+        // Front end: Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
+        .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        // Front end: the C API: its header and the per-thread error store (C), and its Swift
+        // implementation.
+        .target(name: "CHapSync"),
+        .target(name: "HapSyncC", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
+        // Front end: the command line as a library, so tests can run it in process, and the thin
+        // executable that hands it argv.
+        .target(name: "HapSyncCLI", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
+        .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
+        // The umbrella: `import HapSync` re-exports the modules below it.
+        .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput", "HapticGeneration"]),
+        // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording backend,
+        // a simulated audio device.
+        .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
+        // For tests that judge timing against live sound servers: a check run again when the machine
+        // stalled during it (Swift Testing's known issues; test targets only).
+        .target(name: "HapSyncLiveTesting", dependencies: ["HapSyncTestSupport", "HapSyncConcurrency"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
-        // Backends at the edge: trace and evdev rumble.
-        .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
         // Fuzz targets (the logic; .ci/fuzz links it with libFuzzer, HapSyncFuzzTests replays kept inputs).
         .target(name: "HapSyncFuzz", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncOSC"]),
-        // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording
-        // backend, a simulated audio device.
-        .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
-        // For tests that judge timing against live sound servers: a check run again when the
-        // machine stalled during it (Swift Testing's known issues; test targets only).
-        .target(name: "HapSyncLiveTesting", dependencies: ["HapSyncTestSupport", "HapSyncConcurrency"]),
-        // Command-line logic as a library, so tests can run it in process.
-        // The C API: its header and the per-thread error store (C), and its Swift implementation.
-        .target(name: "CHapSync"),
-        .target(name: "HapSyncC", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
-        // liblo (Open Sound Control), for `hapsync serve`; linked by its module map (its pkg-config
-        // flags add only -lpthread).
-        .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
-        // `hapsync serve`: OSC datagrams (decoded and encoded by liblo) in, engine commands out.
-        .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
-        .target(name: "HapSyncCLI", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
-        // Thin executable: hands argv to HapSyncCLI.
-        .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
-        // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test (.ci/vm-evdev-test).
+        // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test
+        // (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
