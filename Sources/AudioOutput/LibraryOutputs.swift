@@ -2,11 +2,16 @@ import HapSyncRuntime
 import HapticOutput
 
 /// The outputs an engine made by a library front end plays to (`import CoreHaptics`, the C API):
-/// the one place a haptic output spec, a trace beside it and the audio output are put together.
+/// the one place their settings are read and a haptic output spec, a trace beside it and the
+/// audio output are put together.
 ///
+/// - Settings: `HAPSYNC_HAPTICS`, `HAPSYNC_AUDIO`, `HAPSYNC_TRACE`, `HAPSYNC_SINK` (and the
+///   servers' `PULSE_SERVER`, `PIPEWIRE_REMOTE`) from the environment given, the C API's config
+///   in place of the first two when it names them (`init(environment:haptics:audio:)`).
 /// - Haptics: the spec's backend (`HapticOutputSpec.backend()`), or the first rumble pad when no
-///   spec is given; a waveform output (`waveform:SINK[:CHANNELS]`) is mixed into the audio's
-///   stream when both play to one sink, and gets the trace's block records.
+///   spec is given (nothing named, or `HAPSYNC_HAPTICS` is a policy switch such as `off`, which
+///   `HapticPolicy` reads); a waveform output (`waveform:SINK[:CHANNELS]`) is mixed into the
+///   audio's stream when both play to one sink, and gets the trace's block records.
 /// - A trace beside it (`HAPSYNC_TRACE`), written with whatever the haptic output is.
 /// - A trace (either) never replaces an existing regular file: starting the engine fails saying
 ///   so, as the CLI does without `--force`; the caller removes the file to replace it.
@@ -23,24 +28,78 @@ public struct LibraryOutputs {
 
     /// Why the outputs could not be made.
     public struct Failure: Error, Sendable, CustomStringConvertible {
-        /// The haptic output that failed (`trace:PATH` for `HAPSYNC_TRACE`).
-        public let spec: HapticOutputSpec
-        /// Why.
+        /// What kind of failure, for a front end's error codes.
+        public enum Kind: Sendable {
+            /// A setting that is none of its choices (`HAPSYNC_AUDIO=alsa`).
+            case invalidValue
+            /// A file refused: a trace over an existing file, a directory.
+            case file
+            /// A device that cannot be used (a rumble pad that cannot be opened).
+            case device
+        }
+        /// What kind.
+        public let kind: Kind
+        /// Why, naming the setting, file or device.
         public let description: String
-        /// Whether a file was refused (a trace over an existing file, a directory), rather than
-        /// a device that cannot be used.
-        public var isFile = false
+        /// Whether a file was refused.
+        public var isFile: Bool { kind == .file }
     }
 
-    /// Makes the outputs. Throws `Failure` when the haptic output cannot be made (a rumble pad
+    /// A setting a front end passes in place of the environment's: its value and what to call
+    /// it in errors (the C API's config: "haptics", "audio").
+    public struct Setting: Sendable {
+        /// The value as given.
+        public var value: String
+        /// Its name in errors.
+        public var source: String
+        /// A setting named `source` with `value`.
+        public init(_ value: String, source: String) {
+            self.value = value
+            self.source = source
+        }
+    }
+
+    /// Makes the outputs from a front end's settings: `haptics` (else `HAPSYNC_HAPTICS`),
+    /// `audio` (else `HAPSYNC_AUDIO`, else auto), `HAPSYNC_TRACE` and `HAPSYNC_SINK`, all from
+    /// `environment`. Throws `Failure`: a value that is none of its choices (naming it and where
+    /// it came from), a trace over a file, a rumble pad that cannot be used.
+    public init(environment: [String: String], haptics: Setting? = nil, audio: Setting? = nil) throws(Failure) {
+        // HAPSYNC_HAPTICS may be the policy's switch instead of an output (HapticPolicy reads it).
+        let fromEnvironment = haptics == nil
+        var spec: HapticOutputSpec?
+        if let setting = haptics ?? environment["HAPSYNC_HAPTICS"].map({ Setting($0, source: "HAPSYNC_HAPTICS") }), !setting.value.isEmpty {
+            if let parsed = HapticOutputSpec(parsing: setting.value) {
+                spec = parsed
+            } else if !fromEnvironment || HapticPolicy.switchValue(setting.value) == nil {
+                let expected = fromEnvironment ? "on, off or an output (\(HapticOutputSpec.expectation))" : HapticOutputSpec.expectation
+                throw Failure(kind: .invalidValue, description: "\(setting.source): '\(setting.value)' is not \(expected)")
+            }
+        }
+        let choice: AudioServerChoice
+        if let audio {
+            guard let parsed = AudioServerChoice(rawValue: audio.value) else {
+                throw Failure(kind: .invalidValue, description: "\(AudioChoiceError(variable: audio.source, value: audio.value))")
+            }
+            choice = parsed
+        } else {
+            switch AudioServerChoice.from(environment: environment) {
+            case .success(let c): choice = c
+            case .failure(let error): throw Failure(kind: .invalidValue, description: error.description)
+            }
+        }
+        try self.init(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: choice, sink: environment["HAPSYNC_SINK"],
+                      environment: environment)
+    }
+
+    /// Makes the outputs from parsed settings. Throws `Failure` when the haptic output cannot be made (a rumble pad
     /// that cannot be opened) or a trace would replace a file that exists (checked again when
     /// the engine opens it).
-    public init(haptics spec: HapticOutputSpec?, tracePath: String?, audio choice: AudioServerChoice, sink: String?,
+    init(haptics spec: HapticOutputSpec?, tracePath: String?, audio choice: AudioServerChoice, sink: String?,
                 environment: [String: String]) throws(Failure) {
         // Never over a file the user has: a library front end has no --force (remove it first).
         for path in [spec.flatMap { if case .trace(let p) = $0 { p } else { nil } }, tracePath].compactMap({ $0 }) where !path.isEmpty {
             do throws(OutputFile.Failure) { try OutputFile.check(path, replacing: false) } catch {
-                throw Failure(spec: .trace(path), description: "trace:\(path): \(error) (remove it first, or name a new file)", isFile: true)
+                throw Failure(kind: .file, description: "trace:\(path): \(error) (remove it first, or name a new file)")
             }
         }
         let audio = choice.output(sink: sink, latency: 0.020, environment: environment)
@@ -54,7 +113,7 @@ public struct LibraryOutputs {
             latency = waveform.configuration.lead
             haptics = waveform
         case let spec?:
-            do { haptics = try spec.backend() } catch { throw Failure(spec: spec, description: "\(spec): \(error)") }
+            do { haptics = try spec.backend() } catch { throw Failure(kind: .device, description: "\(spec): \(error)") }
         case nil:
             haptics = HapticOutputSpec.defaultBackend()
         }

@@ -88,21 +88,17 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// Makes an engine whose outputs come from `environment` (the variables in the type's note).
     public init(environment: [String: String]) throws {
-        let spec = environment["HAPSYNC_HAPTICS"].flatMap { HapticOutputSpec(parsing: $0) }
-        let choice: AudioServerChoice
-        switch AudioServerChoice.from(environment: environment) {
-        case .success(let c): choice = c
-        case .failure(let error): throw CHHapticError(.invalidEngineParameter, error.description)
-        }
         let outputs: LibraryOutputs
         do throws(LibraryOutputs.Failure) {
             // PULSE_SERVER and PIPEWIRE_REMOTE as every client reads them, from the environment given.
-            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: choice,
-                                         sink: environment["HAPSYNC_SINK"], environment: environment)
+            outputs = try LibraryOutputs(environment: environment)
         } catch {
-            // A trace that would replace a file names its own variable's value; a device that cannot be used, HAPSYNC_HAPTICS's.
-            throw error.isFile ? CHHapticError(.invalidEngineParameter, error.description)
-                               : CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.description)")
+            // A bad value or a trace that would replace a file names its own variable's value; a
+            // device that cannot be used, HAPSYNC_HAPTICS's.
+            switch error.kind {
+            case .invalidValue, .file: throw CHHapticError(.invalidEngineParameter, error.description)
+            case .device: throw CHHapticError(.notSupported, "HAPSYNC_HAPTICS=\(error.description)")
+            }
         }
         audioOutput = outputs.audio
         let policy: HapticPolicy

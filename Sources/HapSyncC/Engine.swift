@@ -58,27 +58,17 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
         guard let out else { throw .null("out") }
         out.pointee = nil
         let environment = ProcessInfo.processInfo.environment
-        var hapticsText = environment["HAPSYNC_HAPTICS"], audioText = environment["HAPSYNC_AUDIO"] ?? AudioServerChoice.auto.rawValue
-        if let config {
-            if let h = config.pointee.haptics { hapticsText = String(cString: h) }
-            if let a = config.pointee.audio { audioText = String(cString: a) }
-        }
-        var spec: HapticOutputSpec?
-        if let hapticsText, hapticsText != "on", hapticsText != "off" {
-            guard let parsed = HapticOutputSpec(parsing: hapticsText) else {
-                throw .invalid("haptics \"\(hapticsText)\" is not \(HapticOutputSpec.expectation)")
-            }
-            spec = parsed
-        }
-        guard let choice = AudioServerChoice(rawValue: audioText) else {
-            throw .invalid("audio \"\(audioText)\" is not \(AudioServerChoice.expectation)")
-        }
+        let haptics = config?.pointee.haptics.map { LibraryOutputs.Setting(String(cString: $0), source: "haptics") }
+        let audio = config?.pointee.audio.map { LibraryOutputs.Setting(String(cString: $0), source: "audio") }
         let outputs: LibraryOutputs
         do throws(LibraryOutputs.Failure) {
-            outputs = try LibraryOutputs(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: choice, sink: environment["HAPSYNC_SINK"],
-                                         environment: environment)
+            outputs = try LibraryOutputs(environment: environment, haptics: haptics, audio: audio)
         } catch {
-            throw CFailure(status: error.isFile ? HS_ERROR_FILE : HS_ERROR_ENGINE, message: "haptics \(error.description)")
+            switch error.kind {
+            case .invalidValue: throw .invalid(error.description)
+            case .file: throw CFailure(status: HS_ERROR_FILE, message: "haptics \(error.description)")
+            case .device: throw CFailure(status: HS_ERROR_ENGINE, message: "haptics \(error.description)")
+            }
         }
         let policy: HapticPolicy
         do { policy = try HapticPolicy().applying(environment: environment) } catch { throw .invalid("\(error)") }

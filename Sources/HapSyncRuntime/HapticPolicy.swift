@@ -46,6 +46,16 @@ public struct HapticPolicy: Sendable, Equatable {
         return self
     }
 
+    /// `HAPSYNC_HAPTICS`'s switch: true for on, 1, true, yes; false for off, 0, false, no (any
+    /// case); nil for anything else (an output, or a bad value).
+    public static func switchValue(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "on", "1", "true", "yes": true
+        case "off", "0", "false", "no": false
+        default: nil
+        }
+    }
+
     /// This policy with any of `HAPSYNC_HAPTICS` (on/off, 1/0, true/false; an output such as
     /// `trace:PATH` is not a policy value and leaves it alone),
     /// `HAPSYNC_INTENSITY_SCALE` (0...1) and `HAPSYNC_RATE_LIMIT_MS` (0...60000) from `environment`
@@ -55,11 +65,10 @@ public struct HapticPolicy: Sendable, Equatable {
         // HAPSYNC_HAPTICS also names an output (evdev:PATH, trace:PATH, none) for engines that pick
         // theirs from the environment (`import CoreHaptics`); that is not a policy value.
         if let v = environment["HAPSYNC_HAPTICS"], HapticOutputSpec(parsing: v) == nil {
-            switch v.lowercased() {
-            case "on", "1", "true", "yes": p.hapticsEnabled = true
-            case "off", "0", "false", "no": p.hapticsEnabled = false
-            default: throw Invalid(source: "HAPSYNC_HAPTICS", value: v, expected: "on, off or an output (\(HapticOutputSpec.expectation))")
+            guard let enabled = Self.switchValue(v) else {
+                throw Invalid(source: "HAPSYNC_HAPTICS", value: v, expected: "on, off or an output (\(HapticOutputSpec.expectation))")
             }
+            p.hapticsEnabled = enabled
         }
         if let v = environment["HAPSYNC_INTENSITY_SCALE"] {
             guard let x = Double(v), x.isFinite, (0...1).contains(x) else {

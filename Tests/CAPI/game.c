@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
     FAILS(hs_engine_create(&config, NULL), HS_ERROR_NULL_ARGUMENT, "out is NULL");
     hs_engine_config bad = { "rumble:pad", "none" };
     hs_engine *unused = NULL;
-    FAILS(hs_engine_create(&bad, &unused), HS_ERROR_INVALID_ARGUMENT, "haptics \"rumble:pad\"");
+    FAILS(hs_engine_create(&bad, &unused), HS_ERROR_INVALID_ARGUMENT, "haptics: 'rumble:pad'");
     hs_pattern *nope = NULL;
     FAILS(hs_pattern_load_file("/nonexistent/x.ahap", &nope), HS_ERROR_FILE, "/nonexistent/x.ahap");
     FAILS(hs_pattern_load_memory("{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":-1}}]}", 44, &nope), HS_ERROR_INVALID_PATTERN, "Pattern[0]");

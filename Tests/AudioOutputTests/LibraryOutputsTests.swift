@@ -1,0 +1,43 @@
+@testable import AudioOutput
+import HapSyncRuntime
+import HapticOutput
+import Testing
+
+/// The one place `import CoreHaptics` and the C API read their settings (`LibraryOutputs`): bad
+/// values name where they came from; `HAPSYNC_HAPTICS` may be the policy's switch.
+@Suite("Library outputs: the front ends' settings")
+struct LibraryOutputsTests {
+    private func failure(_ environment: [String: String], haptics: LibraryOutputs.Setting? = nil,
+                         audio: LibraryOutputs.Setting? = nil) -> LibraryOutputs.Failure? {
+        do throws(LibraryOutputs.Failure) {
+            _ = try LibraryOutputs(environment: environment, haptics: haptics, audio: audio)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func badValuesNameTheirSettingAndValue() {
+        let haptics = failure(["HAPSYNC_HAPTICS": "rumble:pad", "HAPSYNC_AUDIO": "none"])
+        #expect(haptics?.kind == .invalidValue)
+        #expect(haptics?.description.hasPrefix("HAPSYNC_HAPTICS: 'rumble:pad' is not on, off or an output") == true)
+        let config = failure([:], haptics: .init("rumble:pad", source: "haptics"), audio: .init("none", source: "audio"))
+        #expect(config?.description.hasPrefix("haptics: 'rumble:pad' is not evdev:PATH") == true)
+        let audio = failure(["HAPSYNC_HAPTICS": "none", "HAPSYNC_AUDIO": "alsa"])
+        #expect(audio?.kind == .invalidValue && audio?.description == "HAPSYNC_AUDIO: 'alsa' is not auto, pipewire, pulse or none")
+        let configAudio = failure([:], haptics: .init("none", source: "haptics"), audio: .init("alsa", source: "audio"))
+        #expect(configAudio?.description == "audio: 'alsa' is not auto, pipewire, pulse or none")
+    }
+
+    /// `HAPSYNC_HAPTICS=off` (or 1, yes, ...) switches haptics (HapticPolicy) and names no output;
+    /// a front end's own setting names outputs only.
+    @Test func theEnvironmentsSwitchIsNoOutputButAConfigsIsAnError() throws {
+        for value in ["off", "on", "1", "no", ""] {
+            #expect(failure(["HAPSYNC_HAPTICS": value, "HAPSYNC_AUDIO": "none"]) == nil, "\(value)")
+        }
+        #expect(failure([:], haptics: .init("off", source: "haptics"), audio: .init("none", source: "audio"))?.kind == .invalidValue)
+        let outputs = try LibraryOutputs(environment: ["HAPSYNC_HAPTICS": "evdev:auto", "HAPSYNC_AUDIO": "pulse"],
+                                         haptics: .init("none", source: "haptics"), audio: .init("none", source: "audio"))
+        #expect(outputs.audio == nil && outputs.backend is NullHapticBackend, "the config's settings win over the environment's")
+    }
+}
