@@ -64,25 +64,29 @@ let package = Package(
         .target(name: "CPipeWire", exclude: ["system"], cSettings: [.headerSearchPath("system")],
                 linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         .target(name: "HapSyncPipeWire", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPipeWire"]),
-        // Layer 6: the audio output the front ends import: which sound server (`AudioServerChoice`), the
-        // outputs a library front end plays to, and the modules above re-exported.
-        .target(name: "AudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime", "HapticOutput"]),
+        // Layer 6: the audio output the front ends import: which sound server (`AudioServerChoice`)
+        // and the modules above re-exported.
+        .target(name: "AudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime"]),
+        // Layer 7: the outputs assembled in one place for every front end: the haptic backends a
+        // request names (`HapticOutputRequest`), and what a library front end's settings ask for
+        // (`LibraryOutputs`: HAPSYNC_* and the C API's config).
+        .target(name: "HapSyncOutputs", dependencies: ["AudioOutput", "HapticOutput", "HapSyncRuntime"]),
         // Layer 6: `hapsync serve`: OSC datagrams (decoded and encoded by liblo, linked by its module map:
         // its pkg-config flags add only -lpthread) in, engine commands out.
         .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
         .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
         // Front end: Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
-        .target(name: "CoreHaptics", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        .target(name: "CoreHaptics", dependencies: ["HapSyncOutputs", "AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
         // Front end: the C API: its header and the per-thread error store (C), and its Swift
         // implementation.
         .target(name: "CHapSync"),
-        .target(name: "HapSyncC", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
+        .target(name: "HapSyncC", dependencies: ["HapSyncOutputs", "CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
         // Front end: the command line as a library, so tests can run it in process, and the thin
         // executable that hands it argv.
-        .target(name: "HapSyncCLI", dependencies: ["CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
+        .target(name: "HapSyncCLI", dependencies: ["HapSyncOutputs", "CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // The umbrella: `import HapSync` re-exports the modules below it.
-        .target(name: "HapSync", dependencies: ["AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput", "HapticGeneration"]),
+        .target(name: "HapSync", dependencies: ["HapSyncOutputs", "AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput", "HapticGeneration"]),
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording backend,
         // a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
@@ -106,7 +110,7 @@ let package = Package(
         .testTarget(name: "HapSyncCoreTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency"]),
         .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
         .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
-        .testTarget(name: "AudioOutputTests", dependencies: ["AHAP", "HapSyncCore", "AudioOutput", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
+        .testTarget(name: "AudioOutputTests", dependencies: ["HapSyncOutputs", "AHAP", "HapSyncCore", "AudioOutput", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         .testTarget(name: "HapticGenerationTests", dependencies: ["HapticGeneration", "AHAP", "HapSyncCore", "HapSyncAudioFiles"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz"]),

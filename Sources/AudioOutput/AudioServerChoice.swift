@@ -68,6 +68,11 @@ public struct AudioChoiceError: Error, Sendable, CustomStringConvertible {
     public let variable: String
     /// What it said.
     public let value: String
+    /// `value`, given as `variable`, is not a choice.
+    public init(variable: String, value: String) {
+        self.variable = variable
+        self.value = value
+    }
     /// "HAPSYNC_AUDIO: 'alsa' is not auto, pipewire, pulse or none".
     public var description: String { "\(variable): '\(value)' is not \(AudioServerChoice.expectation)" }
 }

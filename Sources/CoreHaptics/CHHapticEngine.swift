@@ -3,6 +3,7 @@ import AudioOutput
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncOutputs
 import HapSyncRuntime
 import HapticOutput
 

@@ -13,5 +13,7 @@
 @_exported import HapticOutput
 // PulseAudio output and audio decoding.
 @_exported import AudioOutput
+// The outputs a front end asks for, assembled in one place.
+@_exported import HapSyncOutputs
 // Haptics generated from a sound file.
 @_exported import HapticGeneration

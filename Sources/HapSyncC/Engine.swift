@@ -3,6 +3,7 @@ import CHapSync
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncOutputs
 import HapSyncRuntime
 import HapticOutput
 

@@ -2,6 +2,7 @@ import AHAP
 import AudioOutput
 import Foundation
 import HapSyncCore
+import HapSyncOutputs
 import HapSyncRuntime
 import HapticOutput
 
@@ -129,30 +130,26 @@ enum PlayCommand {
         }
     }
 
-    /// The backend `--haptics` asks for: a rumble pad, a waveform output (mixed into `audio`'s
-    /// stream when that plays to the same sink; the trace, if any, gets its block records), a
-    /// trace, several of them, or none.
+    /// The backend `--haptics` asks for (`HapticOutputRequest`, as every front end's): a rumble
+    /// pad, a waveform output (mixed into `audio`'s stream when that plays to the same sink; the
+    /// trace, if any, gets its block records), a trace, several of them, or none.
     static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, audio: SoundServerOutput?,
                               console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
-        var backends: [HapticBackend] = []
-        if let named = options.evdevPath {
-            let path: String
-            do {
-                let device = try InputDeviceProbe.device(named: named)
-                path = device.path
-                if let chosen = device.chosen { console.err("note: evdev:auto chose \(chosen.path) (\(chosen.name))\n") }
-            } catch {
-                throw .failure("\(error)")
-            }
-            backends.append(EvdevBackend(configuration: .init(path: path, minimumUpdateInterval: options.rumbleIntervalNanoseconds,
-                                                              burstLength: options.rumbleBurstNanoseconds)))
+        var request = HapticOutputRequest()
+        request.evdev = options.evdevPath
+        request.rumbleInterval = options.rumbleIntervalNanoseconds
+        request.rumbleBurst = options.rumbleBurstNanoseconds
+        request.waveform = options.waveform
+        request.waveformLatency = options.audioLatency
+        request.waveformAdvance = options.userHapticLatencyNanoseconds
+        request.traces = trace.map { [$0] } ?? []
+        let made: HapticOutputRequest.Made
+        do throws(EvdevError) {
+            made = try request.makeBackend(audio: audio, environment: options.environment)
+        } catch {
+            throw .failure("\(error)")
         }
-        if let (sink, channels) = options.waveform {
-            backends.append(WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: options.audioLatency,
-                                                                audio: audio, recorder: trace,
-                                                                advance: options.userHapticLatencyNanoseconds)))
-        }
-        if let trace { backends.append(trace) }
-        return backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
+        if let chosen = made.chosenDevice { console.err("note: evdev:auto chose \(chosen.path) (\(chosen.name))\n") }
+        return made.backend
     }
 }

@@ -1,4 +1,5 @@
 @testable import AudioOutput
+@testable import HapSyncOutputs
 import HapSyncRuntime
 import HapticOutput
 import Testing
@@ -39,5 +40,28 @@ struct LibraryOutputsTests {
         let outputs = try LibraryOutputs(environment: ["HAPSYNC_HAPTICS": "evdev:auto", "HAPSYNC_AUDIO": "pulse"],
                                          haptics: .init("none", source: "haptics"), audio: .init("none", source: "audio"))
         #expect(outputs.audio == nil && outputs.backend is NullHapticBackend, "the config's settings win over the environment's")
+    }
+
+    /// `HapticOutputRequest`, which the CLI, serve and the libraries all make their backends with:
+    /// none, one, or a fan-out; a waveform output with the request's stream settings.
+    @Test func aRequestPutsItsBackendsTogether() throws {
+        var request = HapticOutputRequest()
+        #expect(try request.makeBackend(audio: nil, environment: [:]).backend is NullHapticBackend)
+        let trace = TraceBackend(path: "/tmp/hapsync-request-test.jsonl", replacing: true)
+        request.traces = [trace]
+        #expect(try request.makeBackend(audio: nil, environment: [:]).backend is TraceBackend)
+        request.evdev = "/dev/input/event-that-is-opened-at-start"
+        request.rumbleInterval = 20_000_000
+        #expect(try request.makeBackend(audio: nil, environment: [:]).backend is FanOutBackend)
+        request.evdev = nil
+        request.waveform = ("hapsync", .rear)
+        request.waveformLatency = 0.05
+        request.waveformAdvance = 3_000_000
+        let made = try request.makeBackend(audio: nil, environment: ["PULSE_SERVER": "unix:/nowhere"])
+        let waveform = try #require(made.waveform)
+        #expect(made.backend is FanOutBackend && made.chosenDevice == nil)
+        #expect(waveform.configuration.sink == "hapsync" && waveform.configuration.channels == .rear)
+        #expect(waveform.configuration.latency == 0.05 && waveform.configuration.advance == 3_000_000)
+        #expect(waveform.configuration.server == "unix:/nowhere")
     }
 }

@@ -1,3 +1,4 @@
+import AudioOutput
 import HapSyncRuntime
 import HapticOutput
 
@@ -8,7 +9,7 @@ import HapticOutput
 /// - Settings: `HAPSYNC_HAPTICS`, `HAPSYNC_AUDIO`, `HAPSYNC_TRACE`, `HAPSYNC_SINK` (and the
 ///   servers' `PULSE_SERVER`, `PIPEWIRE_REMOTE`) from the environment given, the C API's config
 ///   in place of the first two when it names them (`init(environment:haptics:audio:)`).
-/// - Haptics: the spec's backend (`HapticOutputSpec.backend()`), or the first rumble pad when no
+/// - Haptics: the spec's backend (`HapticOutputRequest`), or the first rumble pad when no
 ///   spec is given (nothing named, or `HAPSYNC_HAPTICS` is a policy switch such as `off`, which
 ///   `HapticPolicy` reads); a waveform output (`waveform:SINK[:CHANNELS]`) is mixed into the
 ///   audio's stream when both play to one sink, and gets the trace's block records.
@@ -103,25 +104,23 @@ public struct LibraryOutputs {
             }
         }
         let audio = choice.output(sink: sink, latency: 0.020, environment: environment)
-        let trace = tracePath.flatMap { $0.isEmpty ? nil : TraceBackend(path: $0, replacing: false) }
-        var haptics: HapticBackend
-        var latency: UInt64 = 0
+        var request = HapticOutputRequest()
+        request.firstPadByDefault = spec == nil
         switch spec {
-        case .waveform(let sink, let channels):
-            let waveform = WaveformOutput(configuration: .init(sink: sink, channels: channels, server: environment["PULSE_SERVER"],
-                                                               audio: audio, recorder: trace))
-            latency = waveform.configuration.lead
-            haptics = waveform
-        case let spec?:
-            do { haptics = try spec.backend() } catch { throw Failure(kind: .device, description: "\(spec): \(error)") }
-        case nil:
-            haptics = HapticOutputSpec.defaultBackend()
+        case .evdev(let named)?: request.evdev = named
+        case .waveform(let sink, let channels)?: request.waveform = (sink, channels)
+        case .trace(let path)?: request.traces.append(TraceBackend(path: path, replacing: false))
+        case .none?, nil: break
         }
-        if let trace {
-            haptics = haptics is NullHapticBackend ? trace : FanOutBackend([haptics, trace])
+        if let tracePath, !tracePath.isEmpty { request.traces.append(TraceBackend(path: tracePath, replacing: false)) }
+        let made: HapticOutputRequest.Made
+        do throws(EvdevError) {
+            made = try request.makeBackend(audio: audio, environment: environment)
+        } catch {
+            throw Failure(kind: .device, description: "\(spec.map { "\($0)" } ?? "evdev:auto"): \(error)")
         }
-        backend = haptics
+        backend = made.backend
         self.audio = audio
-        hapticLatency = latency
+        hapticLatency = made.waveform?.configuration.lead ?? 0
     }
 }
