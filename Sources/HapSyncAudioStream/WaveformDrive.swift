@@ -13,8 +13,17 @@ import Synchronization
 package final class WaveformDrive: @unchecked Sendable {
     /// One command for the audio thread: what, and at which frame.
     private struct Drive: BitwiseCopyable {
+        /// What a command does to the actuators.
+        enum Action: UInt8, BitwiseCopyable {
+            /// Holds a level (a continuous event's intensity and sharpness).
+            case level
+            /// Plays a transient's burst.
+            case transient
+            /// Stops: level 0.
+            case silence
+        }
         var frame: Int64
-        var kind: UInt8   // 0 level, 1 transient, 2 silence
+        var kind: Action
         var intensity: Float
         var sharpness: Float
     }
@@ -59,17 +68,17 @@ package final class WaveformDrive: @unchecked Sendable {
     /// Places a command at `frame` (a past frame: the next block's start). Output thread; does
     /// not allocate, lock or block.
     package func place(_ kind: OutputCommand.Kind, intensity: Float, sharpness: Float, frame: Int64) {
-        let code: UInt8 = switch kind {
-        case .level: 0
-        case .transient: 1
-        case .stopAll: 2
+        let code: Drive.Action = switch kind {
+        case .level: .level
+        case .transient: .transient
+        case .stopAll: .silence
         }
         _ = drives.push(Drive(frame: frame, kind: code, intensity: intensity, sharpness: sharpness))
     }
 
     /// Silences the actuators at the next frame rendered. Does not allocate, lock or block.
     package func silence() {
-        _ = drives.push(Drive(frame: rendered.load(ordering: .acquiring), kind: 2, intensity: 0, sharpness: 0))
+        _ = drives.push(Drive(frame: rendered.load(ordering: .acquiring), kind: .silence, intensity: 0, sharpness: 0))
     }
 
     /// Renders the next `frames` frames (mono, the drive signal) into `output`; `time`: when the
@@ -91,11 +100,11 @@ package final class WaveformDrive: @unchecked Sendable {
                 // behind a command placed before it).
                 if at < Int64(position) { late.add(1, ordering: .relaxed) }
                 switch d.kind {
-                case 0: synth.setLevel(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
-                case 1:
+                case .level: synth.setLevel(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
+                case .transient:
                     synth.trigger(intensity: Double(d.intensity), sharpness: Double(d.sharpness))
                     transients += 1
-                default: synth.setLevel(intensity: 0, sharpness: 0)
+                case .silence: synth.setLevel(intensity: 0, sharpness: 0)
                 }
                 pending = nil
                 continue
