@@ -312,7 +312,9 @@ public final class PatternTimeline: Sendable {
     /// The settings of voice `index` at pattern time `t` (gain 0 outside the voice, and for an
     /// index that names no voice: silence, never a trap). Does not allocate, lock or block.
     public func voiceState(_ index: Int, at t: Double) -> AudioVoiceState {
-        guard voices.indices.contains(index) else { return AudioVoiceState(gain: 0, pan: 0, pitch: 0, brightness: 0) }
+        // Plain comparisons: `voices.indices.contains` instantiated Range's metadata on the audio
+        // thread's first call in a debug build, an allocation (.ci/rt-alloc-check).
+        guard index >= 0, index < voices.count else { return AudioVoiceState(gain: 0, pan: 0, pitch: 0, brightness: 0) }
         let v = voices[index]
         // A tone's release tail, like a haptic one, is not acted on by entries starting after its
         // event ended.
