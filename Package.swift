@@ -90,9 +90,10 @@ let package = Package(
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording backend,
         // a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
-        // For tests that judge timing against live sound servers: a check run again when the machine
-        // stalled during it (Swift Testing's known issues; test targets only).
-        .target(name: "HapSyncLiveTesting", dependencies: ["HapSyncTestSupport", "HapSyncConcurrency"]),
+        // For tests against live sound servers: the traits that skip one, saying why, when no server
+        // answers, and a check run again when the machine stalled during it (Swift Testing's known
+        // issues; test targets only).
+        .target(name: "HapSyncLiveTesting", dependencies: ["HapSyncTestSupport", "HapSyncConcurrency", "HapSyncPulseAudio", "HapSyncPipeWire"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
         .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
@@ -103,7 +104,7 @@ let package = Package(
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncC", "CHapSync", "HapticGeneration"], path: "Bench", exclude: ["results"]),
+        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncC", "CHapSync", "HapticGeneration", "HapticOutput"], path: "Bench", exclude: ["results"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"]),
@@ -118,6 +119,6 @@ let package = Package(
         .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapticOutput"]),
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "HapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
     ]
 )

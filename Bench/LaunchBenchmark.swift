@@ -1,6 +1,7 @@
 import AudioOutput
 import Foundation
 import HapSyncMeasurement
+import HapticOutput
 import HapSyncRuntime
 
 /// launch: `hapsync play` started as a user starts it, to its first command, and where its first
@@ -42,14 +43,8 @@ func launchBenchmark(runs: Int, assets: URL) throws -> [Distribution] {
             guard p.terminationStatus == 0 else {
                 throw BenchError.failed("launch: hapsync play --audio \(path.audio) exited \(p.terminationStatus): \(String(decoding: message, as: UTF8.self))")
             }
-            let records = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").compactMap { line in
-                (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            }
-            let commands = records.compactMap { r -> (scheduled: UInt64, released: UInt64, t: Double)? in
-                guard let s = (r["scheduled_ns"] as? NSNumber)?.uint64Value, let rel = (r["released_ns"] as? NSNumber)?.uint64Value,
-                      let t = (r["t"] as? NSNumber)?.doubleValue, r["kind"] as? String == "transient" else { return nil }
-                return (s, rel, t)
-            }
+            let commands = try TraceRecord.read(contentsOf: trace.path).commands.filter { $0.kind == .transient }
+                .map { (scheduled: $0.scheduledNs, released: $0.releasedNs, t: $0.t) }
             guard let first = commands.first else { throw BenchError.failed("launch: the trace of --audio \(path.audio) has no transient") }
             let zero = Double(first.scheduled) - first.t * 1e9
             starts[i].append((zero - Double(launched)) / 1e6)

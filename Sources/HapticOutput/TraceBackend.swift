@@ -186,6 +186,8 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
         let wake = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         var failed = false
+        /// Formats every record and event this writer writes (made once: JSONEncoder is not free).
+        let encoder = TraceRecord.makeEncoder()
 
         init(trace: TraceBackend, file: OutputFile) {
             self.trace = trace
@@ -233,12 +235,13 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
         }
 
         func appendRecord(_ r: Record, to batch: inout String) {
+            let record = TraceRecord.Command(r.command, applied: r.applied)
             switch trace.format {
             case .jsonLines:
-                batch += TraceBackend.jsonLine(r)
+                batch += TraceRecord.command(record).jsonLine(encoder)
             case .chrome:
                 // The header's metadata events come first, so every event follows a comma.
-                for event in TraceBackend.chromeEvents(r) { batch += ",\n" + event }
+                for event in ChromeEvent.events(record) { batch += ",\n" + TraceBackend.json(event, encoder) }
             }
         }
 
@@ -246,10 +249,10 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
         /// stream's clock had a fit has no time to put it at).
         func appendBlock(_ b: WaveformBlock, to batch: inout String) -> Bool {
             switch trace.format {
-            case .jsonLines: batch += TraceBackend.jsonLine(b)
+            case .jsonLines: batch += TraceRecord.block(TraceRecord.Block(b)).jsonLine(encoder)
             case .chrome:
                 guard b.time > 0 else { return false }
-                batch += ",\n" + TraceBackend.chromeEvent(b)
+                batch += ",\n" + TraceBackend.json(ChromeEvent.event(TraceRecord.Block(b)), encoder)
             }
             return true
         }
@@ -313,58 +316,77 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
 
     // MARK: - Formatting
 
-    static func kindName(_ k: OutputCommand.Kind) -> String {
-        switch k {
-        case .level: return "level"
-        case .transient: return "transient"
-        case .stopAll: return "stop-all"
+    /// One Chrome trace event, as the trace-event format defines it (`ph` its phase: X a slice, C a
+    /// counter, i an instant, M metadata; `ts` and `dur` in µs).
+    struct ChromeEvent: Encodable {
+        /// The event's arguments; absent ones are left out.
+        struct Args: Encodable {
+            var name: String?
+            var player: UInt32?
+            var t: Double?
+            var intensity: Double?
+            var sharpness: Double?
+            var frequencyHz: Double?
+            var dispatchNs: Int64?
+            var applyNs: Int64?
+
+            enum CodingKeys: String, CodingKey {
+                case name, player, t, intensity, sharpness, frequencyHz = "frequency_hz", dispatchNs = "dispatch_ns", applyNs = "apply_ns"
+            }
         }
+
+        var name: String
+        var cat: String?
+        var ph: String
+        var s: String?
+        var pid = 1
+        var tid: UInt32?
+        var ts: Double?
+        var dur: Double?
+        var args: Args?
+
+        /// Engine ns as the format's µs, to the rounding every trace number gets.
+        static func us(_ ns: UInt64) -> Double { TraceRecord.rounded(Double(ns) / 1000) }
+        static func us(_ ns: Int64) -> Double { TraceRecord.rounded(Double(ns) / 1000) }
+
+        /// A command's events: its slice from scheduled to applied, and its counter or instant.
+        static func events(_ c: TraceRecord.Command) -> [ChromeEvent] {
+            let args = Args(player: c.player, t: c.t, intensity: c.intensity, sharpness: c.sharpness, dispatchNs: c.dispatchNs, applyNs: c.applyNs)
+            var events = [ChromeEvent(name: c.kind.rawValue, cat: "haptic", ph: "X", tid: c.player, ts: us(c.scheduledNs),
+                                      dur: us(Int64(bitPattern: c.appliedNs &- c.scheduledNs)), args: args)]
+            switch c.kind {
+            case .level:
+                events.append(ChromeEvent(name: "haptic level", ph: "C", ts: us(c.appliedNs), args: Args(intensity: c.intensity, sharpness: c.sharpness)))
+            case .transient:
+                events.append(ChromeEvent(name: "transient", ph: "i", s: "t", tid: c.player, ts: us(c.appliedNs), args: args))
+            case .stopAll:
+                events.append(ChromeEvent(name: "stop all", ph: "i", s: "p", ts: us(c.appliedNs)))
+            }
+            return events
+        }
+
+        /// A waveform block's event: the "drive" counter at the block's time.
+        static func event(_ b: TraceRecord.Block) -> ChromeEvent {
+            ChromeEvent(name: "drive", ph: "C", ts: us(b.timeNs), args: Args(intensity: b.intensity, sharpness: b.sharpness, frequencyHz: b.frequencyHz))
+        }
+
+        /// The metadata events that open every Chrome trace: the process's and the thread's names.
+        static let metadata = [ChromeEvent(name: "process_name", ph: "M", args: Args(name: "hapsync")),
+                               ChromeEvent(name: "thread_name", ph: "M", tid: 0, args: Args(name: "haptic output"))]
     }
 
-    static func number(_ x: Double) -> String { AHAPWriter.formatRounded(x) }
-
-    /// One JSON Lines record, with its newline.
-    static func jsonLine(_ r: Record) -> String {
-        let c = r.command
-        return "{\"scheduled_ns\":\(c.scheduled),\"released_ns\":\(c.released),\"applied_ns\":\(r.applied),"
-            + "\"dispatch_ns\":\(Int64(bitPattern: c.released &- c.scheduled)),\"player\":\(c.player),\"kind\":\"\(kindName(c.kind))\","
-            + "\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))"
-            + (c.frame >= 0 ? ",\"frame\":\(c.frame)}\n" : "}\n")
+    /// An event's JSON text, by the trace's one encoder.
+    static func json(_ event: ChromeEvent, _ encoder: JSONEncoder) -> String {
+        String(decoding: (try? encoder.encode(event)) ?? Data(), as: UTF8.self)
     }
 
-    /// A waveform block's JSON Lines record, with its newline.
-    static func jsonLine(_ b: WaveformBlock) -> String {
-        "{\"kind\":\"block\",\"frame\":\(b.frame),\"frames\":\(b.frames),\"time_ns\":\(b.time),\"intensity\":\(number(Double(b.intensity))),"
-            + "\"sharpness\":\(number(Double(b.sharpness))),\"frequency_hz\":\(number(Double(b.frequency))),\"transients\":\(b.transients)}\n"
+    /// A Chrome trace's opening: the document's head and the metadata events (every later event
+    /// follows a comma).
+    static var chromeHeader: String {
+        let encoder = TraceRecord.makeEncoder()
+        return "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n" + ChromeEvent.metadata.map { json($0, encoder) }.joined(separator: ",\n")
     }
-
-    /// A waveform block's Chrome trace event: the "drive" counter at the block's time.
-    static func chromeEvent(_ b: WaveformBlock) -> String {
-        "{\"name\":\"drive\",\"ph\":\"C\",\"pid\":1,\"ts\":\(number(Double(b.time) / 1000)),\"args\":{\"intensity\":\(number(Double(b.intensity))),"
-            + "\"sharpness\":\(number(Double(b.sharpness))),\"frequency_hz\":\(number(Double(b.frequency)))}}"
-    }
-
-    static let chromeHeader = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-        + #"{"name":"process_name","ph":"M","pid":1,"args":{"name":"hapsync"}}"# + ",\n"
-        + #"{"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"haptic output"}}"#
     static let chromeFooter = "\n]}\n"
-
-    /// A record's Chrome trace events: its slice and its counter or instant.
-    static func chromeEvents(_ r: Record) -> [String] {
-        func us(_ ns: UInt64) -> String { number(Double(ns) / 1000) }
-        let c = r.command
-        let args = "{\"player\":\(c.player),\"t\":\(number(c.patternTime)),\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness))),\"dispatch_ns\":\(Int64(bitPattern: c.released &- c.scheduled)),\"apply_ns\":\(Int64(bitPattern: r.applied &- c.released))}"
-        var events = ["{\"name\":\"\(kindName(c.kind))\",\"cat\":\"haptic\",\"ph\":\"X\",\"pid\":1,\"tid\":\(c.player),\"ts\":\(us(c.scheduled)),\"dur\":\(us(r.applied &- c.scheduled)),\"args\":\(args)}"]
-        switch c.kind {
-        case .level:
-            events.append("{\"name\":\"haptic level\",\"ph\":\"C\",\"pid\":1,\"ts\":\(us(r.applied)),\"args\":{\"intensity\":\(number(Double(c.intensity))),\"sharpness\":\(number(Double(c.sharpness)))}}")
-        case .transient:
-            events.append("{\"name\":\"transient\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":\(c.player),\"ts\":\(us(r.applied)),\"args\":\(args)}")
-        case .stopAll:
-            events.append("{\"name\":\"stop all\",\"ph\":\"i\",\"s\":\"p\",\"pid\":1,\"ts\":\(us(r.applied))}")
-        }
-        return events
-    }
 
     /// Why a trace could not be written; each names the file.
     public enum TraceError: Error, Sendable, Equatable, CustomStringConvertible {

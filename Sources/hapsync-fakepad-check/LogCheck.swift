@@ -1,10 +1,18 @@
 import Foundation
 import HapticOutput
 
+/// A log that cannot be read, with the file and line.
+struct CheckError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Checks a fake-pad log against the trace of the `hapsync play` that drove it, from the outside:
 /// what the kernel passed to the device must follow HapSync's documented rumble behaviour.
 final class LogCheck {
-    struct PadEvent {
+    /// One line of `hapsync-fakepad`'s log: what the kernel passed to the device (fields a line's
+    /// event does not carry read as 0, false or empty).
+    struct PadEvent: Decodable {
         var t: UInt64
         var kind: String
         var id: Int
@@ -13,13 +21,22 @@ final class LogCheck {
         var weak: UInt16
         var lengthMs: Int
         var reason: String
-    }
 
-    struct TraceRecord {
-        var applied: UInt64
-        var kind: String
-        var intensity: Double
-        var sharpness: Double
+        enum CodingKeys: String, CodingKey {
+            case t = "t_ns", kind = "event", id, new, strong, weak, lengthMs = "length_ms", reason
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            t = try c.decode(UInt64.self, forKey: .t)
+            kind = try c.decode(String.self, forKey: .kind)
+            id = try c.decodeIfPresent(Int.self, forKey: .id) ?? -1
+            new = try c.decodeIfPresent(Bool.self, forKey: .new) ?? false
+            strong = try c.decodeIfPresent(UInt16.self, forKey: .strong) ?? 0
+            weak = try c.decodeIfPresent(UInt16.self, forKey: .weak) ?? 0
+            lengthMs = try c.decodeIfPresent(Int.self, forKey: .lengthMs) ?? 0
+            reason = try c.decodeIfPresent(String.self, forKey: .reason) ?? ""
+        }
     }
 
     let interval: UInt64
@@ -43,25 +60,22 @@ final class LogCheck {
         self.window = window
     }
 
-    static func lines(_ path: String) throws -> [[String: Any]] {
-        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-    }
-
+    /// The events of the fake pad's log at `path`; a line that is not one fails naming file and line.
     static func pad(_ path: String) throws -> [PadEvent] {
-        try lines(path).map { o in
-            PadEvent(t: (o["t_ns"] as? NSNumber)?.uint64Value ?? 0, kind: o["event"] as? String ?? "", id: o["id"] as? Int ?? -1,
-                     new: o["new"] as? Bool ?? false, strong: UInt16(o["strong"] as? Int ?? 0), weak: UInt16(o["weak"] as? Int ?? 0),
-                     lengthMs: o["length_ms"] as? Int ?? 0, reason: o["reason"] as? String ?? "")
+        let decoder = JSONDecoder()
+        var events: [PadEvent] = []
+        for (i, line) in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        where !line.isEmpty {
+            do { events.append(try decoder.decode(PadEvent.self, from: Data(line.utf8))) } catch {
+                throw CheckError("\(path):\(i + 1): not a fake-pad event (\(error))")
+            }
         }
+        return events
     }
 
-    static func trace(_ path: String) throws -> [TraceRecord] {
-        try lines(path).map { o in
-            TraceRecord(applied: (o["applied_ns"] as? NSNumber)?.uint64Value ?? 0, kind: o["kind"] as? String ?? "",
-                        intensity: o["intensity"] as? Double ?? 0, sharpness: o["sharpness"] as? Double ?? 0)
-        }
+    /// The commands of the trace at `path` (the trace's own record type reads it).
+    static func trace(_ path: String) throws -> [TraceRecord.Command] {
+        try TraceRecord.read(contentsOf: path).commands
     }
 
     func expect(_ ok: Bool, _ what: @autoclosure () -> String) {
@@ -84,7 +98,7 @@ final class LogCheck {
     }
 
     /// Run 1: a whole playback. `mapping` is HapSync's standard mapping.
-    func checkPlayback(pad: [PadEvent], trace: [TraceRecord]) {
+    func checkPlayback(pad: [PadEvent], trace: [TraceRecord.Command]) {
         let map = RumbleMapping.standard.map
         let uploads = pad.filter { $0.kind == "upload" }
         // 1. One effect, uploaded once, then updated in place.
@@ -98,20 +112,20 @@ final class LogCheck {
         // (60 ms: an effect upload to a uinput device waits for its userspace driver, here the fake
         // pad under software emulation, which has been seen to take 18 ms to answer.)
         let settle: UInt64 = 60_000_000
-        let commands = trace.filter { $0.kind == "level" || $0.kind == "transient" }
+        let commands = trace.filter { $0.kind == .level || $0.kind == .transient }
         var steady = 0
-        for (k, c) in commands.enumerated() where c.kind == "level" {
-            let next = k + 1 < commands.count ? commands[k + 1].applied : UInt64.max
-            let nearTap = commands.contains { $0.kind == "transient" && $0.applied + burst + interval + slack >= c.applied && $0.applied <= c.applied + settle }
-            guard next >= c.applied + settle + 20_000_000, !nearTap else { continue }
+        for (k, c) in commands.enumerated() where c.kind == .level {
+            let next = k + 1 < commands.count ? commands[k + 1].appliedNs : UInt64.max
+            let nearTap = commands.contains { $0.kind == .transient && $0.appliedNs + burst + interval + slack >= c.appliedNs && $0.appliedNs <= c.appliedNs + settle }
+            guard next >= c.appliedNs + settle + 20_000_000, !nearTap else { continue }
             steady += 1
-            let s = state(pad, at: c.applied + settle)
+            let s = state(pad, at: c.appliedNs + settle)
             let want = map(c.intensity, c.sharpness)
             if want == (0, 0) {
-                expect(!s.on, "level \(c.intensity)/\(c.sharpness) at \(c.applied): motor should be off \(settle / 1_000_000) ms later")
+                expect(!s.on, "level \(c.intensity)/\(c.sharpness) at \(c.appliedNs): motor should be off \(settle / 1_000_000) ms later")
             } else {
                 expect(s.on && s.strong == want.strong && s.weak == want.weak,
-                       "level \(c.intensity)/\(c.sharpness) at \(c.applied): device should play \(want) \(settle / 1_000_000) ms later, plays \(s.on ? "\((s.strong, s.weak))" : "nothing")")
+                       "level \(c.intensity)/\(c.sharpness) at \(c.appliedNs): device should play \(want) \(settle / 1_000_000) ms later, plays \(s.on ? "\((s.strong, s.weak))" : "nothing")")
             }
         }
         expect(!exercising || steady >= 3, "the pattern should have at least 3 steady levels to check, found \(steady)")
@@ -119,14 +133,14 @@ final class LogCheck {
 
         // 3. Transients: a burst with the mapping of level + tap, lasting at least the burst length.
         var taps = 0
-        for c in commands where c.kind == "transient" {
+        for c in commands where c.kind == .transient {
             taps += 1
-            let levelBefore = commands.last { $0.kind == "level" && $0.applied <= c.applied }
+            let levelBefore = commands.last { $0.kind == .level && $0.appliedNs <= c.appliedNs }
             let li = levelBefore?.intensity ?? 0, ls = levelBefore?.sharpness ?? 0
             let sum = li + c.intensity
             let want = map(min(1, sum), sum > 0 ? (li * ls + c.intensity * c.sharpness) / sum : 0)
-            guard let start = uploads.first(where: { $0.t >= c.applied && $0.strong == want.strong && $0.weak == want.weak }) else {
-                failures.append("transient at \(c.applied): no upload of \(want)")
+            guard let start = uploads.first(where: { $0.t >= c.appliedNs && $0.strong == want.strong && $0.weak == want.weak }) else {
+                failures.append("transient at \(c.appliedNs): no upload of \(want)")
                 continue
             }
             let end = pad.first { $0.t > start.t && ($0.kind == "stop" || ($0.kind == "upload" && ($0.strong, $0.weak) != want)) }
@@ -137,10 +151,10 @@ final class LogCheck {
             // that timestamp and the time the limiter allowed, which no late timestamp can move
             // earlier than HapSync's own.
             let before = uploads.last { $0.t < start.t }
-            let allowed = max(c.applied, before.map { $0.t + interval } ?? 0)
+            let allowed = max(c.appliedNs, before.map { $0.t + interval } ?? 0)
             let from = min(start.t, allowed)
             let lasted = (end?.t ?? UInt64.max) - from
-            expect(lasted + slack >= burst, "transient at \(c.applied): burst lasted \(lasted / 1000) µs, less than \(burst / 1_000_000) ms")
+            expect(lasted + slack >= burst, "transient at \(c.appliedNs): burst lasted \(lasted / 1000) µs, less than \(burst / 1_000_000) ms")
             report.append("transient burst \(want): \(end.map { String(($0.t - from) / 1000) + " µs" } ?? "open")")
         }
         expect(taps >= 1, "the pattern should have transients to check")
@@ -159,7 +173,7 @@ final class LogCheck {
                 expect(shortest + 2 * slack >= UInt64(n) * interval,
                        "\(n + 1) uploads within \(shortest / 1000) µs, less than \(n) interval(s) of \(interval / 1_000_000) ms")
             }
-            let levels = trace.filter { $0.kind == "level" }.count
+            let levels = trace.filter { $0.kind == .level }.count
             expect(!exercising || levels > uploads.count * 2, "the pattern should send far more level commands (\(levels)) than uploads (\(uploads.count)) to exercise the rate limit")
             report.append("\(levels) level commands became \(uploads.count) uploads; closest uploads \(minGap / 1000) µs apart (limit \(interval / 1_000_000) ms, \(slack / 1_000_000) ms slack for kernel timestamps)")
         }
@@ -171,7 +185,7 @@ final class LogCheck {
 
         // 6. The end: stopped and erased, nothing played after.
         if let last = trace.last {
-            let after = pad.filter { $0.t >= last.applied }
+            let after = pad.filter { $0.t >= last.appliedNs }
             expect(after.contains { $0.kind == "erase" }, "the effect should be erased after playback")
             let eraseAt = pad.last { $0.kind == "erase" }?.t ?? 0
             expect(!pad.contains { $0.kind == "play" && $0.t > eraseAt }, "nothing may play after the erase")

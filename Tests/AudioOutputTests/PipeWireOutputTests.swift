@@ -4,6 +4,7 @@ import CPipeWire
 import Foundation
 import HapSyncMeasurement
 import HapSyncRuntime
+import HapSyncLiveTesting
 import HapSyncTestSupport
 import Testing
 
@@ -12,7 +13,6 @@ import Testing
 /// (.ci/with-pipewire); the sync against a pipe sink is in `SyncTests`.
 @Suite("PipeWire natively", .serialized)
 struct PipeWireOutputTests {
-    static var answers: Bool { PipeWireOutput.answers() }
 
     @Test func aCyclesTimingSaysWhenItsFirstFrameIsHeard() {
         var time = hs_pw_time()
@@ -66,7 +66,7 @@ struct PipeWireOutputTests {
         }
     }
 
-    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    @Test(.needsPipeWire)
     func anUnknownSinkIsNamed() {
         let name = "no-such-sink-\(UUID().uuidString.prefix(8))"
         let audio = PipeWireOutput(configuration: .init(sink: name))
@@ -79,14 +79,14 @@ struct PipeWireOutputTests {
 
     /// The engine's watcher restarts on a server that came back only once it has a sink to play
     /// to (a restart before its session manager made one failed, and ended the run).
-    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    @Test(.needsPipeWire)
     func aServerIsBackForThisOutputOnlyWithItsSink() {
         #expect(PipeWireOutput().canConnect(), "the default sink")
         #expect(PipeWireOutput(configuration: .init(sink: "hapsync")).canConnect())
         #expect(!PipeWireOutput(configuration: .init(sink: "no-such-sink-\(UUID().uuidString.prefix(8))")).canConnect())
     }
 
-    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    @Test(.needsPipeWire)
     func theDataThreadRendersBelowTheEnginesThreads() throws {
         let audio = PipeWireOutput()
         let engine = try HapticEngine(configuration: .init(backend: RecordingHapticBackend(), lockMemory: false, audio: audio))
@@ -102,7 +102,7 @@ struct PipeWireOutputTests {
     /// `--sink 43`: a sink by the number `wpctl status` shows (its node id), or by its
     /// object.serial when no sink has that number as its id (the two are counted apart and can
     /// coincide), plays there, as by its name; a number no sink has is refused like an unknown name.
-    @Test(.enabled(if: answers, "no PipeWire server answers"))
+    @Test(.needsPipeWire)
     func aSinkByItsIdOrSerialGetsTheSound() throws {
         let reader = PipeSinkReader()
         try reader.start()
@@ -140,7 +140,7 @@ struct PipeWireOutputTests {
     /// The quantum the summary shows is what the graph runs with: what each cycle asks of the
     /// stream, within the node.latency asked for (the graph takes the smallest of its nodes'),
     /// not that latency itself.
-    @Test(.enabled(if: answers, "no PipeWire server answers"), arguments: [0.005, 0.020])
+    @Test(.needsPipeWire, arguments: [0.005, 0.020])
     func theQuantumIsWhatEachCycleAsksFor(latency: Double) throws {
         let audio = PipeWireOutput(configuration: .init(latency: latency))
         #expect(audio.quantum == nil, "before the stream runs")
@@ -155,7 +155,7 @@ struct PipeWireOutputTests {
         environment["PULSE_SERVER"] = nil
         environment["PIPEWIRE_REMOTE"] = nil
         let auto = AudioServerChoice.auto.output(sink: nil, latency: 0.02, environment: environment)
-        #expect((auto is PipeWireOutput) == Self.answers)
+        #expect((auto is PipeWireOutput) == LiveSoundServers.pipeWire)
         environment["PULSE_SERVER"] = "unix:/tmp/somewhere"
         #expect(AudioServerChoice.auto.output(sink: nil, latency: 0.02, environment: environment) is PulseAudioOutput)
         #expect(AudioServerChoice.none.output(sink: nil, latency: 0.02, environment: environment) == nil)

@@ -76,7 +76,7 @@ struct SyncTests {
         #expect(xs.allSatisfy { abs($0) < each }, "\(what): \(text(xs)) ms", sourceLocation: sourceLocation)
     }
 
-    @Test func clickOnsetsInTheMonitorMeetTheTaps() async throws {
+    @Test(.needsPulseAudio) func clickOnsetsInTheMonitorMeetTheTaps() async throws {
         try await retryingWhenStalled("sync, monitor recording") {
             // Record the sink's monitor first: this also keeps an idle null sink in low-latency mode.
             let recorder = PulseAudioRecorder(source: "@DEFAULT_MONITOR@")
@@ -102,7 +102,7 @@ struct SyncTests {
     /// noise moves them together; they must agree within 1 ms (the median of the eight clicks).
     /// Through pipewire-pulse they differed by one PipeWire quantum (5.3 ms at the default 20 ms
     /// latency, 10.7 ms at 50 ms) until the output learned how it counts.
-    @Test(arguments: [0.020, 0.050])
+    @Test(.needsPulseAudio, arguments: [0.020, 0.050])
     func aPipeSinkHearsEachClickWhereTheEngineSaysItIsHeard(latency: Double) async throws {
         try await Self.pipeSinkAgreement(latency: latency, server: .pulse)
     }
@@ -110,7 +110,7 @@ struct SyncTests {
     /// The same through PipeWire natively (`PipeWireOutput`: the clock from each cycle's
     /// `pw_stream_get_time_n`, no quantum learned), when a PipeWire server answers
     /// (.ci/with-pipewire).
-    @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"), arguments: [0.020, 0.050])
+    @Test(.needsPipeWire, arguments: [0.020, 0.050])
     func aPipeSinkHearsEachClickWhereNativePipeWireSaysItIsHeard(latency: Double) async throws {
         try await Self.pipeSinkAgreement(latency: latency, server: .pipewire)
     }
@@ -141,7 +141,7 @@ struct SyncTests {
         }
     }
 
-    @Test func aModuleTheServerRefusesIsNamedWithItsArguments() throws {
+    @Test(.needsPulseAudio) func aModuleTheServerRefusesIsNamedWithItsArguments() throws {
         // (PipeWire loads module-pipe-sink with an argument it does not know; no server has this module.)
         let connection = try PulseConnection(clientName: "HapSync test", server: nil, threadName: "hapsync-test")
         defer { connection.close() }
@@ -154,7 +154,7 @@ struct SyncTests {
         }
     }
 
-    @Test func noServerSaysSoAndSuggestsAudioNone() {
+    @Test(.needsPulseAudio) func noServerSaysSoAndSuggestsAudioNone() {
         let audio = PulseAudioOutput(configuration: .init(sink: "no-such-sink-\(UUID().uuidString.prefix(8))"))
         #expect {
             try audio.open()

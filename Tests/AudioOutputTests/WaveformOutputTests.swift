@@ -88,13 +88,13 @@ struct WaveformOutputTests {
 
     /// A stream of its own, natively, beside native PipeWire audio on another sink, under
     /// .ci/with-pipewire: the same signal where the pattern puts it.
-    @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"))
+    @Test(.needsPipeWire)
     func aNativeStreamOfItsOwnBesideNativeAudio() async throws {
         try await retryingWhenStalled("waveform, own native stream") { try check(server: nil, nativeAudio: true) }
     }
 
     /// The same mixed into a native PipeWire stream (`PipeWireOutput`), under .ci/with-pipewire.
-    @Test(.enabled(if: PipeWireOutput.answers(), "no PipeWire server answers"))
+    @Test(.needsPipeWire)
     func audioAndHapticsShareANativePipeWireStream() async throws {
         try await retryingWhenStalled("waveform, mixed, native PipeWire") { try checkMixed(server: nil, native: true) }
     }
@@ -102,22 +102,15 @@ struct WaveformOutputTests {
     /// The trace's block records: consecutive frames from 0, one burst begun, and the drive in
     /// force as the pattern says (0.8 at 60 Hz, then 0.5 at 300 Hz).
     private func checkBlocks(_ path: String) {
-        let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
-        let blocks = lines.compactMap { line -> [String: Any]? in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["kind"] as? String == "block" else { return nil }
-            return o
-        }
+        let blocks = (try? TraceRecord.read(contentsOf: path))?.blocks ?? []
         #expect(blocks.count > 20, "a record per block: \(blocks.count)")
-        var next = 0
+        var next: Int64 = 0
         for b in blocks {
-            #expect(b["frame"] as? Int == next, "blocks follow each other: \(b)")
-            next = (b["frame"] as? Int ?? 0) + (b["frames"] as? Int ?? 0)
+            #expect(b.frame == next, "blocks follow each other: \(b)")
+            next = b.frame + Int64(b.frames)
         }
-        #expect(blocks.reduce(0) { $0 + ($1["transients"] as? Int ?? 0) } == 1, "one burst")
-        let levels = Set(blocks.compactMap { b -> String? in
-            guard let i = b["intensity"] as? Double, i > 0, let f = b["frequency_hz"] as? Double else { return nil }
-            return "\(i) \((f).rounded())"
-        })
+        #expect(blocks.reduce(0) { $0 + $1.transients } == 1, "one burst")
+        let levels = Set(blocks.filter { $0.intensity > 0 }.map { "\($0.intensity) \($0.frequencyHz.rounded())" })
         #expect(levels.contains("0.8 60.0") && levels.contains("0.5 300.0"), "the drive in force per block: \(levels)")
     }
 

@@ -1,14 +1,14 @@
 import Foundation
 import HapSyncCLI
+import HapticOutput
 import Testing
 
 /// `hapsync feedback`, `hapsync spring` and the accessibility / advanced options of `play`.
 @Suite("hapsync feedback, spring, play options", .serialized)
 struct FeedbackCLITests {
-    func traceRecords(_ url: URL) throws -> [[String: Any]] {
-        try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
-            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }.filter { $0["kind"] as? String != "stop-all" }
+    /// The trace's commands less the final stop.
+    func traceRecords(_ url: URL) throws -> [TraceRecord.Command] {
+        try TraceRecord.read(contentsOf: url.path).commands.filter { $0.kind != .stopAll }
     }
 
     func tempPath(_ ext: String) -> URL {
@@ -52,7 +52,7 @@ struct FeedbackCLITests {
         #expect(text.out.contains("target reached     209.2 ms"))
         let json = hapsync("spring", "--response", "0.4", "--damping", "0.7", "--json")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
-        #expect(abs((doc["peakTime"] as! Double) - 0.280056) < 1e-5)
+        #expect(abs(try #require(doc["peakTime"] as? Double) - 0.280056) < 1e-5)
         let critical = hapsync("spring", "--response", "0.4", "--damping", "1")
         #expect(critical.out.contains("no overshoot"))
         #expect(hapsync("spring", "--response", "0.4").status == 64)
@@ -67,8 +67,8 @@ struct FeedbackCLITests {
         #expect(r.status == 0, "\(r.err)")
         #expect(r.out.contains("played      success on trace") && r.out.contains("settings    intensity × 0.5"))
         let taps = try traceRecords(trace)
-        #expect(taps.map { $0["intensity"] as! Double } == [0.3, 0.5], "0.6 and 1.0, halved")
-        #expect(taps.map { $0["t"] as! Double } == [0, 0.105])
+        #expect(taps.map(\.intensity) == [0.3, 0.5], "0.6 and 1.0, halved")
+        #expect(taps.map(\.t) == [0, 0.105])
     }
 
     @Test func environmentPolicyAppliesAndBadValuesAreNamed() throws {
@@ -90,10 +90,10 @@ struct FeedbackCLITests {
         defer { try? FileManager.default.removeItem(at: trace) }
         let r = try BinaryTests.run(["play", "--audio", "none", "--playback-rate", "2", "--haptics", "trace:\(trace.path)", taps])
         #expect(r.status == 0, "\(r.err)")
-        let played = try traceRecords(trace).filter { $0["kind"] as? String == "transient" }
+        let played = try traceRecords(trace).filter { $0.kind == .transient }
         #expect(played.count == rendered.count)
         // Scheduled times keep the render's spacing, halved (to the nanosecond rounding).
-        let s = played.map { $0["scheduled_ns"] as! Int }
+        let s = played.map { Int($0.scheduledNs) }
         for i in 1..<min(s.count, rendered.count) {
             let want = (rendered[i].0 - rendered[i - 1].0) / 2 * 1e9
             #expect(abs(Double(s[i] - s[i - 1]) - want) < 2, "gap \(i)")
@@ -102,7 +102,7 @@ struct FeedbackCLITests {
         defer { try? FileManager.default.removeItem(at: trace2) }
         let from = try BinaryTests.run(["play", "--audio", "none", "--from", "0.2", "--haptics", "trace:\(trace2.path)", taps])
         #expect(from.status == 0, "\(from.err)")
-        let skipped = try traceRecords(trace2).filter { $0["kind"] as? String == "transient" }.map { $0["t"] as! Double }
+        let skipped = try traceRecords(trace2).filter { $0.kind == .transient }.map(\.t)
         #expect(skipped == rendered.map(\.0).filter { $0 >= 0.2 })
     }
 }

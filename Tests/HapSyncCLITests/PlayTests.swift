@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncCLI
 import HapSyncLiveTesting
+import HapticOutput
 import Testing
 
 /// `hapsync play` through the built binary, on real threads. These tests compare what was played
@@ -15,11 +16,11 @@ struct PlayTests {
         try hapsync("render", "--resources", streamingAssets, file).out.split(separator: "\n").compactMap { line in
             let r = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             guard let kind = r["type"] as? String, kind == "level" || kind == "transient" else { return nil }
-            return (r["t"] as! Double, kind, r["intensity"] as! Double, r["sharpness"] as! Double)
+            return (try #require(r["t"] as? Double), kind, try #require(r["intensity"] as? Double), try #require(r["sharpness"] as? Double))
         }
     }
 
-    @Test(arguments: conformanceFiles)
+    @Test(.needsSoundServer, arguments: conformanceFiles)
     func traceMatchesTheRenderOneToOne(_ file: String) async throws {
         try await retryingWhenStalled("play \((file as NSString).lastPathComponent)") {
             #expect(Self.conformanceFiles.count == 21)
@@ -28,28 +29,25 @@ struct PlayTests {
             let r = try BinaryTests.run(["play", "--at", "+20", "--haptics", "trace:\(trace.path)", "--resources", streamingAssets, file])
             #expect(r.status == 0, "\(r.err)")
             #expect(r.out.contains("dispatch    p50 ") && r.out.contains("real-time   "))
-            let records = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").map {
-                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-            }
-            let played = records.filter { $0["kind"] as? String != "stop-all" }
+            let records = try TraceRecord.read(contentsOf: trace.path).commands
+            let played = records.filter { $0.kind != .stopAll }
             let expected = try Self.rendered(file)
             #expect(played.count == expected.count)
             for (p, e) in zip(played, expected) {
-                #expect(abs((p["t"] as! Double) - e.0) < 1e-6 && p["kind"] as? String == e.1)
-                #expect(abs((p["intensity"] as! Double) - e.2) < 1e-5 && abs((p["sharpness"] as! Double) - e.3) < 1e-5)
-                let scheduled = p["scheduled_ns"] as! Int, released = p["released_ns"] as! Int, applied = p["applied_ns"] as! Int
-                #expect(released >= scheduled && applied >= released, "released never early, applied after release")
-                #expect(p["dispatch_ns"] as? Int == released - scheduled, "a measured figure")
+                #expect(abs(p.t - e.0) < 1e-6 && p.kind.rawValue == e.1)
+                #expect(abs(p.intensity - e.2) < 1e-5 && abs(p.sharpness - e.3) < 1e-5)
+                #expect(p.releasedNs >= p.scheduledNs && p.appliedNs >= p.releasedNs, "released never early, applied after release")
+                #expect(p.dispatchNs == Int64(p.releasedNs - p.scheduledNs), "a measured figure")
             }
             // Deadlines come in order, unless the audio clock stepped: a reported underrun restarts its
             // fit, and a pattern with audio then puts its later commands where the audio is now heard,
             // which may be a few ms earlier than the deadlines already released (they go out at once).
-            let scheduled = played.map { $0["scheduled_ns"] as! Int }, released = played.map { $0["released_ns"] as! Int }
+            let scheduled = played.map(\.scheduledNs), released = played.map(\.releasedNs)
             #expect(released == released.sorted(), "released in order")
             if Self.underruns(r.out) == 0 {
                 #expect(scheduled == scheduled.sorted(), "\(r.out)")
             }
-            #expect(records.last?["kind"] as? String == "stop-all")
+            #expect(records.last?.kind == .stopAll)
         }
     }
 
@@ -60,7 +58,7 @@ struct PlayTests {
         return Int(line[range].split(separator: " ")[0]) ?? 0
     }
 
-    @Test func chromeTraceAndLoops() throws {
+    @Test(.needsPulseAudio) func chromeTraceAndLoops() throws {
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-play-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: trace) }
         let taps = packageRoot.appendingPathComponent("Assets/taps.ahap").path
@@ -72,7 +70,7 @@ struct PlayTests {
         let events = try #require(doc["traceEvents"] as? [[String: Any]])
         let taps3 = events.filter { $0["ph"] as? String == "i" && $0["name"] as? String == "transient" }
         #expect(taps3.count == 9)
-        let times = taps3.map { $0["ts"] as! Double }
+        let times = try taps3.map { try #require($0["ts"] as? Double) }
         #expect(times == times.sorted())
     }
 
@@ -86,7 +84,7 @@ struct PlayTests {
         #expect(try String(contentsOf: trace, encoding: .utf8) == "mine\n")
     }
 
-    @Test func interruptStopsAndStillWritesTheTrace() throws {
+    @Test(.needsSoundServer) func interruptStopsAndStillWritesTheTrace() throws {
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-int-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: trace) }
         let p = Process()

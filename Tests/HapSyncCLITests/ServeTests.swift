@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HapticOutput
 import Testing
 
 /// `hapsync serve` driven by clients nobody here wrote: python-osc (PyPI) and liblo's `oscsend`.
@@ -102,11 +103,7 @@ struct ServeTests {
 
     /// Transient records of a JSON Lines trace: scheduled time (ns).
     private static func taps(_ trace: URL) -> [Int64] {
-        ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  o["kind"] as? String == "transient", let t = o["scheduled_ns"] as? NSNumber else { return nil }
-            return t.int64Value
-        }
+        ((try? TraceRecord.read(contentsOf: trace.path))?.commands ?? []).filter { $0.kind == .transient }.map { Int64($0.scheduledNs) }
     }
 
     @Test func pythonOSCAndOscsendPlayAtTheirTimeTagsAndBadInputGetsErrors() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncLiveTesting
 import Testing
 
 /// `hapsync validate` calls a pattern invalid when its audio would decode to more than `play`
@@ -50,7 +51,7 @@ struct ValidateAudioLimitTests {
 
     /// `play` refuses the same pattern with the same numbers at its stream's rate (48 kHz on the
     /// private server `.ci/with-pulse` starts; another server's rate scales them: 20000 × rate × 8).
-    @Test func playRefusesItWithTheSameNumbers() throws {
+    @Test(.needsSoundServer) func playRefusesItWithTheSameNumbers() throws {
         let (ahap, wav) = try Self.hugePattern()
         defer { try? FileManager.default.removeItem(at: ahap.deletingLastPathComponent()) }
         let r = try BinaryTests.run(["play", "--haptics", "none", ahap.path])

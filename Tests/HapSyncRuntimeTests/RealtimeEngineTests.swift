@@ -163,11 +163,10 @@ struct RealtimeEngineTests {
             if name.hasSuffix(".jsonl") {
                 let lines = text.split(separator: "\n")
                 #expect(lines.count == 3, "two taps and the stop")
-                let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
-                #expect(first["kind"] as? String == "transient" && first["player"] as? Int == Int(player.id))
-                let scheduled = try #require(first["scheduled_ns"] as? Int), released = try #require(first["released_ns"] as? Int)
-                let applied = try #require(first["applied_ns"] as? Int)
-                #expect(released >= scheduled && applied >= released && first["dispatch_ns"] as? Int == released - scheduled)
+                let first = try #require(try TraceRecord.parse(text).first?.command)
+                #expect(first.kind == .transient && first.player == player.id)
+                #expect(first.releasedNs >= first.scheduledNs && first.appliedNs >= first.releasedNs
+                        && first.dispatchNs == Int64(first.releasedNs - first.scheduledNs))
             } else {
                 let doc = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
                 let events = try #require(doc["traceEvents"] as? [[String: Any]])
