@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// The header reader knows every format HapSync plays, says why it does not play the others,
@@ -10,8 +11,7 @@ struct AudioFileInfoTests {
 
     /// The same 0.1 s tone (4,410 frames at 44.1 kHz, mono) in every container Core Haptics
     /// plays (Assets/README.md says how each was made): each header gives its length without the
-    /// encoder's priming and padding, as a decoder plays it. (Today only WAV and FLAC are read:
-    /// the others are "not a WAV or FLAC file", and their length unknown.)
+    /// encoder's priming and padding, as a decoder plays it.
     @Test(arguments: [("tone-44k1-mono-16.wav", "WAV"), ("tone-44k1-mono-16.aiff", "AIFF"), ("tone-44k1-mono-16.caf", "CAF"),
                       ("tone-44k1-mono-16-alac.caf", "CAF"), ("tone-44k1-mono-16-alac.m4a", "M4A"),
                       ("tone-44k1-mono-aac.m4a", "M4A"), ("tone-44k1-mono.mp3", "MP3")])
@@ -89,12 +89,11 @@ struct AudioFileInfoTests {
     }
 
     /// A FIFO (which a blocking open waits on forever) and a device node are refused, by kind,
-    /// without blocking. (Today's reader blocks in open(2) on the FIFO: a helper thread opens the
-    /// FIFO's write end after 20 s so that it fails instead of hanging; it reads /dev/zero as "not
-    /// a WAV or FLAC file".)
+    /// without blocking.
     @Test func aFIFOOrDeviceIsNoAudioFile() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let fifo = dir.appendingPathComponent("x.wav")
         #expect(mkfifo(fifo.path, 0o600) == 0)
         let path = fifo.path
@@ -116,16 +115,16 @@ struct AudioFileInfoTests {
     }
 
     @Test func aDirectoryIsNotOpened() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         #expect(throws: RegularFile.Failure.notRegular(path: dir.path, kind: "a directory")) { try RegularFile.open(dir.path) }
         #expect(RegularFile.kind(of: dir.appendingPathComponent("nothing").path) == .failure(.cannotOpen(path: dir.appendingPathComponent("nothing").path, reason: "No such file or directory")))
     }
 
     /// Sizes and durations in headers are the file's word: absurd ones give a length (saturated)
     /// or an error, never an arithmetic trap. An MP3 without a Xing header is measured from the
-    /// file's size, here the largest there is. (Today that size times the bit rate overflowed the
-    /// conversion to Int and the process died with SIGILL.)
+    /// file's size, here the largest there is.
     @Test func absurdSizesNeverTrap() throws {
         let mp3 = [UInt8](try Data(contentsOf: Self.audio.appendingPathComponent("tone-44k1-mono.mp3")))
         // The first frame with its Info tag blanked: a constant bit rate stream measured by size.

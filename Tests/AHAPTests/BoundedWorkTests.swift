@@ -1,5 +1,6 @@
 @testable import AHAP
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// The reader's work is bounded per byte of input whatever its shape (issue 14: a 16 MB
@@ -96,8 +97,9 @@ struct BoundedWorkTests {
 
     /// A path longer than Linux opens is not found, without being looked for.
     @Test func aPathLongerThanPathMaxIsNotFound() throws {
-        let root = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let rootFolder = try TemporaryDirectory()
+        defer { rootFolder.remove() }
+        let root = rootFolder.url
         let name = String(repeating: "d", count: AHAPResourceResolver.maxPathBytes + 1)
         guard case .failure(let f) = AHAPResourceResolver(roots: [root]).resolve(name) else { Issue.record("must not resolve"); return }
         #expect(f.code == .resourceNotFound)

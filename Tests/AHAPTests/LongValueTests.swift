@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// A megabyte of one letter: far longer than any name AHAP knows.
@@ -71,8 +72,9 @@ struct LongValueTests {
 
     /// A waveform path that is safe but long is looked for, not found, and quoted by its start.
     @Test func aLongWaveformPathIsNotFoundAndQuotedByItsStart() throws {
-        let root = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let rootFolder = try TemporaryDirectory()
+        defer { rootFolder.remove() }
+        let root = rootFolder.url
         let resolver = AHAPResourceResolver(roots: [root])
         guard case .failure(let f) = resolver.resolve(long) else { Issue.record("a 1 MB path must not resolve"); return }
         #expect(f.code == .resourceNotFound)

@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 @Suite("Reading files")
@@ -12,8 +13,9 @@ struct ReaderFileTests {
     }
 
     @Test func directoryIsUnreadable() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let report = AHAPReader().diagnose(contentsOf: dir)
         #expect(report.errors.map(\.code) == [.fileUnreadable])
         #expect(report.errors.first?.message == "is a directory, not an AHAP file")
@@ -22,8 +24,9 @@ struct ReaderFileTests {
     /// A FIFO given as the AHAP file is refused at once by its kind, never opened to wait for a
     /// writer (it used to be reported as "permission denied?").
     @Test func aFIFOIsRefusedByItsKind() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let fifo = dir.appendingPathComponent("p.ahap")
         #expect(mkfifo(fifo.path, 0o600) == 0)
         let report = AHAPReader().diagnose(contentsOf: fifo)
@@ -32,8 +35,9 @@ struct ReaderFileTests {
     }
 
     @Test func oversizedFileIsRejectedBeforeReading() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let url = dir.appendingPathComponent("big.ahap")
         try Data(repeating: 0x20, count: 2048).write(to: url)
         let limits = AHAPLimits(maxFileBytes: 1024, maxEntries: 10, maxCurvePoints: 10, maxNestingDepth: 10)

@@ -1,5 +1,6 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 @Suite("Resource resolution")
@@ -7,7 +8,7 @@ struct ResolverTests {
     /// root1/ahap/x.ahap, root1/ahap/here.wav, root2/sounds/there.wav, outside/secret.wav,
     /// root2/sounds/link.wav -> outside/secret.wav, root2/inner -> root2/sounds (a link that stays inside).
     func makeTree() throws -> (base: URL, ahapFile: URL, resources: URL) {
-        let base = try temporaryDirectory()
+        let base = try TemporaryDirectory.create("resolver")
         let fm = FileManager.default
         for d in ["root1/ahap", "root2/sounds", "outside"] {
             try fm.createDirectory(at: base.appendingPathComponent(d), withIntermediateDirectories: true)
@@ -84,7 +85,7 @@ struct ResolverTests {
     }
 
     /// A FIFO would hang whoever opens it for reading, and a device node is no audio file: both are
-    /// refused by kind, from `stat` alone. (Today's resolver returned them as resolved.)
+    /// refused by kind, from `stat` alone.
     @Test func specialFilesAreRefusedWithoutOpeningThem() throws {
         let t = try makeTree()
         defer { try? FileManager.default.removeItem(at: t.base) }
@@ -111,7 +112,7 @@ struct ResolverTests {
 
     /// A resolved file that is not audio HapSync plays is a warning naming the file and the reason
     /// (once per event that uses it; its header is read once). Every format Core Haptics plays is
-    /// clean. (Today's resolver said nothing: `validate` called an Ogg or an IMA ADPCM WAV valid.)
+    /// clean.
     @Test func unplayableAudioIsAWarningNamingTheFileAndTheReason() throws {
         let t = try makeTree()
         defer { try? FileManager.default.removeItem(at: t.base) }

@@ -1,11 +1,10 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
 
-/// The package root, found from this file's path.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-/// ../shared/conformance/apple-unityplugins beside the checkout.
-let conformanceRoot = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins")
+/// The checkout and the conformance set, by the test support's one locator.
+let packageRoot = TestFiles.packageRoot
+let conformanceRoot = TestFiles.conformance
 
 /// Every .ahap file under a folder, sorted.
 func ahapFiles(under dir: URL) -> [URL] {
@@ -23,9 +22,3 @@ func document(_ entries: String...) -> String {
     "{ \"Version\": 1.0, \"Pattern\": [\n" + entries.joined(separator: ",\n") + "\n] }"
 }
 
-/// A temporary folder removed by the caller.
-func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncTestSupport
 import Testing
 
 /// Decoding is bounded: by one documented limit a pattern (checked from the header, before
@@ -13,11 +14,11 @@ import Testing
 @Suite("Bounded decoding")
 struct BoundedDecodingTests {
     /// 800 s at 48 kHz is 800 × 48000 × 8 bytes = 293.0 MiB of stereo float, over 256 MiB. The
-    /// error comes from the header, before decoding. (Today: "is 800 s long; HapSync loads files
-    /// up to 600 s", a limit on the file rather than on what is decoded.)
+    /// error comes from the header, before decoding.
     @Test func aFileOverTheLimitFailsBeforeDecodingNamingTheLimit() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let long = dir.appendingPathComponent("long.wav")
         try sparseWAV(long, rate: 8_000, channels: 1, bits: 8, seconds: 800)
         #expect {
@@ -30,10 +31,11 @@ struct BoundedDecodingTests {
     /// A 20-minute file (460 MB decoded: over the limit) played by a voice cut to 1 ms by its
     /// EventDuration decodes only what that voice can read: 1 ms ÷ the slowest player rate (0.01)
     /// × the fastest pitch rate (2) = 0.2 s. Without EventDuration the voice plays the whole file,
-    /// which is over the limit. (Today: the whole file is refused, "HapSync loads files up to 600 s".)
+    /// which is over the limit.
     @Test func onlyWhatAVoiceCanPlayIsDecoded() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let long = dir.appendingPathComponent("long.wav")
         try sparseWAV(long, rate: 8_000, channels: 1, bits: 8, seconds: 1_200)
         let output = PulseAudioOutput()   // not opened: decoding needs no server (48 kHz until one says otherwise)
@@ -52,7 +54,7 @@ struct BoundedDecodingTests {
     }
 
     /// A voice can reach absurdly far (a duration of 1e300 s, an infinite one): that asks for the
-    /// whole file, never an arithmetic trap. (Today seconds × rate overflowed the conversion to Int.)
+    /// whole file, never an arithmetic trap.
     @Test func anAbsurdReachIsTheWholeFile() throws {
         let file = assets.appendingPathComponent("tap-48k-mono-16.wav")
         for seconds in [1e300, .infinity, .greatestFiniteMagnitude] {
@@ -73,8 +75,9 @@ struct BoundedDecodingTests {
     /// The limit holds for a pattern's files together, cached ones included: each file is
     /// decoded once, to the furthest any voice reads, and shared with the next player.
     @Test func aPatternsFilesShareTheLimitAndTheCache() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         for name in ["a.wav", "b.wav", "c.wav"] { try sparseWAV(dir.appendingPathComponent(name), rate: 48_000, channels: 1, bits: 16, seconds: 1) }
         let files = Dictionary(uniqueKeysWithValues: ["a.wav", "b.wav", "c.wav"].map { ($0, dir.appendingPathComponent($0)) })
         let cache = AudioSampleCache()
@@ -100,8 +103,9 @@ struct BoundedDecodingTests {
     /// A part decoded for one voice is reused when it reaches far enough, and decoded again
     /// further (then whole) when another pattern needs more.
     @Test func aPartIsReusedOrExtended() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let url = dir.appendingPathComponent("a.wav")
         try sparseWAV(url, rate: 48_000, channels: 1, bits: 16, seconds: 10)
         let cache = AudioSampleCache()
@@ -118,8 +122,9 @@ struct BoundedDecodingTests {
     /// The cache holds samples only while some player's audio does: a long-running engine that
     /// plays many files does not keep every one it ever decoded.
     @Test func theCacheLetsGoOfSamplesNoPlayerHolds() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let url = dir.appendingPathComponent("a.wav")
         try sparseWAV(url, rate: 48_000, channels: 1, bits: 16, seconds: 1)
         let cache = AudioSampleCache()
@@ -134,11 +139,11 @@ struct BoundedDecodingTests {
     /// Decoding keeps the output, not the input: a sparse 8 s, 8-channel, 448 kHz, 16-bit WAV
     /// (57 MB; 115 MB as float) decodes to 3 MB of 48 kHz stereo, read and converted 4,096 frames
     /// at a time. Measured as the peak resident memory of a child process that decodes only this
-    /// (the test binary again, running `decodePeakInAChildProcess`). (Today the whole file is held
-    /// as float, then as stereo, then converted: more than 140 MB.)
+    /// (the test binary again, running `decodePeakInAChildProcess`).
     @Test func decodingKeepsOnlyTheOutputInMemory() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let wide = dir.appendingPathComponent("wide.wav"), result = dir.appendingPathComponent("peak.txt")
         try sparseWAV(wide, rate: 448_000, channels: 8, bits: 16, seconds: 8)
         let child = Process()

@@ -6,15 +6,7 @@ import HapSyncCore
 import HapSyncTestSupport
 import Testing
 
-let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Assets/audio")
-
-/// A temporary folder, removed by the caller.
-func temporaryFolder() throws -> URL {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-dec-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir
-}
+let assets = TestFiles.asset("audio")
 
 /// A PCM WAV of `seconds` of silence that takes no disk (`WAVWriter.writeSparse`).
 func sparseWAV(_ url: URL, rate: Int, channels: Int, bits: Int, seconds: Double) throws {
@@ -45,8 +37,7 @@ struct DecoderTests {
     /// The same 0.1 s tone in every format Core Haptics plays decodes to the WAV's samples: the
     /// lossless ones to the same 16-bit values, AAC and MP3 to the same waveform within their
     /// coding error (at most 10 % of the tone's RMS; 64 kbit/s MP3 is at 5 %), all 4,410 frames long with encoder priming
-    /// and padding left out, and at 48 kHz to 4,800 frames. (Today M4A is "Format not recognised"
-    /// and the ALAC CAF an "unsupported encoding".)
+    /// and padding left out, and at 48 kHz to 4,800 frames.
     @Test(arguments: ["tone-44k1-mono-16.aiff", "tone-44k1-mono-16.caf", "tone-44k1-mono-16-alac.caf",
                       "tone-44k1-mono-16-alac.m4a", "tone-44k1-mono-aac.m4a", "tone-44k1-mono.mp3"])
     func everyFormatDecodesToTheSameTone(_ name: String) throws {
@@ -69,8 +60,9 @@ struct DecoderTests {
     /// hangs or returns more than the (damaged) header's length.
     @Test(arguments: ["tone-44k1-mono-aac.m4a", "tone-44k1-mono-16-alac.caf", "tone-44k1-mono.mp3", "tone-44k1-mono-16.aiff"])
     func damagedFilesDecodeOrFailNamingTheFile(_ name: String) throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let bytes = [UInt8](try Data(contentsOf: assets.appendingPathComponent(name)))
         let url = dir.appendingPathComponent(name)
         for i in stride(from: 0, to: bytes.count, by: 13) {
@@ -88,8 +80,9 @@ struct DecoderTests {
     }
 
     @Test func badFilesAreNamed() throws {
-        let dir = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("dec")
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let junk = dir.appendingPathComponent("junk.wav")
         try Data("RIFF....WAVEnot really".utf8).write(to: junk)
         #expect {
@@ -109,8 +102,7 @@ struct DecoderTests {
     }
 
     /// A device node is no audio file: refused by kind, before it is opened (`RegularFile`, whose
-    /// FIFO case the header tests cover). (Today libsndfile reads /dev/zero and says "Format not
-    /// recognised".)
+    /// FIFO case the header tests cover).
     @Test func aDeviceIsRefusedByKind() {
         #expect {
             _ = try AudioFileDecoder.decode(URL(fileURLWithPath: "/dev/zero"), sampleRate: 48_000)

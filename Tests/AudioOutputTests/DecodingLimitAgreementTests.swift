@@ -3,6 +3,7 @@ import AudioOutput
 import Foundation
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncTestSupport
 import Testing
 
 /// `validate` and playback apply one decoding limit (`AudioDecodingBudget`): for a pattern whose
@@ -30,7 +31,7 @@ struct DecodingLimitAgreementTests {
     }
 
     static func pattern(_ events: [(path: String, time: Double, duration: Double?)], wavs: [String: Double]) throws -> URL {
-        let dir = try temporaryFolder()
+        let dir = try TemporaryDirectory.create("dec")
         for (name, seconds) in wavs { try sparseWAV(dir.appendingPathComponent(name), rate: 8_000, channels: 1, bits: 8, seconds: seconds) }
         let entries = events.map { e in
             #"{ "Event": { "Time": \#(e.time), "EventType": "AudioCustom", "EventWaveformPath": "\#(e.path)"\#(e.duration.map { #", "EventDuration": \#($0)"# } ?? "") } }"#

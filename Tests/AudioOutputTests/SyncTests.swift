@@ -17,8 +17,7 @@ import Testing
 /// this test; the benchmark reports the real distribution.
 @Suite("Audio-haptic sync through the sound server", .serialized)
 struct SyncTests {
-    static let clicks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Assets/clicks.ahap")
+    static let clicks = TestFiles.asset("clicks.ahap")
 
     /// Assets/clicks.ahap played once on an engine with `audio`: its taps (one per click, released
     /// at the click's pattern time) and the output frame its pattern time 0 went to.

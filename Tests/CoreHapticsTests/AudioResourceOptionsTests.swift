@@ -1,5 +1,6 @@
 @testable import CoreHaptics
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// `registerAudioResource(_:options:)`: the options become the flags of every event playing the
@@ -8,9 +9,7 @@ import Testing
 struct AudioResourceOptionsTests {
     @Test func optionsBecomeTheEventsFlags() throws {
         let engine = try CHHapticEngine(environment: ["HAPSYNC_HAPTICS": "none", "HAPSYNC_AUDIO": "none"])
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let wav = root.deletingLastPathComponent()
-            .appendingPathComponent("shared/conformance/apple-unityplugins/StreamingAssets/CoreHaptics/Ricochet/Implode.wav")
+        let wav = TestFiles.conformance.appendingPathComponent("StreamingAssets/CoreHaptics/Ricochet/Implode.wav")
         try #require(FileManager.default.fileExists(atPath: wav.path), "../shared/conformance is beside the checkout")
         let plain = try engine.registerAudioResource(wav)
         let looping = try engine.registerAudioResource(wav, options: [CHHapticAudioResourceKeyLoopEnabled: true,

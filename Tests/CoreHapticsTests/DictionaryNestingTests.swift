@@ -1,5 +1,6 @@
 import CoreHaptics
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// The error a dictionary gives, or nil when it makes a pattern.
@@ -48,8 +49,9 @@ struct DictionaryNestingTests {
             #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}],"Metadata":"#
                 + String(repeating: "[", count: levels) + "1" + String(repeating: "]", count: levels) + "}"
         }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-nesting-\(UUID().uuidString).ahap")
-        defer { try? FileManager.default.removeItem(at: file) }
+        let fileFolder = try TemporaryDirectory("nesting")
+        defer { fileFolder.remove() }
+        let file = fileFolder.file("nesting.ahap")
         try Data(text(deepest).utf8).write(to: file)
         _ = try CHHapticPattern(contentsOf: file)
         #expect(dictionaryError(Self.pattern(metadata: nested(1, levels: deepest))) == nil)

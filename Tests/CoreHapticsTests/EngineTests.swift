@@ -1,12 +1,19 @@
 import CoreHaptics
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// Core Haptics engine code as Apple's documentation writes it, run against a trace
 /// (HAPSYNC_HAPTICS=trace:PATH, HAPSYNC_AUDIO=none).
 @Suite("CoreHaptics: engine and players", .serialized)
 struct CoreHapticsEngineTests {
-    let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-ch-\(UUID().uuidString).jsonl")
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+    var trace: URL { scratch.file("t.jsonl") }
+
+    init() throws {
+        scratch = try TemporaryDirectory("ch")
+    }
 
     private func makeEngine() throws -> CHHapticEngine {
         try CHHapticEngine(environment: ["HAPSYNC_HAPTICS": "trace:\(trace.path)", "HAPSYNC_AUDIO": "none"])
@@ -92,9 +99,7 @@ struct CoreHapticsEngineTests {
     @Test func resourcesCapabilitiesAndErrors() throws {
         defer { try? FileManager.default.removeItem(at: trace) }
         let engine = try makeEngine()
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let wav = root.deletingLastPathComponent()
-            .appendingPathComponent("shared/conformance/apple-unityplugins/StreamingAssets/CoreHaptics/Ricochet/Implode.wav")
+        let wav = TestFiles.conformance.appendingPathComponent("StreamingAssets/CoreHaptics/Ricochet/Implode.wav")
         try #require(FileManager.default.fileExists(atPath: wav.path), "../shared/conformance is beside the checkout")
         let id = try engine.registerAudioResource(wav)
         let audio = CHHapticEvent(audioResourceID: id, parameters: [], relativeTime: 0)

@@ -1,5 +1,6 @@
 import CoreHaptics
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// Starts and stops act in the order they were called (issue 26: `stop(completionHandler: nil)`
@@ -55,9 +56,10 @@ struct LifecycleOrderTests {
 
     /// A URL of another scheme whose path names a real local AHAP file is not read as that file.
     @Test func onlyFileURLsAreRead() throws {
-        let local = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-url-\(UUID().uuidString).ahap")
+        let folder = try TemporaryDirectory("url")
+        defer { folder.remove() }
+        let local = folder.file("url.ahap")
         try Data(#"{"Version": 1, "Pattern": [{"Event": {"Time": 0, "EventType": "HapticTransient"}}]}"#.utf8).write(to: local)
-        defer { try? FileManager.default.removeItem(at: local) }
         #expect((try? CHHapticPattern(contentsOf: local)) != nil, "the file itself reads")
         let remote = try #require(URL(string: "http://example.invalid\(local.path)"))
         do {

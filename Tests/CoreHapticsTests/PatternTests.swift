@@ -1,5 +1,6 @@
 import CoreHaptics
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// Core Haptics code as Apple's documentation writes it, compiled with `import CoreHaptics` and
@@ -84,8 +85,7 @@ struct CoreHapticsPatternTests {
 
     /// An AHAP file from Apple's sample code reads as Core Haptics reads it.
     @Test func anAppleSampleFile() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let file = root.deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs/Effects/Heartbeats.ahap")
+        let file = TestFiles.conformance.appendingPathComponent("SampleAHAPs/Effects/Heartbeats.ahap")
         try #require(FileManager.default.fileExists(atPath: file.path), "../shared/conformance is beside the checkout")
         let pattern = try CHHapticPattern(contentsOf: file)
         #expect(pattern.duration > 0)

@@ -1,12 +1,19 @@
 import CoreHaptics
 import Foundation
+import HapSyncTestSupport
 import Testing
 
 /// As in Core Haptics, the engine keeps a started player: Apple's samples start a player made in
 /// a function and let it go at once. It is let go when its run ends or the engine stops.
 @Suite("CoreHaptics: player lifetime", .serialized)
 struct PlayerLifetimeTests {
-    let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-ch-life-\(UUID().uuidString).jsonl")
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+    var trace: URL { scratch.file("t.jsonl") }
+
+    init() throws {
+        scratch = try TemporaryDirectory("ch-life")
+    }
 
     private func records() -> [String] {
         ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

@@ -10,8 +10,9 @@ struct CoreHapticsResetTests {
     @Test func theResetHandlerRestartsTheEngine() async throws {
         let server = try PrivatePulseServer()
         try server.start()
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-ch-reset-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("ch-reset")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("ch-reset.jsonl")
         let engine = try CHHapticEngine(environment: ["HAPSYNC_HAPTICS": "trace:\(trace.path)", "PULSE_SERVER": "unix:\(server.socket)",
                                                       "HAPSYNC_SINK": "private"])
         let stopped = AsyncStream<CHHapticEngine.StoppedReason>.makeStream()

@@ -17,13 +17,13 @@ struct CoreHapticsWaveformTests {
         try await retryingWhenStalled("Core Haptics, waveform beside the audio") {
             let address = "unix:\(server.socket)"
             let recording = try QuadSinkRecording(server: address)
-            let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-ch-waveform-\(UUID().uuidString).jsonl")
-            defer { try? FileManager.default.removeItem(at: trace) }
+            let traceFolder = try TemporaryDirectory("ch-waveform")
+            defer { traceFolder.remove() }
+            let trace = traceFolder.file("ch-waveform.jsonl")
             let engine = try CHHapticEngine(environment: ["HAPSYNC_HAPTICS": "waveform:\(recording.sink):rear", "HAPSYNC_SINK": recording.sink,
                                                           "PULSE_SERVER": address, "HAPSYNC_TRACE": trace.path])
             try await engine.start()
-            let click = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Assets/audio/click-48k-mono-16.wav")
+            let click = TestFiles.asset("audio/click-48k-mono-16.wav")
             let resource = try engine.registerAudioResource(click, options: [CHHapticAudioResourceKeyUseVolumeEnvelope: false])
             // Assets/clicks.ahap as an app builds it: eight clicks, each with a tap at the same time.
             let events = (1...8).flatMap { k in

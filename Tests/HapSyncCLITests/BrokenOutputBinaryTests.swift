@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HapSyncTestSupport
 import Testing
 
 /// The built `hapsync` started with its standard output or error somewhere that cannot be written:
@@ -50,7 +51,7 @@ struct BrokenOutputBinaryTests {
         for (target, stream) in [(Int32(1), out), (Int32(2), err)] {
             switch stream {
             case .captured:
-                let url = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-broken-\(UUID().uuidString)")
+                let url = try TemporaryDirectory.create("broken").appendingPathComponent("captured")
                 let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
                 try #require(fd >= 0)
                 posix_spawn_file_actions_adddup2(&actions, fd, target)
@@ -106,7 +107,7 @@ struct BrokenOutputBinaryTests {
         for (fd, url) in captures {
             let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
             if fd == 1 { outcome.out = text } else { outcome.err = text }
-            try? FileManager.default.removeItem(at: url)
+            try? FileManager.default.removeItem(at: url.deletingLastPathComponent())
         }
         return outcome
     }
@@ -171,8 +172,9 @@ struct BrokenOutputBinaryTests {
 
     /// A command that prints nothing on the stream that fails is not affected by it.
     @Test func onlyTheStreamsACommandUsesMatter() throws {
-        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-broken-\(UUID().uuidString).svg")
-        defer { try? FileManager.default.removeItem(at: svg) }
+        let svgFolder = try TemporaryDirectory("broken")
+        defer { svgFolder.remove() }
+        let svg = svgFolder.file("broken.svg")
         let plot = try Self.run(["plot", "--out", svg.path, Self.engine], out: .pipeWithoutReader, err: .path("/dev/full"))
         #expect(plot.clean && plot.exitStatus == 0, "\(plot)")
         #expect(FileManager.default.fileExists(atPath: svg.path))
@@ -186,9 +188,9 @@ struct BrokenOutputBinaryTests {
     /// on standard error) that cannot be printed changes the exit status, not the cleanup: the
     /// trace is whole, ending with the stop-all record. (Before: a crash after the trace.)
     @Test func playFinishesItsTraceWhenItsOutputIsGone() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-broken-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("broken")
+        let dir = dirFolder.url
+        defer { dirFolder.remove() }
         let cases: [(out: Stream, err: Stream, status: Int32)] = [(.pipeWithoutReader, .captured, 141), (.path("/dev/full"), .captured, 1),
                                                                   (.closed, .captured, 1), (.captured, .path("/dev/full"), 1)]
         for (i, c) in cases.enumerated() {
@@ -209,9 +211,9 @@ struct BrokenOutputBinaryTests {
     /// trace is open, and the trace holds trace records only. (Before, with descriptor 1 free,
     /// the trace was opened on it and the line went into the trace.)
     @Test func aClosedStandardOutputIsNotReusedByAFileTheCommandOpens() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-broken-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("broken")
+        let dir = dirFolder.url
+        defer { dirFolder.remove() }
         let trace = dir.appendingPathComponent("trace.jsonl"), socket = dir.appendingPathComponent("osc.sock")
         var started = false
         let r = try Self.run(["serve", "--osc", "unix:\(socket.path)", "--haptics", "trace:\(trace.path)", "--audio", "none"],

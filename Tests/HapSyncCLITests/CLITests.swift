@@ -1,10 +1,12 @@
 import Foundation
 import HapSyncCLI
+import HapSyncTestSupport
 import Synchronization
 import Testing
 
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-let conformance = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins")
+/// The checkout and the conformance set, by the test support's one locator.
+let packageRoot = TestFiles.packageRoot
+let conformance = TestFiles.conformance
 
 /// What one run of a command printed and returned.
 struct Run {
@@ -26,8 +28,7 @@ func hapsync(_ args: [String]) -> Run {
 
 /// A file in a fresh temporary folder.
 func temporaryFile(_ name: String, _ text: String) throws -> URL {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-cli-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let dir = try TemporaryDirectory.create("cli")
     let url = dir.appendingPathComponent(name)
     try Data(text.utf8).write(to: url)
     return url

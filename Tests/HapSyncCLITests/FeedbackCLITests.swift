@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncCLI
+import HapSyncTestSupport
 import HapticOutput
 import Testing
 
@@ -11,17 +12,22 @@ struct FeedbackCLITests {
         try TraceRecord.read(contentsOf: url.path).commands.filter { $0.kind != .stopAll }
     }
 
-    func tempPath(_ ext: String) -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-fb-\(UUID().uuidString).\(ext)")
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+
+    init() throws {
+        scratch = try TemporaryDirectory("fb")
     }
+
+    /// A fresh file name in the test's folder.
+    func tempPath(_ ext: String) -> URL { scratch.file("\(UUID().uuidString).\(ext)") }
 
     @Test func listsAndExportsWithoutOverwriting() throws {
         let list = hapsync("feedback", "--list")
         #expect(list.status == 0)
         #expect(list.out.split(separator: "\n").count == 17)
         #expect(list.out.contains("impact-heavy    72 ms"))
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-export-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = scratch.file("export")
         #expect(hapsync("feedback", "--export", dir.path).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).count == 17)
         let mine = dir.appendingPathComponent("success.ahap")

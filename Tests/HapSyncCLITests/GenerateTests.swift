@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncCLI
+import HapSyncTestSupport
 import Testing
 
 /// `hapsync generate`: what a designer runs on a sound file, and what the output then passes.
@@ -7,7 +8,7 @@ import Testing
 struct GenerateTests {
     /// A fresh folder with a copy of a bundled sound in it.
     static func folder(with asset: String) throws -> (dir: URL, audio: URL) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-gen-\(UUID().uuidString)")
+        let dir = try TemporaryDirectory.create("gen")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("sounds"), withIntermediateDirectories: true)
         let audio = dir.appendingPathComponent("sounds/\(asset)")
         try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Assets/audio/\(asset)"), to: audio)

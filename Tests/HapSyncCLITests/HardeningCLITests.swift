@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncCLI
+import HapSyncTestSupport
 import Testing
 
 /// Runs the `hapsync` binary, killing it (by its own process id) when it has not ended within
@@ -9,11 +10,11 @@ private func runBinary(_ args: [String], within seconds: Double) throws -> (run:
     let p = Process()
     p.executableURL = try BinaryTests.binary()
     p.arguments = args
-    let outFile = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-out-\(UUID().uuidString)")
-    let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-err-\(UUID().uuidString)")
+    let folder = try TemporaryDirectory("run")
+    defer { folder.remove() }
+    let outFile = folder.file("out"), errFile = folder.file("err")
     try #require(FileManager.default.createFile(atPath: outFile.path, contents: nil), "cannot create \(outFile.path)")
     try #require(FileManager.default.createFile(atPath: errFile.path, contents: nil), "cannot create \(errFile.path)")
-    defer { try? FileManager.default.removeItem(at: outFile); try? FileManager.default.removeItem(at: errFile) }
     let out = try FileHandle(forWritingTo: outFile), err = try FileHandle(forWritingTo: errFile)
     p.standardOutput = out
     p.standardError = err

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HapSyncTestSupport
 import Testing
 
 /// What `hapsync` writes: never a rename over a device or FIFO, every trace write checked, trace
@@ -16,9 +17,9 @@ struct OutputSafetyCLITests {
     /// `render --out /dev/null --force` as root renamed a regular file over /dev/null; `--out` of a
     /// FIFO replaced the FIFO. Both are written into now; a directory is refused.
     @Test func renderAndPlotWriteIntoDevicesAndFIFOs() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-fifo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("fifo")
+        let dir = dirFolder.url
+        defer { dirFolder.remove() }
         let r = try BinaryTests.run(["render", "--out", "/dev/null", "--force", engineAHAP])
         #expect(r.status == 0, "\(r.err)")
         #expect(fileKind("/dev/null") == S_IFCHR, "/dev/null is still the null device")
@@ -67,8 +68,9 @@ struct OutputSafetyCLITests {
 
         // A file size limit of 4 blocks (2 KiB: dash counts 512-byte blocks) stands in for a full
         // disk (EFBIG instead of ENOSPC).
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-efbig-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("efbig")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("efbig.jsonl")
         let shell = try BinaryTests.run(["-c", "ulimit -f 4; exec \"$0\" play --audio none --loop 5 --haptics trace:\(trace.path) \(engineAHAP)",
                                          try BinaryTests.binary().path], executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(shell.status == 1, "\(shell.err)")
@@ -84,8 +86,9 @@ struct OutputSafetyCLITests {
     /// `play --loop 1000000` reserved trace memory for every loop up front (5.9 GB in 15 s). The
     /// trace streams to disk now: the process stays small while the trace grows.
     @Test func traceMemoryIsBoundedHoweverManyLoops() throws {
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-loops-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("loops")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("loops.jsonl")
         let p = Process()
         p.executableURL = try BinaryTests.binary()
         p.arguments = ["play", "--audio", "none", "--loop", "1000000", "--haptics", "trace:\(trace.path)", engineAHAP]

@@ -16,17 +16,16 @@ struct PlaySessionCLITests {
         ]}
         """
 
-    private func scratch() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-session-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
+    private func scratch() throws -> TemporaryDirectory {
+        try TemporaryDirectory("session")
     }
 
     /// `--from 29.5` of a 30 s pattern aborted with "playback did not finish ... after its end":
     /// the deadline subtracted the offset twice.
     @Test func aLateStartInALongPatternFinishes() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let file = dir.appendingPathComponent("long.ahap")
         try Self.longPattern.write(to: file, atomically: true, encoding: .utf8)
         let r = try BinaryTests.run(["play", "--audio", "none", "--haptics", "trace:\(dir.path)/t.jsonl", "--from", "29.5", file.path])
@@ -38,8 +37,9 @@ struct PlaySessionCLITests {
     /// A transient of intensity 0 was counted as scheduled and never applied ("149 applied of 149
     /// scheduled" for 150 events): the summary names what was skipped, and its figures add up.
     @Test func silentTransientsAreCountedAsSkipped() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let file = dir.appendingPathComponent("silent.ahap")
         try """
             {"Version":1,"Pattern":[
@@ -62,8 +62,9 @@ struct PlaySessionCLITests {
     /// exit status 128 + the signal's number.
     @Test(arguments: [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGQUIT, "SIGQUIT")])
     func eachSignalEndsTheRunWithItsStatus(_ signal: Int32, _ name: String) throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let file = dir.appendingPathComponent("long.ahap")
         try Self.longPattern.write(to: file, atomically: true, encoding: .utf8)
         let trace = dir.appendingPathComponent("t.jsonl")
@@ -87,8 +88,9 @@ struct PlaySessionCLITests {
     /// A trace that failed used to be forgotten when a signal ended the run (exit 130, no error):
     /// a trace that could not be written fails the run whatever else happened.
     @Test func aFailedTraceIsReportedWhenASignalEndsTheRun() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         // A 30 s ramp: a level command every millisecond, so the trace outgrows its size limit at once.
         let file = dir.appendingPathComponent("ramp.ahap")
         try """
@@ -124,8 +126,9 @@ struct PlaySessionCLITests {
     /// haptics go on while it is away, playback carries on when it is back, and the run ends at its
     /// end with status 0, the trace whole.
     @Test func playCarriesOnThroughAnAudioServerRestart() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let server = try PrivatePulseServer()
         try server.start()
         let trace = dir.appendingPathComponent("t.jsonl")
@@ -160,8 +163,9 @@ struct PlaySessionCLITests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pipewire")
                    && FileManager.default.isExecutableFile(atPath: "/usr/bin/wireplumber"), "pipewire is not installed"))
     func playCarriesOnThroughAPipeWireRestart() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let server = try PrivatePipeWireServer()
         try server.start()
         let trace = dir.appendingPathComponent("t.jsonl")

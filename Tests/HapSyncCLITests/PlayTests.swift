@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncCLI
 import HapSyncLiveTesting
+import HapSyncTestSupport
 import HapticOutput
 import Testing
 
@@ -24,8 +25,9 @@ struct PlayTests {
     func traceMatchesTheRenderOneToOne(_ file: String) async throws {
         try await retryingWhenStalled("play \((file as NSString).lastPathComponent)") {
             #expect(Self.conformanceFiles.count == 21)
-            let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-play-\(UUID().uuidString).jsonl")
-            defer { try? FileManager.default.removeItem(at: trace) }
+            let traceFolder = try TemporaryDirectory("play")
+            defer { traceFolder.remove() }
+            let trace = traceFolder.file("play.jsonl")
             let r = try BinaryTests.run(["play", "--at", "+20", "--haptics", "trace:\(trace.path)", "--resources", streamingAssets, file])
             #expect(r.status == 0, "\(r.err)")
             #expect(r.out.contains("dispatch    p50 ") && r.out.contains("real-time   "))
@@ -59,8 +61,9 @@ struct PlayTests {
     }
 
     @Test(.needsPulseAudio) func chromeTraceAndLoops() throws {
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-play-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("play")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("play.json")
         let taps = packageRoot.appendingPathComponent("Assets/taps.ahap").path
         let r = try BinaryTests.run(["play", "--loop", "3", "--at=+10", "--haptics", "trace:\(trace.path)", taps])
         #expect(r.status == 0)
@@ -75,8 +78,9 @@ struct PlayTests {
     }
 
     @Test func refusesToOverwriteATrace() throws {
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-keep-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("keep")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("keep.jsonl")
         try Data("mine\n".utf8).write(to: trace)
         let r = try BinaryTests.run(["play", "--haptics", "trace:\(trace.path)", packageRoot.appendingPathComponent("Assets/taps.ahap").path])
         #expect(r.status == 1)
@@ -85,8 +89,9 @@ struct PlayTests {
     }
 
     @Test(.needsSoundServer) func interruptStopsAndStillWritesTheTrace() throws {
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-int-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("int")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("int.jsonl")
         let p = Process()
         p.executableURL = try BinaryTests.binary()
         p.arguments = ["play", "--loop", "1000", "--haptics", "trace:\(trace.path)", packageRoot.appendingPathComponent("Assets/engine.ahap").path]

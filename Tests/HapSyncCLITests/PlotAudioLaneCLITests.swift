@@ -21,10 +21,8 @@ struct PlotAudioLaneCLITests {
         try WAVWriter.writeSparse(to: url, rate: 48_000, channels: 1, bits: 8, seconds: seconds)
     }
 
-    static func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-plot-audio-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
+    static func folder() throws -> TemporaryDirectory {
+        try TemporaryDirectory("plot-audio")
     }
 
     /// Each `class="audio-wave"` path's columns (x, height in px), lane by lane.
@@ -51,8 +49,9 @@ struct PlotAudioLaneCLITests {
     /// between and after, the lane is flat. Run in process and as the built binary.
     @Test(arguments: [false, true])
     func theSongsWaveformLinesUpWithItsTransients(binary: Bool) throws {
-        let dir = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try Self.folder()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let wav = dir.appendingPathComponent("song.wav")
         try Self.burstWAV(wav, seconds: 2, from: 0.5, to: 0.7)
         // A second burst, 1.5 to 1.6 s: the same file with those frames written in.
@@ -95,8 +94,9 @@ struct PlotAudioLaneCLITests {
     /// and nowhere else, at least ±0.8 tall: band-limiting a square wave overshoots its edges
     /// (Gibbs: ±0.94 here, 62 of 66 px), never under, and full scale caps it.
     @Test func aFileAbove48kHzIsConvertedDown() throws {
-        let dir = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try Self.folder()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         try Self.burstWAV(dir.appendingPathComponent("hi.wav"), rate: 96_000, seconds: 1, from: 0.3, to: 0.6, period: 64)
         let ahap = dir.appendingPathComponent("hi.ahap")
         try Data(#"{ "Version": 1.0, "Pattern": [ { "Event": { "Time": 0.0, "EventType": "AudioCustom", "EventWaveformPath": "hi.wav" } } ] }"#.utf8).write(to: ahap)
@@ -118,8 +118,9 @@ struct PlotAudioLaneCLITests {
     /// others its bar with the reason; stderr warns about each, the not-found and unreadable ones
     /// once (by loading), the oversized one when decoding.
     @Test func filesThatCannotBeDecodedStillPlotWithANote() throws {
-        let dir = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try Self.folder()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         try Self.burstWAV(dir.appendingPathComponent("good.wav"), seconds: 1, from: 0.2, to: 0.4)
         try Data("RIFF....WAVEnot really".utf8).write(to: dir.appendingPathComponent("junk.wav"))
         let long = dir.appendingPathComponent("long.wav")

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationXML
 import HapSyncCLI
+import HapSyncTestSupport
 import Testing
 
 /// Every .ahap file of the conformance corpus and of Assets.
@@ -44,8 +45,9 @@ struct RenderPlotTests {
 
     @Test(arguments: everyPattern)
     func plotsWellFormedSVG(_ file: String) throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-plot-\(UUID().uuidString).svg")
-        defer { try? FileManager.default.removeItem(at: out) }
+        let outFolder = try TemporaryDirectory("plot")
+        defer { outFolder.remove() }
+        let out = outFolder.file("plot.svg")
         let r = hapsync("plot", "--resources", streamingAssets, "--out", out.path, file)
         #expect(r.status == 0, "\(r.err)")
         let data = try Data(contentsOf: out)
@@ -65,8 +67,9 @@ struct RenderPlotTests {
     }
 
     @Test func outputNeverOverwritesWithoutForce() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-keep-\(UUID().uuidString).csv")
-        defer { try? FileManager.default.removeItem(at: out) }
+        let outFolder = try TemporaryDirectory("keep")
+        defer { outFolder.remove() }
+        let out = outFolder.file("keep.csv")
         try Data("precious\n".utf8).write(to: out)
         let taps = packageRoot.appendingPathComponent("Assets/taps.ahap").path
         let refused = hapsync("render", "--format=csv", "--out", out.path, taps)

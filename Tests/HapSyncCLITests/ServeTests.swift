@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import HapSyncLiveTesting
+import HapSyncTestSupport
 import HapticOutput
 import Testing
 
@@ -56,14 +58,11 @@ struct ServeTests {
         print(json.dumps({"replies": r, "tags": [t - offset for t in tags]}))
         """#
 
-    private func scratch() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
+    private func scratch() throws -> TemporaryDirectory {
+        try TemporaryDirectory("serve")
     }
 
-    private static let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Assets")
+    private static let assets = TestFiles.assets
 
     /// Runs a program to its end (at most 60 s) and returns its status and output.
     private func run(_ program: String, _ args: [String], in dir: URL) throws -> (status: Int32, out: String, err: String) {
@@ -109,8 +108,9 @@ struct ServeTests {
     @Test func pythonOSCAndOscsendPlayAtTheirTimeTagsAndBadInputGetsErrors() throws {
         let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps)")
         let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps)")
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let trace = dir.appendingPathComponent("t.jsonl")
         let (service, port) = try serve(["--haptics", "trace:\(trace.path)", "--audio", "none"], in: dir)
         defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
@@ -167,8 +167,9 @@ struct ServeTests {
     /// (/dev/full) showing in the status while the service runs.
     @Test func pythonOSCBooleansFarTagsPlayersAndOutputFailures() throws {
         let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps)")
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let (service, port) = try serve(["--haptics", "trace:/dev/full", "--audio", "none"], in: dir)
         defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
         let script = dir.appendingPathComponent("hardening.py")
@@ -225,20 +226,20 @@ struct ServeTests {
     /// With PulseAudio's protocol (CI runs the tests under .ci/with-pulse, and this suite under
     /// .ci/with-pipewire) and with PipeWire natively (under .ci/with-pipewire): a time-tagged play
     /// of a pattern with audio starts on the audio clock at its tag; its taps are scheduled there.
-    @Test(arguments: ["pulse", "pipewire"])
-    func aTimeTaggedPlayWithAudioStartsAtItsTag(audio: String) throws {
-        guard let pactl = Self.which("pactl"), (try? run(pactl, ["info"], in: try scratch()))?.status == 0 else {
-            print("skipped: no PulseAudio server (run under .ci/with-pulse)")
-            return
-        }
-        let pipeWireSocket = (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())") + "/pipewire-0"
-        if audio == "pipewire", !FileManager.default.fileExists(atPath: pipeWireSocket) {
-            print("skipped: no PipeWire server (run under .ci/with-pipewire)")
-            return
-        }
+    @Test(.needsPulseAudio) func aTimeTaggedPlayWithAudioStartsAtItsTagOnPulseAudio() throws {
+        try timeTaggedPlayWithAudio(audio: "pulse")
+    }
+
+    @Test(.needsPipeWire) func aTimeTaggedPlayWithAudioStartsAtItsTagOnPipeWire() throws {
+        try timeTaggedPlayWithAudio(audio: "pipewire")
+    }
+
+    private func timeTaggedPlayWithAudio(audio: String) throws {
+        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps)")
         let python = try #require(Self.which("python3"))
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let trace = dir.appendingPathComponent("t.jsonl")
         let (service, port) = try serve(["--haptics", "trace:\(trace.path)", "--audio", audio], in: dir)
         defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
@@ -296,8 +297,9 @@ struct ServeTests {
     }
 
     @Test func itListensOnLoopbackOnlyUnlessToldAndUnixSocketsAreOwnerOnly() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try scratch()
+        defer { dirFolder.remove() }
+        let dir = dirFolder.url
         let remote = try BinaryTests.run(["serve", "--osc", "udp:0.0.0.0:0", "--audio", "none"])
         #expect(remote.status == 64 && remote.err.contains("--allow-remote"), "\(remote.err)")
         let socket = dir.appendingPathComponent("s.sock").path

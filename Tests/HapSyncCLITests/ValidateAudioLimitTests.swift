@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncLiveTesting
+import HapSyncTestSupport
 import Testing
 
 /// `hapsync validate` calls a pattern invalid when its audio would decode to more than `play`
@@ -10,8 +11,7 @@ import Testing
 @Suite("hapsync validate: the decoding limit")
 struct ValidateAudioLimitTests {
     static func hugePattern() throws -> (ahap: URL, wav: URL) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-validate-audio-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try TemporaryDirectory.create("validate-audio")
         let bytes = 8_000 * 20_000
         func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }
         var header = Array("RIFF".utf8) + le(36 + bytes, 4) + Array("WAVEfmt ".utf8) + le(16, 4)

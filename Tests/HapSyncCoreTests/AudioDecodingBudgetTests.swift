@@ -1,6 +1,7 @@
 import AHAP
 import Foundation
 import HapSyncCore
+import HapSyncTestSupport
 import Testing
 
 /// The decoding limit as `validate` sees it (`PlayablePattern.Check.audioOverLimit`): from the
@@ -11,8 +12,7 @@ import Testing
 struct AudioDecodingBudgetTests {
     /// A folder with the pattern `ahap` as p.ahap and sparse 8 kHz mono 8-bit WAVs of the given lengths (s).
     static func folder(_ ahap: String, wavs: [String: Int]) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-budget-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try TemporaryDirectory.create("budget")
         for (name, seconds) in wavs {
             let bytes = 8_000 * seconds
             func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * $0) & 0xFF) } }

@@ -1,6 +1,7 @@
 import AHAP
 import Foundation
 @testable import HapSyncCore
+import HapSyncTestSupport
 import Testing
 
 @Suite("SensoryFeedback styles")
@@ -54,8 +55,7 @@ struct FeedbackTests {
     }
 
     @Test func assetsHoldEveryStyleExactly() throws {
-        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Assets/feedback")
+        let dir = TestFiles.asset("feedback")
         for f in SensoryFeedback.all {
             let file = dir.appendingPathComponent("\(f.name).ahap")
             let text = try String(contentsOf: file, encoding: .utf8)

@@ -1,19 +1,18 @@
 import AHAP
 import Foundation
 import HapSyncCore
+import HapSyncTestSupport
 import Testing
 
 /// Loading a playable pattern: what is read, found, measured and compiled, and what is said when
 /// something is wrong. Expectations come from the files' contents, not from the loader's output.
 @Suite("PlayablePattern")
 struct PlayablePatternTests {
-    static let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Assets")
+    static let assets = TestFiles.assets
 
     /// An AHAP file in a fresh folder, with other files beside it.
     func folder(_ ahap: String, files: [String: Data] = [:]) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-playable-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try TemporaryDirectory.create("playable")
         for (name, data) in files { try data.write(to: dir.appendingPathComponent(name)) }
         let url = dir.appendingPathComponent("p.ahap")
         try Data(ahap.utf8).write(to: url)

@@ -1,10 +1,10 @@
 import AHAP
 import Foundation
 @testable import HapSyncCore
+import HapSyncTestSupport
 import Testing
 
-let conformanceRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins")
+let conformanceRoot = TestFiles.conformance
 
 func close(_ a: Double, _ b: Double, _ tolerance: Double = 1e-9) -> Bool { abs(a - b) <= tolerance }
 

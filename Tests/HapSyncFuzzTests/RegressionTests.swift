@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncFuzz
+import HapSyncTestSupport
 import Testing
 
 /// Every input the fuzzer ever crashed on, kept in `Tests/Fuzz/regressions/<target>/`, replayed
@@ -7,8 +8,7 @@ import Testing
 /// the fuzzer starts from run once too.
 @Suite("Fuzz regressions")
 struct RegressionTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz/regressions")
+    static let root = TestFiles.packageRoot.appendingPathComponent("Tests/Fuzz/regressions")
 
     static func inputs(_ target: String) -> [URL] {
         let folder = root.appendingPathComponent(target)

@@ -10,11 +10,12 @@ import Testing
 /// The address space on a manual-clock engine, and the service's limits through real sockets.
 @Suite("OSC commands and limits", .serialized)
 struct OSCCommandsTests {
-    let dir: URL
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+    var dir: URL { scratch.url }
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-osc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        scratch = try TemporaryDirectory("osc")
         try #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
             .write(to: dir.appendingPathComponent("tap.ahap"), atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("escape.ahap").path, withDestinationPath: "/etc/hostname")

@@ -4,6 +4,7 @@ import Glibc
 @testable import HapSyncOSC
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncTestSupport
 import HapticOutput
 import Testing
 
@@ -12,11 +13,12 @@ import Testing
 /// were refused; far-future tags held every slot; a trace that failed mid-run showed nowhere).
 @Suite("OSC service through liblo", .serialized)
 struct OSCServiceTests {
-    let dir: URL
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+    var dir: URL { scratch.url }
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-osvc-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        scratch = try TemporaryDirectory("osvc")
         try #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}},{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.5}}]}"#
             .write(to: dir.appendingPathComponent("tap.ahap"), atomically: true, encoding: .utf8)
     }

@@ -1,6 +1,7 @@
 import AHAP
 import Foundation
 import HapSyncRuntime
+import HapSyncTestSupport
 import HapticOutput
 import Testing
 
@@ -8,9 +9,14 @@ import Testing
 /// handler stopped the engine.
 @Suite("Engine async API")
 struct AsyncEngineTests {
-    private func tracePath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-async-\(UUID().uuidString).jsonl").path
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+
+    init() throws {
+        scratch = try TemporaryDirectory("async")
     }
+
+    private func tracePath() -> String { scratch.file("t.jsonl").path }
 
     private func lines(_ path: String) -> [Substring] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
@@ -18,7 +24,6 @@ struct AsyncEngineTests {
 
     @Test func startPlayWaitAndStop() async throws {
         let path = tracePath()
-        defer { unlink(path) }
         let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: path)))
         try await engine.start()
         let pattern = try AHAPPatternBuilder().transient(at: 0).transient(at: 0.05, intensity: 0.5).build()
@@ -37,7 +42,6 @@ struct AsyncEngineTests {
     /// A stop begun in a completion handler finishes on a helper thread; `stopped()` waits for it.
     @Test func aStopBegunByAHandlerCanBeAwaited() async throws {
         let path = tracePath()
-        defer { unlink(path) }
         let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: path)))
         try await engine.start()
         let player = try engine.makePlayer(with: try AHAPPatternBuilder().transient(at: 0).build())

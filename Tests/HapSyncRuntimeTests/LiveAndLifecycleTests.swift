@@ -183,8 +183,7 @@ struct LifecycleTests {
     /// One-shots (`playPattern(from:)`, `play(_:)`) whose start throws are let go at once: their
     /// slot is free again (with one slot, the next player can be made).
     @Test func oneShotsThatCannotStartGiveTheirSlotBack() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Assets/heartbeat.ahap")
+        let url = TestFiles.asset("heartbeat.ahap")
         let engine = try HapticEngine(configuration: .init(backend: RecordingHapticBackend(), clock: ManualClock(), threading: .manual,
                                                            maxPlayers: 1))
         #expect(throws: HapticEngine.EngineError.notRunning) { try engine.playPattern(from: url) }

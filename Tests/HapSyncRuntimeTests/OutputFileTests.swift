@@ -1,17 +1,19 @@
 import Foundation
 import Glibc
 import HapSyncRuntime
+import HapSyncTestSupport
 import Testing
 
 /// `OutputFile`'s rules: a regular file is replaced only when asked, a device or FIFO is written
 /// into (never renamed over), a directory is refused, writes and closes are checked.
 @Suite("OutputFile: what a write may replace")
 struct OutputFileTests {
-    let dir: URL
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+    var dir: URL { scratch.url }
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-out-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        scratch = try TemporaryDirectory("out")
     }
 
     private func kind(_ path: String) -> mode_t {

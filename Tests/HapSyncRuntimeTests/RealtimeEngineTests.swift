@@ -135,8 +135,7 @@ struct RealtimeEngineTests {
         let backend = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false))
         try engine.start()
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Assets/taps.ahap")
+        let url = TestFiles.asset("taps.ahap")
         try engine.playPattern(from: url)
         // Stop while it may still be playing: everything is silenced and the backend closed.
         engine.stop()
@@ -146,9 +145,9 @@ struct RealtimeEngineTests {
     }
 
     @Test func traceIsWrittenFromTheRealRun() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-trace-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dirFolder = try TemporaryDirectory("trace")
+        let dir = dirFolder.url
+        defer { dirFolder.remove() }
         for name in ["t.jsonl", "t.json"] {
             let trace = TraceBackend(path: dir.appendingPathComponent(name).path)
             let engine = try HapticEngine(configuration: .init(backend: trace, lockMemory: false))

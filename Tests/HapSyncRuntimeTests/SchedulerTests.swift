@@ -162,8 +162,7 @@ struct SchedulerTests {
 
     @Test func commandsMatchTheRenderOneToOne() throws {
         // Pump exactly at every deadline: the applied stream is the offline render, to the nanosecond.
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Assets/engine.ahap")
+        let url = TestFiles.asset("engine.ahap")
         let rig = try ManualRig()
         let player = try rig.engine.makePlayer(with: try AHAPReader().read(contentsOf: url).pattern)
         let start = 10.0

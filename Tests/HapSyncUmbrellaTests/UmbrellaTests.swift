@@ -1,5 +1,6 @@
 import Foundation
 import HapSync
+import HapSyncTestSupport
 import Testing
 
 /// `import HapSync` alone reaches every module a program that plays patterns uses.
@@ -9,8 +10,9 @@ struct UmbrellaTests {
         let pattern = try AHAPPatternBuilder().transient(at: 0, intensity: 1, sharpness: 0.5).build()   // AHAP
         let timeline = try PatternTimeline(pattern: pattern)                                             // HapSyncCore
         #expect(timeline.commands.count == 1)
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-umbrella-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        let traceFolder = try TemporaryDirectory("umbrella")
+        defer { traceFolder.remove() }
+        let trace = traceFolder.file("umbrella.jsonl")
         let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: trace.path)))   // HapSyncRuntime, HapticOutput
         #expect(engine.configuration.lockMemory == false)
         _ = PulseAudioOutput.Configuration()                                                            // AudioOutput

@@ -1,6 +1,7 @@
 import AHAP
 import Foundation
 import HapSyncCore
+import HapSyncTestSupport
 @testable import HapticGeneration
 import Testing
 
@@ -328,17 +329,17 @@ struct PatternGenerationTests {
     }
 
     @Test func aFileThatIsNoAudioIsAnErrorNamingIt() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-gen-\(UUID().uuidString).wav")
+        let folder = try TemporaryDirectory("gen")
+        defer { folder.remove() }
+        let path = folder.file("gen.wav")
         try Data("not a sound".utf8).write(to: path)
-        defer { try? FileManager.default.removeItem(at: path) }
         #expect {
             _ = try HapticGenerator.generate(contentsOf: path)
         } throws: { "\($0)".contains(path.path) }
     }
 
     @Test func aBundledSoundGeneratesAValidPattern() throws {
-        let click = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Assets/audio/thud-44k1-mono-24.flac")
+        let click = TestFiles.asset("audio/thud-44k1-mono-24.flac")
         let g = try HapticGenerator.generate(contentsOf: click)
         #expect(g.onsets.count >= 1 && g.pattern.findings().isEmpty)
         #expect(abs(g.duration - 0.25) < 0.1, "\(g.duration)")

@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncTestSupport
 import HapticOutput
 import Testing
 
@@ -8,11 +9,12 @@ import Testing
 /// when the engine opens it again.
 @Suite("Trace backend: bounded, checked, continued")
 struct TraceBackendTests {
-    let dir: URL
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+    var dir: URL { scratch.url }
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-trace-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        scratch = try TemporaryDirectory("trace")
     }
 
     private func command(_ i: Int, _ kind: OutputCommand.Kind = .transient) -> OutputCommand {
