@@ -51,37 +51,224 @@ public final class OSCCommands: @unchecked Sendable {
     /// answered as busy.
     public static let maxWaiting = 256
 
-    /// One address: its argument types (OSC tags; `[...]` optional) and what it does.
+    /// One argument of an address: its role (named in errors), its OSC type and the values it
+    /// takes. Messages are checked against these before an address's handler runs.
+    public struct Argument: Sendable {
+        /// The OSC type and what it accepts.
+        public enum Kind: Sendable {
+            /// A string.
+            case string
+            /// An int32 in the range.
+            case int(ClosedRange<Int64>)
+            /// A float or int, finite and in the range.
+            case number(ClosedRange<Double>)
+            /// 0, 1, T or F.
+            case flag
+            /// One of these strings.
+            case choice([String])
+            /// A dynamic parameter's name (HapticIntensityControl, AudioVolumeControl, ...).
+            case control
+        }
+
+        /// What the argument is, as errors name it ("player", "rate").
+        public let role: String
+        /// Its type and range.
+        public let kind: Kind
+        /// Whether it may be left out (only trailing ones are).
+        public let optional: Bool
+
+        /// A string argument.
+        public static func string(_ role: String, optional: Bool = false) -> Argument { Argument(role: role, kind: .string, optional: optional) }
+        /// An int argument within `range`.
+        public static func int(_ role: String, _ range: ClosedRange<Int64>, optional: Bool = false) -> Argument {
+            Argument(role: role, kind: .int(range), optional: optional)
+        }
+        /// A number (float or int) within `range`.
+        public static func number(_ role: String, _ range: ClosedRange<Double>, optional: Bool = false) -> Argument {
+            Argument(role: role, kind: .number(range), optional: optional)
+        }
+        /// A flag (0, 1, T, F).
+        public static func flag(_ role: String) -> Argument { Argument(role: role, kind: .flag, optional: false) }
+        /// A string, one of `choices`.
+        public static func choice(_ role: String, _ choices: [String]) -> Argument { Argument(role: role, kind: .choice(choices), optional: false) }
+        /// A dynamic parameter's name.
+        public static let control = Argument(role: "control", kind: .control, optional: false)
+        /// A player id, as `/hapsync/play` answers it.
+        public static func player(optional: Bool = false) -> Argument { .int("player", 1...Int64(Int32.max), optional: optional) }
+
+        /// How `/hapsync/help` writes it: "s:name", "[f:intensity]", "s:haptics|audio".
+        var syntax: String {
+            let text: String
+            switch kind {
+            case .string, .control: text = "s:\(role)"
+            case .int, .flag: text = "i:\(role)"
+            case .number: text = "f:\(role)"
+            case .choice(let choices): text = "s:" + choices.joined(separator: "|")
+            }
+            return optional ? "[\(text)]" : text
+        }
+    }
+
+    /// A message checked against its address's arguments, as its handler gets it.
+    struct Call {
+        /// The values, each of its argument's type and in its range.
+        let values: [OSCValue]
+        /// Engine time of the bundle's time tag, or `HapticEngine.timeImmediate`.
+        let time: Double
+        /// The service's figures (for `/hapsync/status`).
+        let statistics: OSCService.Statistics
+        /// Who sent it.
+        let client: Client
+
+        var count: Int { values.count }
+
+        /// Argument `i` (checked a string).
+        func string(_ i: Int) -> String {
+            if case .string(let s) = values[i] { return s }
+            return ""
+        }
+
+        /// Argument `i` (checked a number in range).
+        func number(_ i: Int) -> Double {
+            switch values[i] {
+            case .float(let f): return f
+            case .int(let n): return Double(n)
+            default: return 0
+            }
+        }
+
+        /// Argument `i` (checked an int in range).
+        func int(_ i: Int) -> Int64 {
+            if case .int(let n) = values[i] { return n }
+            return 0
+        }
+
+        /// Argument `i` (checked a flag).
+        func flag(_ i: Int) -> Bool {
+            switch values[i] {
+            case .bool(let b): return b
+            case .int(let n): return n == 1
+            default: return false
+            }
+        }
+
+        /// Argument `i` (checked a dynamic parameter's name).
+        func control(_ i: Int) -> AHAPDynamicParameterID { AHAPDynamicParameterID(rawValue: string(i)) ?? .hapticIntensityControl }
+    }
+
+    /// What an address does with a checked message.
+    typealias Handler = @Sendable (OSCCommands, Call) throws(CommandError) -> Outcome
+
+    /// One address: its arguments, what it does (for `/hapsync/help` and README) and its handler.
     public struct Address: Sendable {
         /// `/hapsync/play`.
         public let path: String
-        /// `s:name [i:player]`.
-        public let arguments: String
+        /// Its arguments in order.
+        public let arguments: [Argument]
+        /// Arguments that follow them as a group, repeated `repeats` times (a curve's points), or none.
+        public let repeating: [Argument]
+        /// How many times `repeating` may come.
+        public let repeats: ClosedRange<Int>
+        /// Whether its first argument names a loaded pattern (a message naming one still loading waits for it).
+        public let namesAPattern: Bool
         /// What it does.
         public let summary: String
+        /// What it does, run on a checked message.
+        let handler: Handler
+
+        init(_ path: String, _ arguments: [Argument], repeating: [Argument] = [], repeats: ClosedRange<Int> = 0...0,
+             namesAPattern: Bool = false, _ summary: String, _ handler: @escaping Handler) {
+            self.path = path
+            self.arguments = arguments
+            self.repeating = repeating
+            self.repeats = repeats
+            self.namesAPattern = namesAPattern
+            self.summary = summary
+            self.handler = handler
+        }
+
+        /// Its arguments as `/hapsync/help` writes them: "i:player s:control f:time f:value ...".
+        public var syntax: String {
+            (arguments.map(\.syntax) + repeating.map(\.syntax) + (repeating.isEmpty ? [] : ["..."])).joined(separator: " ")
+        }
+
+        /// Checks `values` against the arguments: their count, then each one's type and range,
+        /// with errors naming the position, the role and the value.
+        func check(_ values: [OSCValue]) throws(CommandError) {
+            let required = arguments.filter { !$0.optional }.count
+            let count = values.count
+            if repeating.isEmpty {
+                guard (required...arguments.count).contains(count) else {
+                    let spec = arguments.isEmpty ? "no arguments" : syntax
+                    throw CommandError("takes \(spec), got \(count) argument\(count == 1 ? "" : "s")")
+                }
+            } else {
+                let extra = count - arguments.count
+                guard extra >= repeating.count * repeats.lowerBound, extra <= repeating.count * repeats.upperBound,
+                      extra % repeating.count == 0 else {
+                    throw CommandError("takes \(syntax) (\(repeats.lowerBound) to \(repeats.upperBound) pairs), got \(count) arguments")
+                }
+            }
+            for (i, value) in values.enumerated() {
+                let argument = i < arguments.count ? arguments[i] : repeating[(i - arguments.count) % repeating.count]
+                try argument.check(value, at: i)
+            }
+        }
     }
 
-    /// Every address, as `/hapsync/help` answers and README lists them.
+    /// The address space: every address, its arguments and its handler, in the order
+    /// `/hapsync/help` answers them and README lists them.
     public static let addresses: [Address] = [
-        Address(path: "/hapsync/load", arguments: "s:name s:path", summary: "load an AHAP file (a path relative to a resource root) as NAME"),
-        Address(path: "/hapsync/unload", arguments: "s:name", summary: "forget a loaded pattern (players keep theirs)"),
-        Address(path: "/hapsync/play", arguments: "s:name [i:player]", summary: "play a loaded pattern (at the bundle's time tag); answers the player id"),
-        Address(path: "/hapsync/feedback", arguments: "s:style [f:intensity]", summary: "play a built-in feedback style (success, impact-heavy, ...); answers the player id"),
-        Address(path: "/hapsync/stop", arguments: "i:player", summary: "stop a player (at the time tag)"),
-        Address(path: "/hapsync/pause", arguments: "i:player", summary: "pause a player (at the time tag)"),
-        Address(path: "/hapsync/resume", arguments: "i:player", summary: "resume a paused player (at the time tag)"),
-        Address(path: "/hapsync/seek", arguments: "i:player f:offset", summary: "move a player to OFFSET seconds of its pattern"),
-        Address(path: "/hapsync/loop", arguments: "i:player i:on [f:end]", summary: "loop a player (1) or not (0), wrapping at END seconds (0: the pattern's end)"),
-        Address(path: "/hapsync/rate", arguments: "i:player f:rate", summary: "playback rate (0.01 to 100: pattern seconds per second)"),
-        Address(path: "/hapsync/param", arguments: "i:player s:control f:value", summary: "send a dynamic parameter (HapticIntensityControl, AudioVolumeControl, ...)"),
-        Address(path: "/hapsync/curve", arguments: "i:player s:control f:time f:value ...", summary: "schedule a parameter curve: 1 to 16 (time, value) points"),
-        Address(path: "/hapsync/mute", arguments: "s:haptics|audio i:on", summary: "mute the engine's haptics or audio (1) or not (0)"),
-        Address(path: "/hapsync/policy", arguments: "f:intensity-scale [f:rate-limit-ms]", summary: "the accessibility policy for everything played"),
-        Address(path: "/hapsync/players", arguments: "", summary: "answers /hapsync/players with the count, then id, pattern, state (scheduled, playing, paused) and start time of each player"),
-        Address(path: "/hapsync/stop-all", arguments: "", summary: "stop every player (at the time tag), scheduled ones too; answers how many"),
-        Address(path: "/hapsync/status", arguments: "", summary: "answers /hapsync/status with key, value pairs (counts, clock offset uncertainty, output failures and losses as they happen)"),
-        Address(path: "/hapsync/help", arguments: "", summary: "answers /hapsync/help with one string per address"),
+        Address("/hapsync/load", [.string("name"), .string("path")], namesAPattern: true,
+                "load an AHAP file (a path relative to a resource root) as NAME") { c, call throws(CommandError) in try c.load(call) },
+        Address("/hapsync/unload", [.string("name")], namesAPattern: true,
+                "forget a loaded pattern (players keep theirs)") { c, call throws(CommandError) in try c.unload(call) },
+        Address("/hapsync/play", [.string("name"), .player(optional: true)], namesAPattern: true,
+                "play a loaded pattern (at the bundle's time tag); answers the player id") { c, call throws(CommandError) in try c.play(call) },
+        Address("/hapsync/feedback", [.string("style"), .number("intensity", 0...1, optional: true)],
+                "play a built-in feedback style (success, impact-heavy, ...); answers the player id") { c, call throws(CommandError) in try c.feedback(call) },
+        Address("/hapsync/stop", [.player()], "stop a player (at the time tag)") { c, call throws(CommandError) in try c.stop(call) },
+        Address("/hapsync/pause", [.player()], "pause a player (at the time tag)") { c, call throws(CommandError) in
+            try c.onPlayer(call) { player, time in try player.pause(atTime: time) }
+        },
+        Address("/hapsync/resume", [.player()], "resume a paused player (at the time tag)") { c, call throws(CommandError) in try c.resume(call) },
+        Address("/hapsync/seek", [.player(), .number("offset", 0...AHAPLimits.default.maxTime)],
+                "move a player to OFFSET seconds of its pattern") { c, call throws(CommandError) in
+            try c.onPlayer(call) { player, _ in try player.seek(toOffset: call.number(1)) }
+        },
+        Address("/hapsync/loop", [.player(), .flag("on"), .number("end", HapticPatternPlayer.loopEnds, optional: true)],
+                "loop a player (1) or not (0), wrapping at END seconds (0: the pattern's end)") { c, call throws(CommandError) in
+            try c.onPlayer(call) { player, _ in try player.setLoop(call.flag(1), end: call.count > 2 ? call.number(2) : 0) }
+        },
+        Address("/hapsync/rate", [.player(), .number("rate", HapticPatternPlayer.playbackRates)],
+                "playback rate (0.01 to 100: pattern seconds per second)") { c, call throws(CommandError) in
+            try c.onPlayer(call) { player, _ in try player.setPlaybackRate(call.number(1)) }
+        },
+        Address("/hapsync/param", [.player(), .control, .number("value", anyFinite)],
+                "send a dynamic parameter (HapticIntensityControl, AudioVolumeControl, ...)") { c, call throws(CommandError) in
+            try c.onPlayer(call) { player, time in try player.sendParameters([AHAPDynamicParameter(call.control(1), call.number(2))], atTime: time) }
+        },
+        Address("/hapsync/curve", [.player(), .control], repeating: [.number("time", 0...AHAPLimits.default.maxTime), .number("value", anyFinite)],
+                repeats: 1...16, "schedule a parameter curve: 1 to 16 (time, value) points") { c, call throws(CommandError) in try c.curve(call) },
+        Address("/hapsync/mute", [.choice("what", ["haptics", "audio"]), .flag("on")],
+                "mute the engine's haptics or audio (1) or not (0)") { c, call throws(CommandError) in c.mute(call) },
+        Address("/hapsync/policy", [.number("intensity-scale", 0...1), .number("rate-limit-ms", 0...60_000, optional: true)],
+                "the accessibility policy for everything played") { c, call throws(CommandError) in try c.policy(call) },
+        Address("/hapsync/players", [],
+                "answers /hapsync/players with the count, then id, pattern, state (scheduled, playing, paused) and start time of each player") { c, _ throws(CommandError) in c.listPlayers() },
+        Address("/hapsync/stop-all", [], "stop every player (at the time tag), scheduled ones too; answers how many") { c, call throws(CommandError) in try c.stopAll(call) },
+        Address("/hapsync/status", [],
+                "answers /hapsync/status with key, value pairs (counts, clock offset uncertainty, output failures and losses as they happen)") { c, call throws(CommandError) in c.status(call) },
+        Address("/hapsync/help", [], "answers /hapsync/help with one string per address") { _, _ throws(CommandError) in
+            .reply("/hapsync/help", addresses.map { .string("\($0.path) \($0.syntax)".trimmingCharacters(in: .whitespaces) + " — " + $0.summary) })
+        },
     ]
+
+    /// The addresses by path.
+    static let byPath: [String: Address] = Dictionary(uniqueKeysWithValues: addresses.map { ($0.path, $0) })
+
+    /// Any finite number.
+    static let anyFinite = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
 
     let engine: HapticEngine
     let configuration: OSCService.Configuration
@@ -152,7 +339,7 @@ public final class OSCCommands: @unchecked Sendable {
     public func handle(address: String, args: [OSCValue], at: Double?, statistics: OSCService.Statistics,
                        from client: Client = Client(id: 0)) -> Outcome {
         // A message naming a pattern still loading waits for it, in order.
-        if Self.namesAPattern.contains(address), case .string(let name)? = args.first, loading[name] != nil {
+        if Self.byPath[address]?.namesAPattern == true, case .string(let name)? = args.first, loading[name] != nil {
             guard waitingCount < Self.maxWaiting else {
                 return .error("\(Self.maxWaiting) messages wait for patterns loading; try again once one is answered")
             }
@@ -160,16 +347,14 @@ public final class OSCCommands: @unchecked Sendable {
             waitingCount += 1
             return .later
         }
+        guard let entry = Self.byPath[address] else { return .error("unknown address; /hapsync/help lists them") }
         do {
-            return try run(address, Arguments(address: address, values: args), at: at ?? HapticEngine.timeImmediate,
-                           statistics: statistics, client: client)
+            try entry.check(args)
+            return try entry.handler(self, Call(values: args, time: at ?? HapticEngine.timeImmediate, statistics: statistics, client: client))
         } catch {
             return .error(error.description)
         }
     }
-
-    /// The addresses whose first argument names a loaded pattern.
-    private static let namesAPattern: Set<String> = ["/hapsync/load", "/hapsync/unload", "/hapsync/play"]
 
     /// The answers of loads that finished since the last call, each followed by those of the
     /// messages that waited for it (which may start loads of their own).
@@ -209,177 +394,148 @@ public final class OSCCommands: @unchecked Sendable {
     /// tests, not the service thread.
     public func waitForLoad() -> Bool { loader.waitForResult() }
 
-    private func run(_ address: String, _ a: Arguments, at time: Double, statistics: OSCService.Statistics,
-                     client: Client) throws(CommandError) -> Outcome {
-        switch address {
-        case "/hapsync/load":
-            try a.count(2...2, "s:name s:path")
-            let name = try a.string(0, "name"), path = try a.string(1, "path")
-            // Only AHAP files, so that nothing else in a resource folder is read on a peer's say-so.
-            guard path.hasSuffix(".ahap") else { throw CommandError("path \"\(path)\" must name an .ahap file") }
-            let file: URL
-            switch resolver.resolve(path) {
-            case .success(let url): file = url
-            case .failure(let failure): throw CommandError("path \(failure.description)")
-            }
-            try checkName(name)
-            try checkRoom(for: name)
-            let library = library
-            guard waitingCount < Self.maxWaiting, loader.submit(.init(name: name, work: {
-                Result { () throws(CommandError) in try library.load(file, what: path) }
-            })) else {
-                throw CommandError("\(loader.capacity) loads are waiting; try again once one is answered")
-            }
-            loading[name] = Loading(client: client, what: path)
-            return .later
-        case "/hapsync/unload":
-            try a.count(1...1, "s:name")
-            let name = try a.string(0, "name")
-            guard patterns.removeValue(forKey: name) != nil else { throw CommandError("no pattern named '\(name)' is loaded") }
-            return .ok([.string(name)])
-        case "/hapsync/play":
-            try a.count(1...2, "s:name [i:player]")
-            let name = try a.string(0, "name")
-            guard let playable = patterns[name]?.playable else {
-                throw CommandError("no pattern named '\(name)' is loaded\(patterns.isEmpty ? " (none is: /hapsync/load NAME PATH first)" : "; loaded: \(patterns.keys.sorted().joined(separator: ", "))")")
-            }
-            let id = try a.count > 1 ? a.int(1, "player", in: 1...Int64(Int32.max)) : nil
-            let player: HapticPatternPlayer
-            do {
-                player = try engine.makePlayer(timeline: playable.timeline, audioFiles: playable.audioFiles)
-            } catch {
-                throw CommandError("cannot make a player for '\(name)': \(error)")
-            }
-            return .ok([.int(try start(player, named: name, id: id, at: time))])
-        case "/hapsync/feedback":
-            try a.count(1...2, "s:style [f:intensity]")
-            let style = try a.string(0, "style")
-            let intensity = try a.count > 1 ? a.number(1, "intensity", in: 0...1) : 1
-            guard let feedback = SensoryFeedback.named(style, intensity: intensity) else {
-                throw CommandError("unknown style '\(style)'; known: \(SensoryFeedback.all.map(\.name).joined(separator: ", "))")
-            }
-            let player: HapticPatternPlayer
-            do {
-                player = try engine.makeAdvancedPlayer(with: feedback.pattern)
-            } catch {
-                throw CommandError("cannot make a player for '\(style)': \(error)")
-            }
-            return .ok([.int(try start(player, named: style, id: nil, at: time))])
-        case "/hapsync/stop", "/hapsync/pause", "/hapsync/resume":
-            try a.count(1...1, "i:player")
-            let (id, player) = try self.player(a)
-            try engineCall {
-                switch address {
-                case "/hapsync/stop": try player.stop(atTime: time)
-                case "/hapsync/pause": try player.pause(atTime: time)
-                default: try player.resume(atTime: time)
-                }
-            }
-            // A stop of a player that is not playing (paused, or between runs) ends no run, so
-            // no completion will come to free its id and slot: it leaves now.
-            if address == "/hapsync/stop", !player.isPlaying { remove(id, player) }
-            if address == "/hapsync/resume" { players.withLock { $0[id]?.startAt = max(time, engine.currentTime) } }
-            return .ok([.int(id)])
-        case "/hapsync/stop-all":
-            try a.count(0...0, "no arguments")
-            let all = players.withLock { $0 }
-            for (id, entry) in all {
-                try engineCall { try entry.player.stop(atTime: time) }
-                if !entry.player.isPlaying { remove(id, entry.player) }
-            }
-            return .ok([.int(Int64(all.count))])
-        case "/hapsync/players":
-            try a.count(0...0, "no arguments")
-            let now = engine.currentTime
-            let list = players.withLock { $0 }.sorted { $0.key < $1.key }
-            var values: [OSCValue] = [.int(Int64(list.count))]
-            for (id, entry) in list {
-                let state = !entry.player.isPlaying ? "paused" : entry.startAt > now ? "scheduled" : "playing"
-                values += [.int(id), .string(entry.name), .string(state), .float(entry.startAt)]
-            }
-            return .reply("/hapsync/players", values)
-        case "/hapsync/seek":
-            try a.count(2...2, "i:player f:offset")
-            let (id, player) = try self.player(a)
-            let offset = try a.number(1, "offset", in: 0...AHAPLimits.default.maxTime)
-            try engineCall { try player.seek(toOffset: offset) }
-            return .ok([.int(id)])
-        case "/hapsync/loop":
-            try a.count(2...3, "i:player i:on [f:end]")
-            let (id, player) = try self.player(a)
-            let on = try a.flag(1, "on")
-            let end = try a.count > 2 ? a.number(2, "end", in: HapticPatternPlayer.loopEnds) : 0
-            try engineCall { try player.setLoop(on, end: end) }
-            return .ok([.int(id)])
-        case "/hapsync/rate":
-            try a.count(2...2, "i:player f:rate")
-            let (id, player) = try self.player(a)
-            let rate = try a.number(1, "rate", in: HapticPatternPlayer.playbackRates)
-            try engineCall { try player.setPlaybackRate(rate) }
-            return .ok([.int(id)])
-        case "/hapsync/param":
-            try a.count(3...3, "i:player s:control f:value")
-            let (id, player) = try self.player(a)
-            let control = try a.control(1)
-            let value = try a.number(2, "value", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude)
-            try engineCall { try player.sendParameters([AHAPDynamicParameter(control, value)], atTime: time) }
-            return .ok([.int(id)])
-        case "/hapsync/curve":
-            guard a.count >= 4, a.count % 2 == 0 else {
-                throw CommandError("takes i:player s:control f:time f:value ... (1 to 16 pairs), got \(a.count) arguments")
-            }
-            let (id, player) = try self.player(a)
-            let control = try a.control(1)
-            var points: [AHAPControlPoint] = []
-            for k in stride(from: 2, to: a.count, by: 2) {
-                points.append(AHAPControlPoint(time: try a.number(k, "time", in: 0...AHAPLimits.default.maxTime),
-                                               value: try a.number(k + 1, "value", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude)))
-            }
-            try engineCall { try player.scheduleParameterCurve(AHAPParameterCurve(control, controlPoints: points), atTime: time) }
-            return .ok([.int(id)])
-        case "/hapsync/mute":
-            try a.count(2...2, "s:haptics|audio i:on")
-            let what = try a.string(0, "what"), on = try a.flag(1, "on")
-            switch what {
-            case "haptics": engine.isMutedForHaptics = on
-            case "audio": engine.isMutedForAudio = on
-            default: throw CommandError("argument 1 (what) must be haptics or audio, got \"\(what)\"")
-            }
-            return .ok([.string(what), .int(on ? 1 : 0)])
-        case "/hapsync/policy":
-            try a.count(1...2, "f:intensity-scale [f:rate-limit-ms]")
-            var policy = engine.policy
-            policy.intensityScale = try a.number(0, "intensity-scale", in: 0...1)
-            if a.count > 1 { policy.rateLimitInterval = try a.number(1, "rate-limit-ms", in: 0...60_000) / 1000 }
-            try engineCall { try engine.setPolicy(policy) }
-            return .ok([])
-        case "/hapsync/status":
-            try a.count(0...0, "no arguments")
-            let measured = clock.withLock { $0 } ?? OSCTime.wallOffset()
-            let s = statistics
-            let health = engine.outputHealth
-            let held = library.held
-            return .reply("/hapsync/status", [
-                .string("engine-time"), .float(engine.currentTime),
-                .string("clock-uncertainty-us"), .float(measured.uncertainty * 1e6),
-                .string("patterns"), .int(Int64(patterns.count)),
-                .string("patterns-distinct"), .int(Int64(held.patterns)),
-                .string("pattern-memory"), .int(Int64(held.bytes)), .string("pattern-memory-limit"), .int(Int64(library.budget)),
-                .string("loading"), .int(Int64(loading.count)),
-                .string("players"), .int(Int64(playerCount)),
-                .string("packets"), .int(Int64(s.packets)), .string("messages"), .int(Int64(s.messages)),
-                .string("errors"), .int(Int64(s.errors)), .string("malformed"), .int(Int64(s.malformed)),
-                .string("oversized"), .int(Int64(s.oversized)), .string("late"), .int(Int64(s.late)),
-                .string("rate-limited"), .int(Int64(s.rateLimited)),
-                .string("applied"), .int(Int64(engine.statistics.applied)),
-                .string("output-failure"), .string(health.failure ?? ""),
-                .string("output-lost"), .int(Int64(health.lost)),
-            ])
-        case "/hapsync/help":
-            return .reply("/hapsync/help", Self.addresses.map { .string("\($0.path) \($0.arguments)".trimmingCharacters(in: .whitespaces) + " — " + $0.summary) })
-        default:
-            throw CommandError("unknown address; /hapsync/help lists them")
+    // MARK: - Handlers (each on a message its address's arguments checked)
+
+    private func load(_ call: Call) throws(CommandError) -> Outcome {
+        let name = call.string(0), path = call.string(1)
+        // Only AHAP files, so that nothing else in a resource folder is read on a peer's say-so.
+        guard path.hasSuffix(".ahap") else { throw CommandError("path \"\(path)\" must name an .ahap file") }
+        let file: URL
+        switch resolver.resolve(path) {
+        case .success(let url): file = url
+        case .failure(let failure): throw CommandError("path \(failure.description)")
         }
+        try checkName(name)
+        try checkRoom(for: name)
+        let library = library
+        guard waitingCount < Self.maxWaiting, loader.submit(.init(name: name, work: {
+            Result { () throws(CommandError) in try library.load(file, what: path) }
+        })) else {
+            throw CommandError("\(loader.capacity) loads are waiting; try again once one is answered")
+        }
+        loading[name] = Loading(client: call.client, what: path)
+        return .later
+    }
+
+    private func unload(_ call: Call) throws(CommandError) -> Outcome {
+        let name = call.string(0)
+        guard patterns.removeValue(forKey: name) != nil else { throw CommandError("no pattern named '\(name)' is loaded") }
+        return .ok([.string(name)])
+    }
+
+    private func play(_ call: Call) throws(CommandError) -> Outcome {
+        let name = call.string(0)
+        guard let playable = patterns[name]?.playable else {
+            throw CommandError("no pattern named '\(name)' is loaded\(patterns.isEmpty ? " (none is: /hapsync/load NAME PATH first)" : "; loaded: \(patterns.keys.sorted().joined(separator: ", "))")")
+        }
+        let player: HapticPatternPlayer
+        do {
+            player = try engine.makePlayer(timeline: playable.timeline, audioFiles: playable.audioFiles)
+        } catch {
+            throw CommandError("cannot make a player for '\(name)': \(error)")
+        }
+        return .ok([.int(try start(player, named: name, id: call.count > 1 ? call.int(1) : nil, at: call.time))])
+    }
+
+    private func feedback(_ call: Call) throws(CommandError) -> Outcome {
+        let style = call.string(0)
+        guard let feedback = SensoryFeedback.named(style, intensity: call.count > 1 ? call.number(1) : 1) else {
+            throw CommandError("unknown style '\(style)'; known: \(SensoryFeedback.all.map(\.name).joined(separator: ", "))")
+        }
+        let player: HapticPatternPlayer
+        do {
+            player = try engine.makeAdvancedPlayer(with: feedback.pattern)
+        } catch {
+            throw CommandError("cannot make a player for '\(style)': \(error)")
+        }
+        return .ok([.int(try start(player, named: style, id: nil, at: call.time))])
+    }
+
+    /// Runs `body` on the player argument 0 names, at the message's time; answers its id.
+    private func onPlayer(_ call: Call, _ body: (HapticPatternPlayer, Double) throws -> Void) throws(CommandError) -> Outcome {
+        let (id, player) = try self.player(call)
+        try engineCall { try body(player, call.time) }
+        return .ok([.int(id)])
+    }
+
+    private func stop(_ call: Call) throws(CommandError) -> Outcome {
+        let (id, player) = try self.player(call)
+        try engineCall { try player.stop(atTime: call.time) }
+        // A stop of a player that is not playing (paused, or between runs) ends no run, so
+        // no completion will come to free its id and slot: it leaves now.
+        if !player.isPlaying { remove(id, player) }
+        return .ok([.int(id)])
+    }
+
+    private func resume(_ call: Call) throws(CommandError) -> Outcome {
+        let (id, player) = try self.player(call)
+        try engineCall { try player.resume(atTime: call.time) }
+        players.withLock { $0[id]?.startAt = max(call.time, engine.currentTime) }
+        return .ok([.int(id)])
+    }
+
+    private func stopAll(_ call: Call) throws(CommandError) -> Outcome {
+        let all = players.withLock { $0 }
+        for (id, entry) in all {
+            try engineCall { try entry.player.stop(atTime: call.time) }
+            if !entry.player.isPlaying { remove(id, entry.player) }
+        }
+        return .ok([.int(Int64(all.count))])
+    }
+
+    private func listPlayers() -> Outcome {
+        let now = engine.currentTime
+        let list = players.withLock { $0 }.sorted { $0.key < $1.key }
+        var values: [OSCValue] = [.int(Int64(list.count))]
+        for (id, entry) in list {
+            let state = !entry.player.isPlaying ? "paused" : entry.startAt > now ? "scheduled" : "playing"
+            values += [.int(id), .string(entry.name), .string(state), .float(entry.startAt)]
+        }
+        return .reply("/hapsync/players", values)
+    }
+
+    private func curve(_ call: Call) throws(CommandError) -> Outcome {
+        let points = stride(from: 2, to: call.count, by: 2).map { AHAPControlPoint(time: call.number($0), value: call.number($0 + 1)) }
+        return try onPlayer(call) { player, time in
+            try player.scheduleParameterCurve(AHAPParameterCurve(call.control(1), controlPoints: points), atTime: time)
+        }
+    }
+
+    private func mute(_ call: Call) -> Outcome {
+        let what = call.string(0), on = call.flag(1)
+        if what == "haptics" { engine.isMutedForHaptics = on } else { engine.isMutedForAudio = on }
+        return .ok([.string(what), .int(on ? 1 : 0)])
+    }
+
+    private func policy(_ call: Call) throws(CommandError) -> Outcome {
+        var policy = engine.policy
+        policy.intensityScale = call.number(0)
+        if call.count > 1 { policy.rateLimitInterval = call.number(1) / 1000 }
+        try engineCall { try engine.setPolicy(policy) }
+        return .ok([])
+    }
+
+    private func status(_ call: Call) -> Outcome {
+        let measured = clock.withLock { $0 } ?? OSCTime.wallOffset()
+        let s = call.statistics
+        let health = engine.outputHealth
+        let held = library.held
+        return .reply("/hapsync/status", [
+            .string("engine-time"), .float(engine.currentTime),
+            .string("clock-uncertainty-us"), .float(measured.uncertainty * 1e6),
+            .string("patterns"), .int(Int64(patterns.count)),
+            .string("patterns-distinct"), .int(Int64(held.patterns)),
+            .string("pattern-memory"), .int(Int64(held.bytes)), .string("pattern-memory-limit"), .int(Int64(library.budget)),
+            .string("loading"), .int(Int64(loading.count)),
+            .string("players"), .int(Int64(playerCount)),
+            .string("packets"), .int(Int64(s.packets)), .string("messages"), .int(Int64(s.messages)),
+            .string("errors"), .int(Int64(s.errors)), .string("malformed"), .int(Int64(s.malformed)),
+            .string("oversized"), .int(Int64(s.oversized)), .string("late"), .int(Int64(s.late)),
+            .string("rate-limited"), .int(Int64(s.rateLimited)),
+            .string("applied"), .int(Int64(engine.statistics.applied)),
+            .string("output-failure"), .string(health.failure ?? ""),
+            .string("output-lost"), .int(Int64(health.lost)),
+        ])
     }
 
     // MARK: - Helpers
@@ -445,8 +601,9 @@ public final class OSCCommands: @unchecked Sendable {
         _ = gone
     }
 
-    private func player(_ a: Arguments) throws(CommandError) -> (Int64, HapticPatternPlayer) {
-        let id = try a.int(0, "player", in: 1...Int64(Int32.max))
+    /// The player argument 0 names, or an error saying there is none.
+    private func player(_ call: Call) throws(CommandError) -> (Int64, HapticPatternPlayer) {
+        let id = call.int(0)
         guard let p = players.withLock({ $0[id]?.player }) else { throw CommandError("no player \(id) (it ended, or was never started)") }
         return (id, p)
     }
@@ -456,62 +613,47 @@ public final class OSCCommands: @unchecked Sendable {
     }
 }
 
-/// A message's arguments, read with errors naming the position, the role and the value.
-struct Arguments {
-    let address: String
-    let values: [OSCValue]
-
-    var count: Int { values.count }
-
-    func count(_ allowed: ClosedRange<Int>, _ spec: String) throws(OSCCommands.CommandError) {
-        guard allowed.contains(values.count) else {
-            throw OSCCommands.CommandError("takes \(spec), got \(values.count) argument\(values.count == 1 ? "" : "s")")
+extension OSCCommands.Argument {
+    /// Checks `value`, argument `i` (0-based) of a message, with an error naming the position,
+    /// the role and the value.
+    func check(_ value: OSCValue, at i: Int) throws(OSCCommands.CommandError) {
+        func wrong(_ want: String) -> OSCCommands.CommandError {
+            OSCCommands.CommandError("argument \(i + 1) (\(role)) must be \(want), got \(value)")
         }
-    }
-
-    func string(_ i: Int, _ role: String) throws(OSCCommands.CommandError) -> String {
-        guard case .string(let s) = values[i] else { throw wrong(i, role, "a string") }
-        return s
-    }
-
-    func number(_ i: Int, _ role: String, in range: ClosedRange<Double>) throws(OSCCommands.CommandError) -> Double {
-        let v: Double
-        switch values[i] {
-        case .float(let f): v = f
-        case .int(let n): v = Double(n)
-        default: throw wrong(i, role, "a number")
+        switch kind {
+        case .string:
+            guard case .string = value else { throw wrong("a string") }
+        case .choice(let choices):
+            guard case .string(let s) = value else { throw wrong("a string") }
+            guard choices.contains(s) else {
+                throw OSCCommands.CommandError("argument \(i + 1) (\(role)) must be \(choices.joined(separator: " or ")), got \"\(s)\"")
+            }
+        case .control:
+            guard case .string(let name) = value else { throw wrong("a string") }
+            guard AHAPDynamicParameterID(rawValue: name) != nil else {
+                throw OSCCommands.CommandError("argument \(i + 1) (control) \"\(name)\" is not a dynamic parameter (HapticIntensityControl, AudioVolumeControl, ...)")
+            }
+        case .int(let range):
+            guard case .int(let n) = value else { throw wrong("an int") }
+            guard range.contains(n) else {
+                throw OSCCommands.CommandError("argument \(i + 1) (\(role)) \(n) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
+        case .number(let range):
+            let v: Double
+            switch value {
+            case .float(let f): v = f
+            case .int(let n): v = Double(n)
+            default: throw wrong("a number")
+            }
+            guard v.isFinite, range.contains(v) else {
+                throw OSCCommands.CommandError("argument \(i + 1) (\(role)) \(v) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
+        case .flag:
+            switch value {
+            case .bool: break
+            case .int(let n) where n == 0 || n == 1: break
+            default: throw wrong("0, 1, T or F")
+            }
         }
-        guard v.isFinite, range.contains(v) else {
-            throw OSCCommands.CommandError("argument \(i + 1) (\(role)) \(v) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
-        return v
-    }
-
-    func int(_ i: Int, _ role: String, in range: ClosedRange<Int64>) throws(OSCCommands.CommandError) -> Int64 {
-        guard case .int(let n) = values[i] else { throw wrong(i, role, "an int") }
-        guard range.contains(n) else {
-            throw OSCCommands.CommandError("argument \(i + 1) (\(role)) \(n) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
-        return n
-    }
-
-    func flag(_ i: Int, _ role: String) throws(OSCCommands.CommandError) -> Bool {
-        switch values[i] {
-        case .bool(let b): return b
-        case .int(let n) where n == 0 || n == 1: return n == 1
-        default: throw wrong(i, role, "0, 1, T or F")
-        }
-    }
-
-    func control(_ i: Int) throws(OSCCommands.CommandError) -> AHAPDynamicParameterID {
-        let name = try string(i, "control")
-        guard let id = AHAPDynamicParameterID(rawValue: name) else {
-            throw OSCCommands.CommandError("argument \(i + 1) (control) \"\(name)\" is not a dynamic parameter (HapticIntensityControl, AudioVolumeControl, ...)")
-        }
-        return id
-    }
-
-    private func wrong(_ i: Int, _ role: String, _ want: String) -> OSCCommands.CommandError {
-        OSCCommands.CommandError("argument \(i + 1) (\(role)) must be \(want), got \(values[i])")
     }
 }

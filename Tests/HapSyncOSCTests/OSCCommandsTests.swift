@@ -92,6 +92,38 @@ struct OSCCommandsTests {
         #expect(rig.engine.isMutedForHaptics)
     }
 
+    /// The address table is the one place an address's arguments live: each address refuses a
+    /// wrong count and a wrong type by it, and `/hapsync/help` answers from it.
+    @Test func everyAddressIsCheckedByItsTableEntry() throws {
+        let rig = try ManualRig()
+        let c = commands(rig)
+        for a in OSCCommands.addresses {
+            let tooMany = [OSCValue](repeating: .int(1), count: a.arguments.count + a.repeating.count * a.repeats.upperBound + 1)
+            guard case .error(let message) = run(c, a.path, tooMany) else {
+                Issue.record("\(a.path) took \(tooMany.count) arguments")
+                continue
+            }
+            #expect(message.hasPrefix("takes \(a.arguments.isEmpty && a.repeating.isEmpty ? "no arguments" : a.syntax)"), "\(a.path): \(message)")
+            if let first = a.arguments.first {
+                // Argument 1 of a type no address takes (a blob, say).
+                let values = [OSCValue.other("b")] + [OSCValue](repeating: .int(1), count: a.arguments.filter { !$0.optional }.count - 1)
+                    + [OSCValue](repeating: .float(0), count: a.repeating.count * a.repeats.lowerBound)
+                guard case .error(let wrong) = run(c, a.path, values) else {
+                    Issue.record("\(a.path) took a blob")
+                    continue
+                }
+                #expect(wrong.hasPrefix("argument 1 (\(first.role)) must be"), "\(a.path): \(wrong)")
+            }
+        }
+        guard case .reply(_, let help) = run(c, "/hapsync/help", []) else {
+            Issue.record("no help")
+            return
+        }
+        #expect(help.count == OSCCommands.addresses.count)
+        #expect(help.first == .string("/hapsync/load s:name s:path — load an AHAP file (a path relative to a resource root) as NAME"))
+        #expect(run(c, "/hapsync/nothing", []) == .error("unknown address; /hapsync/help lists them"))
+    }
+
     /// Through a real socket: the rate limit drops and counts what is over it, and a Unix-socket
     /// client bound to a path of its own gets its replies.
     @Test func theRateLimitCountsAndUnixClientsGetReplies() throws {
