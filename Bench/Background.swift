@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncTestSupport
 
 /// What the generate benchmark mixes its hits over: white noise, pink noise, or a music-like bed
 /// whose soft note changes are not onsets anyone would tap to (the realistic hard case).

@@ -1,5 +1,6 @@
 import AudioOutput
 import Foundation
+import HapSyncTestSupport
 
 /// The hits of the generate benchmark's labelled set: drum sounds synthesized here and the short
 /// hit sounds among the repository's Assets (a click, a plucked tap, a thud, a chime), each mono,

@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncTestSupport
 import Synchronization
 
 /// The benchmark's load option: busy threads at normal priority (SCHED_OTHER, nice 0), what a
@@ -28,11 +29,11 @@ final class BusyLoad: @unchecked Sendable {
         running.store(true, ordering: .releasing)
         for k in 0..<threads {
             let thread = Thread { [self] in
-                var x: UInt64 = 0
+                var random = SeededRandom(seed: 0)
                 while running.load(ordering: .relaxed) {
-                    for _ in 0..<10_000 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+                    for _ in 0..<10_000 { _ = random.next() }
                 }
-                if x == 42 { print("") }   // keeps x alive
+                if random.state == 42 { print("") }   // keeps the work from being optimized away
                 exited.signal()
             }
             thread.name = "bench-busy-\(k)"

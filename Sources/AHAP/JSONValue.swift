@@ -70,9 +70,9 @@ public struct JSONValue: Sendable, Equatable {
 
 /// One `"key": value` member of a JSON object.
 public struct JSONMember: Sendable, Equatable {
-    /// The key.
+    /// The member's name, unescaped (duplicates are kept in order; the reader reports them).
     public var key: String
-    /// The value.
+    /// The member's value, with the offset it was read at.
     public var value: JSONValue
     /// Byte offset of the key in the source, or nil for members built in code.
     public var keyOffset: Int?

@@ -45,7 +45,7 @@ public final class CHHapticEngine: @unchecked Sendable {
 
     /// What a finished handler wants next, with Apple's raw values.
     public enum FinishedAction: Int, Sendable {
-        /// Stop the engine.
+        /// Stop the engine now that its players have finished (its stopped handler gets `.notifyWhenFinished`).
         case stopEngine = 1
         /// Keep it running.
         case leaveEngineRunning = 2

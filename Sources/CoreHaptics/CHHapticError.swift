@@ -49,7 +49,7 @@ public struct CHHapticError: Error, CustomStringConvertible, Sendable {
         case fileNotFound = -4851
         /// Not enough power.
         case insufficientPower = -4897
-        /// An unknown error.
+        /// A failure no other code describes; the error's description says what happened.
         case unknownError = -4898
         /// Memory ran out.
         case memoryError = -4899

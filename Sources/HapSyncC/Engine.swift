@@ -45,14 +45,17 @@ func cFailure(_ error: Error) -> CFailure {
     }
 }
 
+/// `hs_version`: the library version packed as major << 16 | minor << 8 | patch (HAPSYNC_VERSION).
 @_cdecl("hs_version")
 public func hsVersion() -> UInt32 { UInt32(HAPSYNC_VERSION_MAJOR << 16 | HAPSYNC_VERSION_MINOR << 8 | HAPSYNC_VERSION_PATCH) }
 
 nonisolated(unsafe) private let versionString = strdup("\(HAPSYNC_VERSION_MAJOR).\(HAPSYNC_VERSION_MINOR).\(HAPSYNC_VERSION_PATCH)")!
 
+/// `hs_version_string`: the version as static text ("0.1.0"); never freed.
 @_cdecl("hs_version_string")
 public func hsVersionString() -> UnsafePointer<CChar> { UnsafePointer(versionString) }
 
+/// `hs_engine_create`: an engine from `config` (its outputs, as `LibraryOutputs` reads them); NULL config for the defaults.
 @_cdecl("hs_engine_create")
 public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -83,6 +86,7 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
     }
 }
 
+/// `hs_engine_start`: opens the outputs and starts the engine's threads.
 @_cdecl("hs_engine_start")
 public func hsEngineStart(_ engine: OpaquePointer?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -91,6 +95,7 @@ public func hsEngineStart(_ engine: OpaquePointer?) -> hs_status {
     }
 }
 
+/// `hs_engine_stop`: stops and writes the traces; from one of the engine's own callbacks it finishes on a helper thread.
 @_cdecl("hs_engine_stop")
 public func hsEngineStop(_ engine: OpaquePointer?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -99,17 +104,20 @@ public func hsEngineStop(_ engine: OpaquePointer?) -> hs_status {
     }
 }
 
+/// `hs_engine_destroy`: stops the engine if running and frees the handle (NULL is ignored).
 @_cdecl("hs_engine_destroy")
 public func hsEngineDestroy(_ engine: OpaquePointer?) {
     guard let box = Handles.destroy(engine, as: EngineBox.self) else { return }
     if box.engine.isRunning { box.engine.stop() }
 }
 
+/// `hs_engine_current_time`: seconds on the engine clock, 0 for a bad handle.
 @_cdecl("hs_engine_current_time")
 public func hsEngineCurrentTime(_ engine: OpaquePointer?) -> Double {
     (try? Handles.get(engine, "engine", as: EngineBox.self))?.engine.currentTime ?? 0
 }
 
+/// `hs_engine_set_stopped_callback`: the callback (notifier thread) for an engine that stopped on its own; NULL clears it.
 @_cdecl("hs_engine_set_stopped_callback")
 public func hsEngineSetStoppedCallback(_ engine: OpaquePointer?, _ callback: hs_stopped_callback?, _ user: UnsafeMutableRawPointer?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -118,6 +126,7 @@ public func hsEngineSetStoppedCallback(_ engine: OpaquePointer?, _ callback: hs_
     }
 }
 
+/// `hs_engine_set_reset_callback`: the callback (notifier thread) after a reset (the audio server came back); NULL clears it.
 @_cdecl("hs_engine_set_reset_callback")
 public func hsEngineSetResetCallback(_ engine: OpaquePointer?, _ callback: hs_reset_callback?, _ user: UnsafeMutableRawPointer?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -126,16 +135,19 @@ public func hsEngineSetResetCallback(_ engine: OpaquePointer?, _ callback: hs_re
     }
 }
 
+/// `hs_engine_set_haptics_muted`: mutes (non-zero) or unmutes every haptic the engine plays.
 @_cdecl("hs_engine_set_haptics_muted")
 public func hsEngineSetHapticsMuted(_ engine: OpaquePointer?, _ muted: Int32) -> hs_status {
     cCall { () throws(CFailure) in (try Handles.get(engine, "engine", as: EngineBox.self)).engine.isMutedForHaptics = muted != 0 }
 }
 
+/// `hs_engine_set_audio_muted`: mutes (non-zero) or unmutes every sound the engine plays.
 @_cdecl("hs_engine_set_audio_muted")
 public func hsEngineSetAudioMuted(_ engine: OpaquePointer?, _ muted: Int32) -> hs_status {
     cCall { () throws(CFailure) in (try Handles.get(engine, "engine", as: EngineBox.self)).engine.isMutedForAudio = muted != 0 }
 }
 
+/// `hs_engine_set_policy`: the accessibility policy (haptics on or off, intensity scale 0...1, rate limit in ms).
 @_cdecl("hs_engine_set_policy")
 public func hsEngineSetPolicy(_ engine: OpaquePointer?, _ enabled: Int32, _ scale: Double, _ rateLimitMilliseconds: Double) -> hs_status {
     cCall { () throws(CFailure) in
@@ -152,6 +164,7 @@ public func hsEngineSetPolicy(_ engine: OpaquePointer?, _ enabled: Int32, _ scal
     }
 }
 
+/// `hs_engine_play_feedback`: plays a built-in feedback style ("success", "impact-heavy", ...) now at `intensity` 0...1.
 @_cdecl("hs_engine_play_feedback")
 public func hsEnginePlayFeedback(_ engine: OpaquePointer?, _ style: UnsafePointer<CChar>?, _ intensity: Float) -> hs_status {
     cCall { () throws(CFailure) in
@@ -165,6 +178,7 @@ public func hsEnginePlayFeedback(_ engine: OpaquePointer?, _ style: UnsafePointe
     }
 }
 
+/// `hs_engine_get_statistics`: the commands applied, ring overflows and dispatch percentiles so far.
 @_cdecl("hs_engine_get_statistics")
 public func hsEngineGetStatistics(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<hs_statistics>?) -> hs_status {
     cCall { () throws(CFailure) in

@@ -33,6 +33,7 @@ func loadFailure(_ error: PlayablePattern.LoadError) -> CFailure {
                     message: "\(error.name) has \(count) error\(count == 1 ? "" : "s")\(first)")
 }
 
+/// `hs_pattern_load_file`: reads an AHAP file, its audio looked up beside it; the reader's errors name file and JSON path.
 @_cdecl("hs_pattern_load_file")
 public func hsPatternLoadFile(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -47,6 +48,7 @@ public func hsPatternLoadFile(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutabl
     }
 }
 
+/// `hs_pattern_load_memory`: reads `length` bytes of AHAP JSON (no NUL needed); its audio events are not played.
 @_cdecl("hs_pattern_load_memory")
 public func hsPatternLoadMemory(_ json: UnsafePointer<CChar>?, _ length: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -72,9 +74,11 @@ public func hsPatternLoadMemory(_ json: UnsafePointer<CChar>?, _ length: Int, _ 
     }
 }
 
+/// `hs_pattern_destroy`: frees a pattern (players made from it keep their own copy); NULL is ignored.
 @_cdecl("hs_pattern_destroy")
 public func hsPatternDestroy(_ pattern: OpaquePointer?) { Handles.destroy(pattern, as: PatternBox.self) }
 
+/// `hs_pattern_duration`: the pattern's length in seconds, into `out`.
 @_cdecl("hs_pattern_duration")
 public func hsPatternDuration(_ pattern: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -86,6 +90,7 @@ public func hsPatternDuration(_ pattern: OpaquePointer?, _ out: UnsafeMutablePoi
 
 nonisolated(unsafe) private let empty = strdup("")!
 
+/// `hs_pattern_diagnostics`: the reader's warnings, one per line ("" if none), owned by the pattern.
 @_cdecl("hs_pattern_diagnostics")
 public func hsPatternDiagnostics(_ pattern: OpaquePointer?) -> UnsafePointer<CChar> {
     guard let box = try? Handles.get(pattern, "pattern", as: PatternBox.self) else { return UnsafePointer(empty) }
@@ -94,6 +99,7 @@ public func hsPatternDiagnostics(_ pattern: OpaquePointer?) -> UnsafePointer<CCh
 
 // MARK: - Builder
 
+/// `hs_pattern_builder_create`: an empty builder for a pattern made in code.
 @_cdecl("hs_pattern_builder_create")
 public func hsPatternBuilderCreate(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -120,6 +126,7 @@ private func adding(_ box: BuilderBox, _ add: (inout AHAPPatternBuilder) -> Void
     }
 }
 
+/// `hs_pattern_builder_add_transient`: adds a tap at `time` s with intensity and sharpness 0...1.
 @_cdecl("hs_pattern_builder_add_transient")
 public func hsPatternBuilderAddTransient(_ builder: OpaquePointer?, _ time: Double, _ intensity: Float, _ sharpness: Float) -> hs_status {
     cCall { () throws(CFailure) in
@@ -129,6 +136,7 @@ public func hsPatternBuilderAddTransient(_ builder: OpaquePointer?, _ time: Doub
     }
 }
 
+/// `hs_pattern_builder_add_continuous`: adds a continuous event of `duration` s at `time` s.
 @_cdecl("hs_pattern_builder_add_continuous")
 public func hsPatternBuilderAddContinuous(_ builder: OpaquePointer?, _ time: Double, _ duration: Double, _ intensity: Float, _ sharpness: Float) -> hs_status {
     cCall { () throws(CFailure) in
@@ -160,6 +168,7 @@ func curvePoints(_ times: UnsafePointer<Double>?, _ values: UnsafePointer<Float>
     return points
 }
 
+/// `hs_pattern_builder_add_parameter`: adds a dynamic parameter ("HapticIntensityControl", ...) taking `value` at `time`.
 @_cdecl("hs_pattern_builder_add_parameter")
 public func hsPatternBuilderAddParameter(_ builder: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ value: Float, _ time: Double) -> hs_status {
     cCall { () throws(CFailure) in
@@ -170,6 +179,7 @@ public func hsPatternBuilderAddParameter(_ builder: OpaquePointer?, _ id: Unsafe
     }
 }
 
+/// `hs_pattern_builder_add_curve`: adds a parameter curve of `count` points, their times relative to `time`.
 @_cdecl("hs_pattern_builder_add_curve")
 public func hsPatternBuilderAddCurve(_ builder: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ time: Double,
                                      _ times: UnsafePointer<Double>?, _ values: UnsafePointer<Float>?, _ count: Int) -> hs_status {
@@ -182,6 +192,7 @@ public func hsPatternBuilderAddCurve(_ builder: OpaquePointer?, _ id: UnsafePoin
     }
 }
 
+/// `hs_pattern_builder_build`: checks the entries by the reader's rules and makes the pattern.
 @_cdecl("hs_pattern_builder_build")
 public func hsPatternBuilderBuild(_ builder: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -198,5 +209,6 @@ public func hsPatternBuilderBuild(_ builder: OpaquePointer?, _ out: UnsafeMutabl
     }
 }
 
+/// `hs_pattern_builder_destroy`: frees a builder (patterns built from it stay); NULL is ignored.
 @_cdecl("hs_pattern_builder_destroy")
 public func hsPatternBuilderDestroy(_ builder: OpaquePointer?) { Handles.destroy(builder, as: BuilderBox.self) }

@@ -41,6 +41,7 @@ private func checkedTime(_ time: Double, _ name: String = "time") throws(CFailur
     return time
 }
 
+/// `hs_player_create`: a player of `pattern` on `engine` (the pattern is copied; it may be destroyed after).
 @_cdecl("hs_player_create")
 public func hsPlayerCreate(_ engine: OpaquePointer?, _ pattern: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -60,26 +61,31 @@ public func hsPlayerCreate(_ engine: OpaquePointer?, _ pattern: OpaquePointer?, 
     }
 }
 
+/// `hs_player_start`: starts at engine time `time` (0: now).
 @_cdecl("hs_player_start")
 public func hsPlayerStart(_ player: OpaquePointer?, _ time: Double) -> hs_status {
     playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { _ = try $0.start(atTime: time) }
 }
 
+/// `hs_player_stop`: stops at engine time `time` (0: now).
 @_cdecl("hs_player_stop")
 public func hsPlayerStop(_ player: OpaquePointer?, _ time: Double) -> hs_status {
     playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { try $0.stop(atTime: time) }
 }
 
+/// `hs_player_pause`: pauses at engine time `time` (0: now).
 @_cdecl("hs_player_pause")
 public func hsPlayerPause(_ player: OpaquePointer?, _ time: Double) -> hs_status {
     playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { try $0.pause(atTime: time) }
 }
 
+/// `hs_player_resume`: resumes a paused player at engine time `time` (0: now).
 @_cdecl("hs_player_resume")
 public func hsPlayerResume(_ player: OpaquePointer?, _ time: Double) -> hs_status {
     playerCall(player, check: { () throws(CFailure) in _ = try checkedTime(time) }) { try $0.resume(atTime: time) }
 }
 
+/// `hs_player_seek`: moves to `offset` s of the pattern, at once if playing, else where resume begins.
 @_cdecl("hs_player_seek")
 public func hsPlayerSeek(_ player: OpaquePointer?, _ offset: Double) -> hs_status {
     playerCall(player, check: { () throws(CFailure) in
@@ -87,16 +93,19 @@ public func hsPlayerSeek(_ player: OpaquePointer?, _ offset: Double) -> hs_statu
     }) { try $0.seek(toOffset: offset) }
 }
 
+/// `hs_player_set_loop`: loops (non-zero) or not, wrapping at `end` s (0: the pattern's end).
 @_cdecl("hs_player_set_loop")
 public func hsPlayerSetLoop(_ player: OpaquePointer?, _ enabled: Int32, _ end: Double) -> hs_status {
     playerCall(player) { try $0.setLoop(enabled != 0, end: end) }
 }
 
+/// `hs_player_set_rate`: pattern seconds per second, 0.01...100.
 @_cdecl("hs_player_set_rate")
 public func hsPlayerSetRate(_ player: OpaquePointer?, _ rate: Double) -> hs_status {
     playerCall(player) { try $0.setPlaybackRate(rate) }
 }
 
+/// `hs_player_send_parameter`: a dynamic parameter taking `value` at engine time `time` (bounded: 256 breakpoints a parameter).
 @_cdecl("hs_player_send_parameter")
 public func hsPlayerSendParameter(_ player: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ value: Float, _ time: Double) -> hs_status {
     var parameter: AHAPDynamicParameterID?
@@ -106,6 +115,7 @@ public func hsPlayerSendParameter(_ player: OpaquePointer?, _ id: UnsafePointer<
     }) { try $0.sendParameters([AHAPDynamicParameter(parameter!, Double(value))], atTime: time) }
 }
 
+/// `hs_player_schedule_curve`: a parameter curve of 1 to 16 points, times relative to engine time `time`.
 @_cdecl("hs_player_schedule_curve")
 public func hsPlayerScheduleCurve(_ player: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ time: Double,
                                   _ times: UnsafePointer<Double>?, _ values: UnsafePointer<Float>?, _ count: Int) -> hs_status {
@@ -117,6 +127,7 @@ public func hsPlayerScheduleCurve(_ player: OpaquePointer?, _ id: UnsafePointer<
     }) { try $0.scheduleParameterCurve(curve!, atTime: time) }
 }
 
+/// `hs_player_set_finished_callback`: the callback (notifier thread) when a run ends; NULL clears it.
 @_cdecl("hs_player_set_finished_callback")
 public func hsPlayerSetFinishedCallback(_ player: OpaquePointer?, _ callback: hs_player_finished_callback?, _ user: UnsafeMutableRawPointer?) -> hs_status {
     cCall { () throws(CFailure) in
@@ -125,6 +136,7 @@ public func hsPlayerSetFinishedCallback(_ player: OpaquePointer?, _ callback: hs
     }
 }
 
+/// `hs_player_destroy`: stops the player now and frees the handle; NULL is ignored.
 @_cdecl("hs_player_destroy")
 public func hsPlayerDestroy(_ player: OpaquePointer?) {
     guard let box = Handles.destroy(player, as: PlayerBox.self) else { return }

@@ -209,7 +209,7 @@ public struct OptionGroup: Sendable {
 
 /// The arguments of a command that are not options; the name is their placeholder (`FILE`).
 public enum Positionals: Sendable {
-    /// None.
+    /// The command takes no arguments besides its options.
     case none
     /// Exactly one.
     case one(String)

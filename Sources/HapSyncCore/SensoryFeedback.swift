@@ -16,11 +16,11 @@ import Foundation
 public struct SensoryFeedback: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// An impact's weight.
     public enum Weight: String, Sendable, CaseIterable {
-        /// Light.
+        /// A light, fairly crisp knock (`impact-light`, ~40 ms).
         case light
-        /// Medium.
+        /// A medium knock, between light and heavy (`impact-medium`, ~50 ms).
         case medium
-        /// Heavy.
+        /// The strongest, dullest knock (`impact-heavy`, ~70 ms).
         case heavy
     }
 
@@ -28,7 +28,7 @@ public struct SensoryFeedback: Sendable, Equatable, Hashable, CustomStringConver
     public enum Flexibility: String, Sendable, CaseIterable {
         /// Rigid (short and crisp).
         case rigid
-        /// Solid.
+        /// A firm knock, between rigid and soft (`impact-solid`, ~45 ms).
         case solid
         /// Soft (longer and duller).
         case soft
@@ -46,9 +46,9 @@ public struct SensoryFeedback: Sendable, Equatable, Hashable, CustomStringConver
 
     /// A task completed.
     public static let success = SensoryFeedback(kind: .success, intensity: 1)
-    /// A warning.
+    /// Something needs attention: a strong tap, then a weaker one (~250 ms).
     public static let warning = SensoryFeedback(kind: .warning, intensity: 1)
-    /// An error.
+    /// Something failed: three quick taps and a falling buzz (~500 ms).
     public static let error = SensoryFeedback(kind: .error, intensity: 1)
     /// A selection changed.
     public static let selection = SensoryFeedback(kind: .selection, intensity: 1)

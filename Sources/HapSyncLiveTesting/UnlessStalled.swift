@@ -1,6 +1,6 @@
 import HapSyncConcurrency
-import Synchronization
 import HapSyncTestSupport
+import Synchronization
 import Testing
 
 /// Runs `body`, a check that judges timing against live sound servers, with a `StallWatch` on.

@@ -130,7 +130,7 @@ package final class PulseConnection: @unchecked Sendable {
     package struct SinkInfo: Sendable {
         /// The server's index of the sink.
         package var index: UInt32
-        /// Its name.
+        /// Its name, as `--sink` and `pactl` spell it.
         package var name: String
         /// Its sample rate.
         package var rate: UInt32
@@ -163,7 +163,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// A PulseAudio sink with nobody playing renders as far ahead as it may (module-null-sink: up to
     /// 2 s), and once our low-latency stream has joined it can take back (rewind) only as much as
     /// our latency: the stream would first be heard, and its clock first move, up to 2 s later
-    /// (measured: 1.6-2.0 s of a 2.3 s start-up). Suspending and resuming such a sink, which nobody
+    /// (Bench/results/design-measurements.md). Suspending and resuming such a sink, which nobody
     /// else was playing to, starts it again from now. Only on PulseAudio (PipeWire starts streams
     /// at once and reports no sink latency), only when the sink was idle before our stream came,
     /// and only when it is now more than 50 ms further ahead than our whole target latency. Inside

@@ -49,7 +49,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
 
     /// Settings.
     public struct Configuration: Sendable {
-        /// The sink.
+        /// The sink the drive signal plays to, by its name on the sound server.
         public var sink: String
         /// The channels; nil: `rear` on a sink of four channels or more, else `all`.
         public var channels: Channels?
@@ -300,7 +300,7 @@ extension WaveformOutput {
     public struct Sink: Sendable, Equatable {
         /// The sink's name (for `waveform:NAME`).
         public var name: String
-        /// Its description.
+        /// The server's human-readable description of the sink (the card's name, for a DualSense).
         public var description: String
         /// Its channel count.
         public var channels: Int

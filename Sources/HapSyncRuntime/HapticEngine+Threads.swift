@@ -43,11 +43,9 @@ extension HapticEngine {
     /// `precise`) it only sleeps: the semaphore wait to the deadline.
     ///
     /// After a long sleep (over 2 ms: sparse taps) a virtual CPU that went idle wakes later than
-    /// after a short one (measured on the shared VM: naive sleepers ~200 µs late against
-    /// cyclictest's ~30 µs at 1 kHz), so for long sleeps the margin adapts: the running 99th
-    /// percentile of how late such sleeps woke, plus 30 µs, between `spinMargin` and 1 ms. Short
-    /// sleeps (a 1 kHz stream) keep `spinMargin`. (`hapsync-bench dispatch`, taps 10-30 ms apart,
-    /// A/B in alternation: p99 128 and 82 µs with the fixed margin, 20 and 67 µs adaptive.)
+    /// after a short one, so for long sleeps the margin adapts: the running 99th percentile of how
+    /// late such sleeps woke, plus 30 µs, between `spinMargin` and 1 ms. Short sleeps (a 1 kHz
+    /// stream) keep `spinMargin`. (The measurements: Bench/results/design-measurements.md.)
     private func runSchedulerLoop() {
         let clock = configuration.clock
         let margin = configuration.spinMargin

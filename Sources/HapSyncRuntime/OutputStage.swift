@@ -208,7 +208,6 @@ final class OutputStage: @unchecked Sendable {
 
     // MARK: - Control side
 
-
     /// Copies of the timing figures recorded so far (allocates; for reports, not the real-time path).
     func timings() -> (dispatch: [Int64], apply: [Int64], commands: [(player: UInt32, patternTime: Double, applied: UInt64)]) {
         // Acquiring: pairs with the releasing store in drain, so entries below the count are complete.

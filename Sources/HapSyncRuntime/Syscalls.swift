@@ -109,19 +109,13 @@ enum Syscalls {
     /// Locks the process's pages in memory as they are touched, now and in future mappings
     /// (MCL_ONFAULT, Linux 4.4; before it, every page of every mapping at once).
     ///
-    /// Without MCL_ONFAULT, mlockall populates every mapping: libpulse's 64 MiB shared memory
-    /// pool (and, with PulseAudio, three of the server's mapped into us), every 8 MiB thread stack.
-    /// `hapsync play` with audio then held 393 MB resident (201 MB with PipeWire) and spent 0.18 s
-    /// in the call; with MCL_ONFAULT it holds what it touches (27 MB: the pools' few used slots)
-    /// and the call takes 1 ms. The price: a page a real-time thread touches for the first time
-    /// (statistics and trace buffers filling up, ring slots, stack) is faulted in then, once, and
-    /// stays locked after: in a 3-loop play of Assets/engine.ahap, 25 such minor faults on the
-    /// scheduler thread and 53 on the output thread (none before), 1.7 µs each on average on the
-    /// test VM (the longest of 16,384 took 70 µs), measured before the rings were written at
-    /// creation and the real-time threads' stacks faulted in at their start (`prefaultStack`);
-    /// what still faults on those threads are the statistics buffers as they fill, a page (512
-    /// commands' figures) at a time. (A trace costs none: its ring is written when made, and the
-    /// file is formatted and written on the trace's own thread.)
+    /// Without MCL_ONFAULT, mlockall populates every mapping (libpulse's 64 MiB shared memory
+    /// pool, every 8 MiB thread stack): hundreds of MB resident and a slow call. With it, the price
+    /// is one minor fault the first time a real-time thread touches a page, which stays locked
+    /// after; the rings are written at creation and the real-time threads' stacks faulted in at
+    /// their start (`prefaultStack`), so what still faults there is the statistics buffers as they
+    /// fill, a page (512 commands' figures) at a time. A trace costs none: its ring is written when
+    /// made. (The measurements: Bench/results/design-measurements.md.)
     static func lockAllMemory() -> Result<Void, SystemErrno> {
         if mlockall(Int32(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)) == 0 { return .success(()) }
         guard errno == EINVAL else { return .failure(SystemErrno(errno)) }

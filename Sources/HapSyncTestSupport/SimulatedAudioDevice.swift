@@ -44,7 +44,7 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     /// True nanoseconds per frame.
     public let nsPerFrame: Double
     private let jitter: Double
-    private var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+    private var random = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
 
     /// A sink `ppm` fast whose frame 0 is heard at the clock's current time; observations are off
     /// by up to ±`jitter` ns (uniform).
@@ -98,8 +98,7 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
 
     /// Reports the frame heard now with jitter, as the output's timing callback does every 10 ms.
     public func observe() {
-        random = random &* 6364136223846793005 &+ 1442695040888963407
-        let u = Double(random >> 11) / Double(1 << 53) * 2 - 1
+        let u = random.signedUnit()
         let f = frameNow
         clock.observe(frame: f, heardAt: UInt64(truth(f) + u * jitter))
         drainMessages()

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import HapSyncConcurrency
 import HapSyncRuntime
+import Synchronization
 
 /// Tells whether the machine stalled while it watched: a thread of its own (SCHED_FIFO 90 when
 /// granted, above the engine's 80 and the sound server's) wakes every millisecond on

@@ -1,6 +1,6 @@
 import AHAP
-import HapSyncAudioFiles
 import Foundation
+import HapSyncAudioFiles
 import HapSyncCore
 
 /// What a generated pattern stresses.

@@ -32,8 +32,8 @@ public struct Onset: Sendable, Equatable {
 ///    differences: a background's ripple, not a decay or a rare onset; see `flux`). What is left
 ///    is weighted by √(bins/16) up to 1 (the narrow bands' log swings more) and summed over the
 ///    bands: the flux. Gating each band by its own noise before summing keeps a quiet low hit
-///    that rises in three bands from being drowned by the ripple of thirty noisy ones (at 10 dB
-///    SNR on the benchmark's set, F 0.91 where one-frame flux summed ungated gave 0.84).
+///    that rises in three bands from being drowned by the ripple of thirty noisy ones
+///    (Bench/results/design-measurements.md).
 /// 4. Adaptive threshold: a flux value is a candidate when it is the largest within ±30 ms and
 ///    exceeds `median + δ · 1.4826 · MAD` of the flux within ±250 ms (MAD: the median absolute
 ///    deviation; the scaled MAD is a standard deviation that a few onsets in the window do not
@@ -140,8 +140,8 @@ public struct OnsetDetector: Sendable {
     static let gateReach = 0.25, gateStep = 0.1
 
     /// The most a band's noise deviation is taken to be, × 1/√bins: stationary noise makes the
-    /// log level of a band of B bins ripple by about 0.64/√B (Rayleigh magnitudes; 0.5-0.9/√B
-    /// measured on white noise), so a larger swing is sound, not noise (a regular roll of hits
+    /// log level of a band of B bins ripple by about 0.64/√B (Rayleigh magnitudes;
+    /// Bench/results/design-measurements.md), so a larger swing is sound, not noise (a regular roll of hits
     /// 50 ms apart swings the level by far more, and would otherwise gate itself out).
     static let noiseRippleCeiling: Float = 1
 

@@ -331,7 +331,10 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
             var applyNs: Int64?
 
             enum CodingKeys: String, CodingKey {
-                case name, player, t, intensity, sharpness, frequencyHz = "frequency_hz", dispatchNs = "dispatch_ns", applyNs = "apply_ns"
+                case frequencyHz = "frequency_hz"
+                case dispatchNs = "dispatch_ns"
+                case applyNs = "apply_ns"
+                case name, player, t, intensity, sharpness
             }
         }
 

@@ -58,7 +58,10 @@ public enum TraceRecord: Codable, Sendable, Equatable {
         public var frame: Int64?
 
         enum CodingKeys: String, CodingKey {
-            case scheduledNs = "scheduled_ns", releasedNs = "released_ns", appliedNs = "applied_ns", dispatchNs = "dispatch_ns"
+            case scheduledNs = "scheduled_ns"
+            case releasedNs = "released_ns"
+            case appliedNs = "applied_ns"
+            case dispatchNs = "dispatch_ns"
             case player, kind, t, intensity, sharpness, frame
         }
 
@@ -99,7 +102,9 @@ public enum TraceRecord: Codable, Sendable, Equatable {
         public var transients: Int32
 
         enum CodingKeys: String, CodingKey {
-            case kind, frame, frames, timeNs = "time_ns", intensity, sharpness, frequencyHz = "frequency_hz", transients
+            case timeNs = "time_ns"
+            case frequencyHz = "frequency_hz"
+            case kind, frame, frames, intensity, sharpness, transients
         }
 
         /// The record of `block`.

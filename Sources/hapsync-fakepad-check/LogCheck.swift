@@ -23,7 +23,10 @@ final class LogCheck {
         var reason: String
 
         enum CodingKeys: String, CodingKey {
-            case t = "t_ns", kind = "event", id, new, strong, weak, lengthMs = "length_ms", reason
+            case t = "t_ns"
+            case kind = "event"
+            case lengthMs = "length_ms"
+            case id, new, strong, weak, reason
         }
 
         init(from decoder: any Decoder) throws {

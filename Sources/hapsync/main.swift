@@ -1,5 +1,5 @@
-import HapSyncCLI
 import Foundation
+import HapSyncCLI
 
 // A write past the file size limit (EFBIG) or into a pipe nobody reads any more (EPIPE) is a write
 // error HapSync reports, naming the file, instead of a signal that ends the process silently; on

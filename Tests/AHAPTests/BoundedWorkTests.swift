@@ -1,7 +1,7 @@
-@testable import AHAP
 import Foundation
 import HapSyncTestSupport
 import Testing
+@testable import AHAP
 
 /// The reader's work is bounded per byte of input whatever its shape (issue 14: a 16 MB
 /// `ParameterID` took 51 s, 1.2 million unknown keys 30 s). Checked by counting the work, never

@@ -1,6 +1,6 @@
-@testable import AHAP
 import Foundation
 import Testing
+@testable import AHAP
 
 /// Line and column of a byte offset the slow, obvious way: count from the start.
 private func naiveLineColumn(_ bytes: [UInt8], _ offset: Int) -> (line: Int, column: Int) {

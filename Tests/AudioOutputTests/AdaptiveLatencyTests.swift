@@ -1,5 +1,5 @@
-@testable import AudioOutput
 import Testing
+@testable import AudioOutput
 
 /// The adaptive latency rule: grows by half on underruns, to a cap, never down.
 @Suite("Adaptive latency")

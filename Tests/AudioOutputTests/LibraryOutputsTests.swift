@@ -1,8 +1,8 @@
-@testable import AudioOutput
-@testable import HapSyncOutputs
 import HapSyncRuntime
 import HapticOutput
 import Testing
+@testable import AudioOutput
+@testable import HapSyncOutputs
 
 /// The one place `import CoreHaptics` and the C API read their settings (`LibraryOutputs`): bad
 /// values name where they came from; `HAPSYNC_HAPTICS` may be the policy's switch.

@@ -2,9 +2,9 @@ import AHAP
 import AudioOutput
 import CPipeWire
 import Foundation
+import HapSyncLiveTesting
 import HapSyncMeasurement
 import HapSyncRuntime
-import HapSyncLiveTesting
 import HapSyncTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
-@testable import AudioOutput
 import Testing
+@testable import AudioOutput
 
 /// `PulseAudioOutput.PlaybackTiming` against made-up timing replies. For PipeWire the replies come
 /// from a model of pipewire-pulse (its `pulse-server.c`, 0.3.65 and later): every `quantum` frames

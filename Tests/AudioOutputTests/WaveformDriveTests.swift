@@ -1,7 +1,7 @@
-@testable import AudioOutput
 import HapSyncCore
 import HapSyncRuntime
 import Testing
+@testable import AudioOutput
 
 /// `WaveformDrive` without a server: commands placed at frames come out exactly there, whatever
 /// the blocks the stream asks for; a command whose frame has gone is played at once and counted.

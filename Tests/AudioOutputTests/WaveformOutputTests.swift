@@ -5,9 +5,9 @@ import Glibc
 import HapSyncCore
 import HapSyncLiveTesting
 import HapSyncMeasurement
-import HapticOutput
 import HapSyncRuntime
 import HapSyncTestSupport
+import HapticOutput
 import Testing
 
 /// The waveform output on a 4-channel null sink (front-left, front-right, rear-left, rear-right)

@@ -1,7 +1,7 @@
-@testable import CoreHaptics
 import Foundation
 import HapSyncTestSupport
 import Testing
+@testable import CoreHaptics
 
 /// `registerAudioResource(_:options:)`: the options become the flags of every event playing the
 /// resource; unknown keys and values that are not Bools are errors naming them.

@@ -4,6 +4,7 @@
 import Foundation
 import HapSyncFuzz
 
+/// libFuzzer's entry: runs the target compiled in on one input, returning 0 (kept in the corpus).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let data = bytes.map { Data(bytes: $0, count: size) } ?? Data()

@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
-@testable import HapSyncCLI
 import HapSyncRuntime
 import Synchronization
 import Testing
+@testable import HapSyncCLI
 
 /// Commands run in process on a console whose streams fail as a real descriptor would (EPIPE, a
 /// full disk, a closed descriptor): the exit status says so, the other stream says why when it

@@ -1,7 +1,7 @@
 import Foundation
-@testable import HapSyncCLI
 import Synchronization
 import Testing
+@testable import HapSyncCLI
 
 /// The one command table and the options declared once: help, usage errors and the playback
 /// options `play` and `feedback` share.

@@ -337,8 +337,8 @@ struct ServeTests {
     }
 }
 
-private extension URL {
-    func creatingDirectory() throws -> URL {
+extension URL {
+    fileprivate func creatingDirectory() throws -> URL {
         try FileManager.default.createDirectory(at: self, withIntermediateDirectories: true)
         return self
     }

@@ -1,6 +1,6 @@
 import Foundation
-@testable import HapSyncConcurrency
 import Testing
+@testable import HapSyncConcurrency
 
 @Suite("SPSC ring")
 struct SPSCRingTests {

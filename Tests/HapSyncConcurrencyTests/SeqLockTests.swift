@@ -1,7 +1,7 @@
 import Foundation
-@testable import HapSyncConcurrency
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncConcurrency
 
 /// A value of `n` words, every word equal: a torn copy shows as words that differ.
 struct Words<let n: Int>: BitwiseCopyable, Sendable, Equatable {

@@ -1,8 +1,8 @@
 import AHAP
 import Foundation
-@testable import HapSyncCore
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncCore
 
 /// Golden renders, as AudioKit checks its DSP: the mixer and the waveform synthesizer render fixed
 /// input, block by block as a stream would, and every sample must match the render checked in under

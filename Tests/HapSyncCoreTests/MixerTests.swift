@@ -1,7 +1,7 @@
 import AHAP
 import Foundation
-@testable import HapSyncCore
 import Testing
+@testable import HapSyncCore
 
 /// Renders `frames` frames of a one-voice pattern whose file is `samples`, starting at frame 0.
 func render(_ build: (AHAPPatternBuilder) -> AHAPPatternBuilder, samples: AudioSamples?, frames: Int, rate: Double = 48_000,

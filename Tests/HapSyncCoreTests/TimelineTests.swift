@@ -1,8 +1,8 @@
 import AHAP
 import Foundation
-@testable import HapSyncCore
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncCore
 
 let conformanceRoot = TestFiles.conformance
 

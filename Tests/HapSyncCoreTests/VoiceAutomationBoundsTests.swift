@@ -1,9 +1,9 @@
 import AHAP
 import Dispatch
 import Foundation
-@testable import HapSyncCore
 import Synchronization
 import Testing
+@testable import HapSyncCore
 
 /// Runs `work` on its own thread and returns its result, or nil when it has not finished within
 /// `seconds` (the thread is left to finish on its own: a test of a hang must fail, not hang).

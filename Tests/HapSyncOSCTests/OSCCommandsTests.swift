@@ -2,10 +2,10 @@ import AHAP
 import CLo
 import Foundation
 import Glibc
-@testable import HapSyncOSC
 import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncOSC
 
 /// The address space on a manual-clock engine, and the service's limits through real sockets.
 @Suite("OSC commands and limits", .serialized)

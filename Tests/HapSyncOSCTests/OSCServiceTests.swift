@@ -1,12 +1,12 @@
 import AHAP
 import Foundation
 import Glibc
-@testable import HapSyncOSC
 import HapSyncCore
 import HapSyncRuntime
 import HapSyncTestSupport
 import HapticOutput
 import Testing
+@testable import HapSyncOSC
 
 /// The service through liblo-encoded packets on a real socket, with a real-time engine: what a
 /// client sends is what liblo decodes (issue 26: T and F, which liblo hands over without data,

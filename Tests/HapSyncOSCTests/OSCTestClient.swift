@@ -1,8 +1,8 @@
 import CLo
 import Foundation
 import Glibc
-@testable import HapSyncOSC
 import HapSyncRuntime
+@testable import HapSyncOSC
 
 /// A client of an `OSCService` over Unix datagram sockets, its packets encoded and its replies
 /// decoded by liblo (as a client program linking liblo would): the service is tested through the

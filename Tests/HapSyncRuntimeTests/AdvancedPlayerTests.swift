@@ -2,10 +2,10 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import Synchronization
 import Testing
+@testable import HapSyncRuntime
 
 /// A command as the tests compare it: when it was due, what it was, the pattern time it came from.
 struct Due: Equatable, CustomStringConvertible {

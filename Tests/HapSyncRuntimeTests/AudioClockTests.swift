@@ -1,5 +1,5 @@
-@testable import HapSyncRuntime
 import Testing
+@testable import HapSyncRuntime
 
 /// The clock's fitting and slewing, with made-up observations (no audio device).
 @Suite("Audio clock")

@@ -2,9 +2,9 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncRuntime
 
 /// Settings at and past their bounds (issue 26: a loop end of 2e10 s spun the scheduler; a loop of
 /// 1 ms at rate 100 wrapped 100,000 times a second; parameter sends beyond 64 were dropped).

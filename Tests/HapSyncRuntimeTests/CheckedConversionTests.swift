@@ -1,5 +1,5 @@
-@testable import HapSyncRuntime
 import Testing
+@testable import HapSyncRuntime
 
 @Suite("Scheduler: pattern time to engine nanoseconds never traps")
 struct CheckedConversionTests {

@@ -1,9 +1,9 @@
 import AHAP
 import Foundation
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncRuntime
 
 /// API times far off (a start a thousand years away) are deadlines that never come, not crashes:
 /// every seconds → nanoseconds conversion saturates; times counted from a call's time are bounded

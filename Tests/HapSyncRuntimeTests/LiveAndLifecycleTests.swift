@@ -2,10 +2,10 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import Synchronization
 import Testing
+@testable import HapSyncRuntime
 
 /// A constant continuous level (0.8 at sharpness 0.5, 1 ms attack) for 1 s and taps at 0.5, 0.7.
 func steadyPattern() throws -> AHAPPattern {

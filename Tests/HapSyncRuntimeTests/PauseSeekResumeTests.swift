@@ -2,10 +2,10 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import HapticOutput
 import Testing
+@testable import HapSyncRuntime
 
 /// Calls made back to back, as iOS code writes them: each acts in the order it was sent and at the
 /// time it names, whether or not the scheduler ran in between.

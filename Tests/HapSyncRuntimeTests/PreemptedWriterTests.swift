@@ -1,10 +1,10 @@
 import AHAP
 import Foundation
+import HapSyncTestSupport
+import Testing
 @testable import HapSyncConcurrency
 @testable import HapSyncCore
 @testable import HapSyncRuntime
-import HapSyncTestSupport
-import Testing
 
 /// The real-time readers of live parameters and of the audio clock never wait for a writer that
 /// was preempted half-way through a publication: they read the last complete value at once.

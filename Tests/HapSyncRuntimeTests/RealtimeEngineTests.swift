@@ -2,11 +2,11 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
-@testable import HapSyncRuntime
-import HapticOutput
 import HapSyncTestSupport
+import HapticOutput
 import Synchronization
 import Testing
+@testable import HapSyncRuntime
 
 /// The engine on real threads and CLOCK_MONOTONIC. These tests check order and invariants of what
 /// was played, never how long anything took (the machines are shared and noisy).

@@ -2,10 +2,10 @@ import AHAP
 import Foundation
 import HapSyncConcurrency
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import Synchronization
 import Testing
+@testable import HapSyncRuntime
 
 /// Scheduling logic, driven by a manual clock: exact order and times, no wall clock.
 @Suite("Scheduler with a manual clock")
@@ -201,9 +201,9 @@ struct WakeLatenessTests {
     @Test func tracksTheNinetyNinthPercentileAndShrugsOffStalls() {
         // Wake-ups late by 0...249 µs evenly (p99 ≈ 247 µs), with a 7 ms stall every 500 samples.
         var w = HapticEngine.WakeLateness()
-        var x: UInt64 = 1
+        var random = SeededRandom(seed: 1)
         for i in 0..<20_000 {
-            x = x &* 6364136223846793005 &+ 1442695040888963407
+            let x = random.next()
             w.add(i % 500 == 499 ? 7_000_000 : (x >> 33) % 250_000)
         }
         #expect(abs(w.p99 - 247_500) < 15_000, "\(w.p99)")

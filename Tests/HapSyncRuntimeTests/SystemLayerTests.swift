@@ -1,6 +1,6 @@
 import Glibc
-@testable import HapSyncRuntime
 import Testing
+@testable import HapSyncRuntime
 
 /// The runtime's one system-call layer: errno's messages and the wall clock.
 @Suite("System layer: errno messages and the wall clock")

@@ -1,9 +1,9 @@
 import AHAP
 import Foundation
 import HapSyncCore
-@testable import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
+@testable import HapSyncRuntime
 
 @Suite("Sync through underruns (audio clock floor, manual clock, simulated sink)")
 struct UnderrunSyncTests {

@@ -2,8 +2,8 @@ import AHAP
 import Foundation
 import HapSyncCore
 import HapSyncTestSupport
-@testable import HapticGeneration
 import Testing
+@testable import HapticGeneration
 
 /// Signals with known onsets, made here: a seeded generator, hits of three kinds, backgrounds.
 enum TestSignals {

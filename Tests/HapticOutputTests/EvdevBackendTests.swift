@@ -5,9 +5,9 @@ import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 import HapSyncTestSupport
-@testable import HapticOutput
 import Synchronization
 import Testing
+@testable import HapticOutput
 
 func level(_ i: Float, _ s: Float) -> OutputCommand {
     OutputCommand(scheduled: 0, released: 0, player: 1, kind: .level, intensity: i, sharpness: s, patternTime: 0)
