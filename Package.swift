@@ -12,7 +12,7 @@ let package = Package(
         // The C API (Sources/CHapSync/include/hapsync.h) as a shared library for C, C++, Rust, C#,
         // Python: built as libHapSyncCAPI.so (a product may not share the executable's name),
         // installed as libhapsync.so by `hapsync install`.
-        .library(name: "HapSyncCAPI", type: .dynamic, targets: ["HapSyncC"]),
+        .library(name: "HapSyncCAPI", type: .dynamic, targets: ["HapSyncCAPI"]),
         .library(name: "HapSyncTestSupport", targets: ["HapSyncTestSupport"]),
         .executable(name: "hapsync", targets: ["hapsync"]),
         .executable(name: "hapsync-bench", targets: ["hapsync-bench"]),
@@ -22,31 +22,31 @@ let package = Package(
         // states its contract; nothing here knows about haptics.
         .target(name: "HapSyncConcurrency"),
         // Layer 1, pure: the AHAP model, reader, writer, resource resolution. Foundation only.
-        .target(name: "AHAP"),
+        .target(name: "HapSyncAHAP"),
         // Layer 1: what a pattern means over time (timeline, command stream, voices, mixer, live
         // parameters, plots, loading a playable pattern).
-        .target(name: "HapSyncCore", dependencies: ["AHAP", "HapSyncConcurrency"]),
+        .target(name: "HapSyncCore", dependencies: ["HapSyncAHAP", "HapSyncConcurrency"]),
         // Layer 2, the runtime: clock, system-call chokepoint, scheduler thread, output stage, engine and
         // player API; C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE
         // sem_clockwait); libdbus-1 for RealtimeKit (real-time threads granted over the system bus to a
         // user who has no right to them; its pkg-config flags are include paths only).
         .target(name: "CHapSyncSystem"),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .target(name: "HapSyncRuntime", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem", "CDBus"]),
+        .target(name: "HapSyncRuntime", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem", "CDBus"]),
         // Layer 3, haptic backends at the edge: trace, evdev rumble, fan-out; the kernel's input/uinput
         // ioctl numbers (function-like macros) and a fixed-signature ioctl.
         .target(name: "CLinuxInput"),
-        .target(name: "HapticOutput", dependencies: ["AHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
+        .target(name: "HapSyncHapticOutput", dependencies: ["HapSyncAHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
         // Layer 3, audio files at load: decoding (libsndfile; FFmpeg for AAC and ALAC, headers only, its
         // libraries opened with dlopen when first needed), resampling (libsamplerate), the samples shared
         // between players and the bound on what one pattern decodes. No sound server.
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
-        .target(name: "HapSyncAudioFiles", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CFFmpeg"]),
+        .target(name: "HapSyncAudioFiles", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CSndFile", "CSampleRate", "CFFmpeg"]),
         // Layer 4: haptics from a sound file: onsets by spectral flux, a felt-loudness and centroid
         // layer, written as AHAP (`hapsync generate`). Decodes; links no sound server.
-        .target(name: "HapticGeneration", dependencies: ["AHAP", "HapSyncCore", "HapSyncAudioFiles"]),
+        .target(name: "HapSyncGeneration", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncAudioFiles"]),
         // Layer 4: what every sound server's stream renders, written once: the mixer on the stream's
         // audio thread, the waveform drive and its channel layout, latency that grows after underruns,
         // and the protocol the servers' outputs share. Links no sound server's library.
@@ -66,59 +66,59 @@ let package = Package(
         .target(name: "HapSyncPipeWire", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPipeWire"]),
         // Layer 6: the audio output the front ends import: which sound server (`AudioServerChoice`)
         // and the modules above re-exported.
-        .target(name: "AudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime"]),
+        .target(name: "HapSyncAudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime"]),
         // Layer 7: the outputs assembled in one place for every front end: the haptic backends a
         // request names (`HapticOutputRequest`), and what a library front end's settings ask for
         // (`LibraryOutputs`: HAPSYNC_* and the C API's config).
-        .target(name: "HapSyncOutputs", dependencies: ["AudioOutput", "HapticOutput", "HapSyncRuntime"]),
+        .target(name: "HapSyncOutputs", dependencies: ["HapSyncAudioOutput", "HapSyncHapticOutput", "HapSyncRuntime"]),
         // Layer 6: `hapsync serve`: OSC datagrams (decoded and encoded by liblo, linked by its module map:
         // its pkg-config flags add only -lpthread) in, engine commands out.
         .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
-        .target(name: "HapSyncOSC", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
+        .target(name: "HapSyncOSC", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
         // Front end: Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
-        .target(name: "CoreHaptics", dependencies: ["HapSyncOutputs", "AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapticOutput", "AudioOutput"]),
+        .target(name: "CoreHaptics", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapSyncHapticOutput", "HapSyncAudioOutput"]),
         // Front end: the C API: its header and the per-thread error store (C), and its Swift
         // implementation.
         .target(name: "CHapSync"),
-        .target(name: "HapSyncC", dependencies: ["HapSyncOutputs", "CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput"]),
+        .target(name: "HapSyncCAPI", dependencies: ["HapSyncOutputs", "CHapSync", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncAudioOutput"]),
         // Front end: the command line as a library, so tests can run it in process, and the thin
         // executable that hands it argv.
-        .target(name: "HapSyncCLI", dependencies: ["HapSyncOutputs", "CHapSync", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "AudioOutput", "HapSyncOSC", "HapticGeneration"]),
+        .target(name: "HapSyncCLI", dependencies: ["HapSyncOutputs", "CHapSync", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncAudioOutput", "HapSyncOSC", "HapSyncGeneration"]),
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // The umbrella: `import HapSync` re-exports the modules below it.
-        .target(name: "HapSync", dependencies: ["HapSyncOutputs", "AHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapticOutput", "AudioOutput", "HapticGeneration"]),
+        .target(name: "HapSync", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapSyncHapticOutput", "HapSyncAudioOutput", "HapSyncGeneration"]),
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording backend,
         // a simulated audio device.
-        .target(name: "HapSyncTestSupport", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
+        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
         // For tests against live sound servers: the traits that skip one, saying why, when no server
         // answers, and a check run again when the machine stalled during it (Swift Testing's known
         // issues; test targets only).
         .target(name: "HapSyncLiveTesting", dependencies: ["HapSyncTestSupport", "HapSyncConcurrency", "HapSyncPulseAudio", "HapSyncPipeWire"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
-        .target(name: "HapSyncMeasurement", dependencies: ["AudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
+        .target(name: "HapSyncMeasurement", dependencies: ["HapSyncAudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
         // Fuzz targets (the logic; .ci/fuzz links it with libFuzzer, HapSyncFuzzTests replays kept inputs).
-        .target(name: "HapSyncFuzz", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncOSC"]),
+        .target(name: "HapSyncFuzz", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncOSC"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test
         // (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
-        .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapticOutput"]),
+        .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapSyncHapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "AudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncC", "CHapSync", "HapticGeneration", "HapticOutput"], path: "Bench", exclude: ["results"]),
+        .executableTarget(name: "hapsync-bench", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncAudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncCAPI", "CHapSync", "HapSyncGeneration", "HapSyncHapticOutput"], path: "Bench", exclude: ["results"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
-        .testTarget(name: "AHAPTests", dependencies: ["AHAP", "HapSyncTestSupport"]),
-        .testTarget(name: "HapSyncCoreTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncTestSupport"]),
-        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport"]),
-        .testTarget(name: "HapticOutputTests", dependencies: ["AHAP", "HapSyncCore", "HapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
-        .testTarget(name: "AudioOutputTests", dependencies: ["HapSyncOutputs", "AHAP", "HapSyncCore", "AudioOutput", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
-        .testTarget(name: "HapticGenerationTests", dependencies: ["HapticGeneration", "AHAP", "HapSyncCore", "HapSyncAudioFiles", "HapSyncTestSupport"]),
+        .testTarget(name: "HapSyncAHAPTests", dependencies: ["HapSyncAHAP", "HapSyncTestSupport"]),
+        .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncTestSupport"]),
+        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncTestSupport"]),
+        .testTarget(name: "HapSyncHapticOutputTests", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncHapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
+        .testTarget(name: "HapSyncAudioOutputTests", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncCore", "HapSyncAudioOutput", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapSyncGenerationTests", dependencies: ["HapSyncGeneration", "HapSyncAHAP", "HapSyncCore", "HapSyncAudioFiles", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
         .testTarget(name: "HapSyncFuzzTests", dependencies: ["HapSyncFuzz", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncUmbrellaTests", dependencies: ["HapSync", "HapSyncTestSupport"]),
         .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
-        .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "AHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapticOutput"]),
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "HapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncHapticOutput"]),
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
     ]
 )

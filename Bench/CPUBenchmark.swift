@@ -1,7 +1,7 @@
-import AHAP
-import AudioOutput
 import Foundation
 import Glibc
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
 import HapSyncRuntime
 

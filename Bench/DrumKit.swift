@@ -1,5 +1,5 @@
-import AudioOutput
 import Foundation
+import HapSyncAudioOutput
 import HapSyncTestSupport
 
 /// The hits of the generate benchmark's labelled set: drum sounds synthesized here and the short

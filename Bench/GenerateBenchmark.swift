@@ -1,7 +1,7 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
+import HapSyncGeneration
 import HapSyncTestSupport
-import HapticGeneration
 
 /// generate: `hapsync generate`'s onset detection scored on a labelled set this benchmark makes
 /// itself (`OnsetTestSet`: drum hits at known times, clean and over noise and a music bed at

@@ -1,8 +1,8 @@
-import AudioOutput
 import Foundation
+import HapSyncAudioOutput
+import HapSyncHapticOutput
 import HapSyncMeasurement
 import HapSyncRuntime
-import HapticOutput
 
 /// launch: `hapsync play` started as a user starts it, to its first command, and where its first
 /// taps land. Each run spawns `hapsync play --haptics trace:TMP --force Assets/clicks.ahap` (the

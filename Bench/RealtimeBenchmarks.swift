@@ -1,7 +1,7 @@
-import AHAP
 import CHapSync
 import Foundation
-import HapSyncC
+import HapSyncAHAP
+import HapSyncCAPI
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime

@@ -1,7 +1,7 @@
-import AHAP
-import AudioOutput
 import CLo
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
 import HapSyncMeasurement
 import HapSyncOSC

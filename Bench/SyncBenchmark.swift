@@ -1,6 +1,6 @@
-import AHAP
-import AudioOutput
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
 import HapSyncMeasurement
 import HapSyncRuntime

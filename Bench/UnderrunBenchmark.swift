@@ -1,6 +1,6 @@
-import AudioOutput
 import CHapSyncSystem
 import Foundation
+import HapSyncAudioOutput
 import HapSyncConcurrency
 import HapSyncMeasurement
 import HapSyncRuntime

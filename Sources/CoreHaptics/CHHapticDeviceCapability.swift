@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// A parameter's range and default: Core Haptics' `CHHapticParameterAttributes`.
 public protocol CHHapticParameterAttributes {

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// A value that changes an event parameter of a pattern, or of a playing player, from a time on:
 /// Core Haptics' `CHHapticDynamicParameter`.

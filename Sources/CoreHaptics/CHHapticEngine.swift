@@ -1,11 +1,11 @@
-import AHAP
-import AudioOutput
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncOutputs
 import HapSyncRuntime
-import HapticOutput
 
 /// Core Haptics' engine on Linux: `CHHapticEngine` over HapSync's real-time engine.
 ///

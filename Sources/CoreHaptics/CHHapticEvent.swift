@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// An audio resource registered with an engine (`registerAudioResource`), referred to by events.
 public typealias CHHapticAudioResourceID = Int

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// Core Haptics' "play now" time for `start(atTime:)` and friends.
 public let CHHapticTimeImmediate: TimeInterval = 0

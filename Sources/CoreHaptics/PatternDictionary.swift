@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// Converts between Core Haptics' pattern dictionaries (`[CHHapticPattern.Key: Any]`, nested
 /// dictionaries and arrays of Swift or Foundation values) and the JSON values HapSync's reader

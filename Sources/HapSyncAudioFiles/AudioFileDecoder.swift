@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// Decodes audio files for the mixer, at load time (never on the real-time path), in bounded

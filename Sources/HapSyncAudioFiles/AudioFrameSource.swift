@@ -1,6 +1,6 @@
-import AHAP
 import CSndFile
 import Foundation
+import HapSyncAHAP
 
 /// Decoded frames of one open audio file, read in order: the decoder's view of a C library.
 /// Control side only (load time); not for the real-time path.

@@ -1,6 +1,6 @@
-import AHAP
 import CFFmpeg
 import Foundation
+import HapSyncAHAP
 
 /// FFmpeg (libavformat + libavcodec, loaded on first use: `FFmpegLibrary`) decoding AAC, ALAC and
 /// MP3 in M4A/MP4 and CAF from an already open (regular, checked) file. Control side only (load time).

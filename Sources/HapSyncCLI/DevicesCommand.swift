@@ -1,6 +1,6 @@
-import AHAP
-import AudioOutput
-import HapticOutput
+import HapSyncAHAP
+import HapSyncAudioOutput
+import HapSyncHapticOutput
 
 /// `hapsync devices`: the input devices, and which can rumble for HapSync.
 enum DevicesCommand {

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// `hapsync feedback NAME`: plays a built-in SensoryFeedback style; `--list` shows them,

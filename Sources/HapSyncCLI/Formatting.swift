@@ -1,4 +1,4 @@
-import AHAP
+import HapSyncAHAP
 import HapSyncCore
 
 /// "1 error", "2 warnings".

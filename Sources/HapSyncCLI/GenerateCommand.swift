@@ -1,9 +1,9 @@
-import AHAP
-import AudioOutput
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncGeneration
 import HapSyncRuntime
-import HapticGeneration
 
 /// `hapsync generate AUDIO`: haptics from a sound file, written as canonical AHAP.
 enum GenerateCommand {

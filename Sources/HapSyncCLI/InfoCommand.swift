@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// `hapsync info FILE`: what a pattern holds, its duration as Core Haptics defines it, and whether

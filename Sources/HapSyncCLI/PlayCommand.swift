@@ -1,10 +1,10 @@
-import AHAP
-import AudioOutput
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncOutputs
 import HapSyncRuntime
-import HapticOutput
 
 /// `hapsync play FILE`: plays a pattern on the real-time engine and reports how well it kept time.
 enum PlayCommand {

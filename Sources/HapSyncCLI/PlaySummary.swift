@@ -1,8 +1,8 @@
-import AudioOutput
 import Foundation
+import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncRuntime
-import HapticOutput
 
 /// What `play` prints at the end: what was played on which backend, commands applied, dispatch
 /// and apply percentiles, real-time status, settings, audio and audio-haptic sync, the trace.

@@ -1,8 +1,8 @@
-import AudioOutput
 import Foundation
+import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncRuntime
-import HapticOutput
 
 /// The options `play` and `feedback` share, declared once: where haptics and audio go, timing,
 /// looping, and the accessibility policy (from the HAPSYNC_* environment, then the flags, which win).

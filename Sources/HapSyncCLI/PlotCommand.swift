@@ -1,6 +1,6 @@
-import AHAP
-import AudioOutput
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
 
 /// `hapsync plot FILE --out PATH.svg`: the picture people want of a pattern.

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// `hapsync render FILE`: the offline haptic command stream and audio-voice plan, no device.

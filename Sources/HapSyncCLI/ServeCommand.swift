@@ -1,10 +1,10 @@
-import AHAP
-import AudioOutput
 import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncOSC
 import HapSyncRuntime
-import HapticOutput
 
 /// `hapsync serve`: one engine, started once, driven over OSC until SIGINT or SIGTERM.
 enum ServeCommand {

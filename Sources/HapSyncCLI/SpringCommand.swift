@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// `hapsync spring --response S --damping Z`: when a spring animation peaks.

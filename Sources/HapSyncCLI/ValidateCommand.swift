@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// `hapsync validate FILE...`: every error and warning with its file, line, column and JSON path.

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// The one rule for how much audio a pattern decodes to play: which part of each file its voices
 /// can reach, how many frames that is at an output rate, and whether the pattern's files together

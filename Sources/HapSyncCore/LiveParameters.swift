@@ -1,4 +1,4 @@
-import AHAP
+import HapSyncAHAP
 import HapSyncConcurrency
 import Synchronization
 

@@ -1,4 +1,4 @@
-import AHAP
+import HapSyncAHAP
 
 /// The value of one dynamic parameter over pattern time, built from the pattern's `Parameter` and
 /// `ParameterCurve` entries of that ID.

@@ -1,4 +1,4 @@
-import AHAP
+import HapSyncAHAP
 
 /// What an AHAP pattern means over time, compiled once: the haptic actuator's state at any moment,
 /// the haptic command stream at a control rate, and the audio voices with their automation.

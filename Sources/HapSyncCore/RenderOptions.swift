@@ -1,4 +1,4 @@
-import AHAP
+import HapSyncAHAP
 
 /// Settings of pattern rendering: the control rate of the command stream and the constants of the
 /// documented semantics.

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 
 /// SwiftUI's `SensoryFeedback` styles as built-in haptic patterns, playable by name
 /// (`engine.play(.success)`, `hapsync feedback success`) and exported as AHAP files in

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// The fuzz targets: one per entry point that reads outside input, each taking arbitrary bytes.

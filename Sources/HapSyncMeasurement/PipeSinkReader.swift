@@ -1,6 +1,6 @@
-import AudioOutput
 import Dispatch
 import Foundation
+import HapSyncAudioOutput
 import HapSyncConcurrency
 import HapSyncRuntime
 import Synchronization

@@ -1,5 +1,5 @@
-import AudioOutput
 import CPulse
+import HapSyncAudioOutput
 import HapSyncConcurrency
 import HapSyncRuntime
 import Synchronization

@@ -1,6 +1,6 @@
-import AHAP
 import CLo
 import Foundation
+import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime

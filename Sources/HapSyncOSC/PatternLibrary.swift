@@ -1,6 +1,6 @@
-import AHAP
 import Foundation
 import Glibc
+import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime

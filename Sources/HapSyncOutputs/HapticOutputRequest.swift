@@ -1,6 +1,6 @@
-import AudioOutput
+import HapSyncAudioOutput
+import HapSyncHapticOutput
 import HapSyncRuntime
-import HapticOutput
 
 /// The haptic outputs an engine plays to, as any front end asks for them: the CLI's and serve's
 /// `--haptics` flags, and `HAPSYNC_HAPTICS`, `HAPSYNC_TRACE` and the C API's config through

@@ -1,6 +1,6 @@
-import AudioOutput
+import HapSyncAudioOutput
+import HapSyncHapticOutput
 import HapSyncRuntime
-import HapticOutput
 
 /// The outputs an engine made by a library front end plays to (`import CoreHaptics`, the C API):
 /// the one place their settings are read and a haptic output spec, a trace beside it and the

@@ -20,7 +20,7 @@ package protocol WaveformCarrier: SoundServerOutput {
 }
 
 /// An audio output whose server a waveform output's stream of its own is opened on, when the two
-/// play to different sinks (PipeWire natively: `AudioOutput` makes `PipeWireOutput` one).
+/// play to different sinks (PipeWire natively: `HapSyncAudioOutput` makes `PipeWireOutput` one).
 package protocol WaveformStreamMaker: SoundServerOutput {
     /// A new output, not yet open, on the same server as this one, playing `drive` alone to
     /// `sink` at `latency` seconds.

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// Engine lifecycle in Core Haptics' terms: idle auto-shutdown, `notifyWhenPlayersFinished`,

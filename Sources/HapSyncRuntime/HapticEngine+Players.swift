@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncCore
 
 /// Players: making them, playing patterns and feedback once, and the calls players make.

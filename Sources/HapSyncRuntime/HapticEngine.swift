@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
 import Synchronization

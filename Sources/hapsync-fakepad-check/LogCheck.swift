@@ -1,5 +1,5 @@
 import Foundation
-import HapticOutput
+import HapSyncHapticOutput
 
 /// A log that cannot be read, with the file and line.
 struct CheckError: Error, CustomStringConvertible {

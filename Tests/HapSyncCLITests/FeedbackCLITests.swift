@@ -1,7 +1,7 @@
 import Foundation
 import HapSyncCLI
+import HapSyncHapticOutput
 import HapSyncTestSupport
-import HapticOutput
 import Testing
 
 /// `hapsync feedback`, `hapsync spring` and the accessibility / advanced options of `play`.

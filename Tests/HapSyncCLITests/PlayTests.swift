@@ -1,8 +1,8 @@
 import Foundation
 import HapSyncCLI
+import HapSyncHapticOutput
 import HapSyncLiveTesting
 import HapSyncTestSupport
-import HapticOutput
 import Testing
 
 /// `hapsync play` through the built binary, on real threads. These tests compare what was played

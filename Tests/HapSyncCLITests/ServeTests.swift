@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
+import HapSyncHapticOutput
 import HapSyncLiveTesting
 import HapSyncTestSupport
-import HapticOutput
 import Testing
 
 /// `hapsync serve` driven by clients nobody here wrote: python-osc (PyPI) and liblo's `oscsend`.

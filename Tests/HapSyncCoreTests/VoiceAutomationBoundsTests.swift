@@ -1,6 +1,6 @@
-import AHAP
 import Dispatch
 import Foundation
+import HapSyncAHAP
 import Synchronization
 import Testing
 @testable import HapSyncCore

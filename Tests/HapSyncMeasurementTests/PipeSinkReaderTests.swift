@@ -2,7 +2,7 @@ import HapSyncMeasurement
 import Testing
 
 /// The pipe sink reader keeps each server's contract with whoever reads its pipe (the reading itself
-/// is exercised against both real servers by `SyncTests` in AudioOutputTests).
+/// is exercised against both real servers by `SyncTests` in HapSyncAudioOutputTests).
 @Suite("Pipe sink reader")
 struct PipeSinkReaderTests {
     @Test func eachServersPipeSinkIsReadAsItsContractSays() {

@@ -1,7 +1,7 @@
-import AHAP
 import CLo
 import Foundation
 import Glibc
+import HapSyncAHAP
 import HapSyncRuntime
 import HapSyncTestSupport
 import Testing

@@ -1,10 +1,10 @@
-import AHAP
 import Foundation
 import Glibc
+import HapSyncAHAP
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncRuntime
 import HapSyncTestSupport
-import HapticOutput
 import Testing
 @testable import HapSyncOSC
 

@@ -1,8 +1,8 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
+import HapSyncHapticOutput
 import HapSyncRuntime
 import HapSyncTestSupport
-import HapticOutput
 import Testing
 
 /// The `async` forms: start, wait for players, stop and know the trace is written, also when a

@@ -1,9 +1,9 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncHapticOutput
 import HapSyncTestSupport
-import HapticOutput
 import Testing
 @testable import HapSyncRuntime
 

@@ -1,5 +1,5 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
 import HapSyncTestSupport
 import Testing
 @testable import HapSyncConcurrency

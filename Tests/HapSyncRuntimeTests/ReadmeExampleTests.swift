@@ -1,7 +1,7 @@
-import AHAP
 import Foundation
+import HapSyncAHAP
+import HapSyncHapticOutput
 import HapSyncRuntime
-import HapticOutput
 import Testing
 
 /// The engine example README.md shows, compiled here. The test below checks that README quotes

@@ -1,4 +1,4 @@
-import AHAP
+import HapSyncAHAP
 import HapSyncTestSupport
 
 /// A pattern from builder calls.

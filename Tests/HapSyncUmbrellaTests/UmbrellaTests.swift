@@ -13,9 +13,9 @@ struct UmbrellaTests {
         let traceFolder = try TemporaryDirectory("umbrella")
         defer { traceFolder.remove() }
         let trace = traceFolder.file("umbrella.jsonl")
-        let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: trace.path)))   // HapSyncRuntime, HapticOutput
+        let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: trace.path)))   // HapSyncRuntime, HapSyncHapticOutput
         #expect(engine.configuration.lockMemory == false)
-        _ = PulseAudioOutput.Configuration()                                                            // AudioOutput
+        _ = PulseAudioOutput.Configuration()                                                            // HapSyncAudioOutput
         _ = Locked(0)                                                                                    // HapSyncConcurrency
     }
 }
