@@ -3,6 +3,7 @@ import Foundation
 import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
+import HapSyncRuntime
 
 /// What an `hs_pattern` handle holds: the compiled pattern and its warnings as one C string.
 final class PatternBox: @unchecked Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncAHAP
 import HapSyncCore
+import HapSyncRuntime
 
 /// `hapsync feedback NAME`: plays a built-in SensoryFeedback style; `--list` shows them,
 /// `--export DIR` writes each as an AHAP file.

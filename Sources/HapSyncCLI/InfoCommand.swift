@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncAHAP
 import HapSyncCore
+import HapSyncRuntime
 
 /// `hapsync info FILE`: what a pattern holds, its duration as Core Haptics defines it, and whether
 /// each of its audio files resolves.

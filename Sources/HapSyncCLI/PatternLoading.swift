@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncAHAP
 import HapSyncCore
+import HapSyncRuntime
 
 extension PlayablePattern {
     /// Loads FILE for `render`, `plot` and `play`: errors become a failure listing them, and what

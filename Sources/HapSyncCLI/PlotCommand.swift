@@ -2,6 +2,7 @@ import Foundation
 import HapSyncAHAP
 import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncRuntime
 
 /// `hapsync plot FILE --out PATH.svg`: the picture people want of a pattern.
 enum PlotCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncAHAP
 import HapSyncCore
+import HapSyncRuntime
 
 /// `hapsync render FILE`: the offline haptic command stream and audio-voice plan, no device.
 enum RenderCommand {

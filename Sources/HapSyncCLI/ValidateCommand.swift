@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncAHAP
 import HapSyncCore
+import HapSyncRuntime
 
 /// `hapsync validate FILE...`: every error and warning with its file, line, column and JSON path.
 enum ValidateCommand {

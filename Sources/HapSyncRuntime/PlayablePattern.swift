@@ -1,5 +1,6 @@
 import Foundation
 import HapSyncAHAP
+import HapSyncCore
 
 /// A pattern ready to play: read and checked, its audio files found and measured, compiled into a
 /// `PatternTimeline`. The one way from an AHAP file (or a pattern built in code) to what players,

@@ -1,6 +1,7 @@
 import Foundation
 import HapSyncAHAP
 import HapSyncCore
+import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
 
@@ -36,7 +37,7 @@ struct PlayablePatternTests {
 
     @Test func resourceRootsAreSearchedAfterTheFilesFolder() throws {
         // Implode.ahap names CoreHaptics/Ricochet/Implode.wav, which lies in StreamingAssets.
-        let url = conformanceRoot.appendingPathComponent("SampleAHAPs/Ricochet/Implode.ahap")
+        let url = TestFiles.conformance.appendingPathComponent("SampleAHAPs/Ricochet/Implode.ahap")
         let alone = try PlayablePattern(contentsOf: url)
         let missing = try #require(alone.diagnostics.first { $0.code == .resourceNotFound })
         #expect(missing.severity == .warning && missing.path.description == "Pattern[3].Event.EventWaveformPath")
@@ -44,7 +45,7 @@ struct PlayablePatternTests {
         #expect(alone.audio.count == 1 && alone.audio[0].file == nil && alone.audio[0].problem?.contains("not found") == true)
         #expect(alone.audioFiles.isEmpty && alone.timeline.voices[0].end == nil, "length unknown: no EventDuration, no file")
 
-        let found = try PlayablePattern(contentsOf: url, resources: [conformanceRoot.appendingPathComponent("StreamingAssets")])
+        let found = try PlayablePattern(contentsOf: url, resources: [TestFiles.conformance.appendingPathComponent("StreamingAssets")])
         #expect(found.diagnostics.allSatisfy { $0.code != .resourceNotFound })
         #expect(found.audio[0].info?.sampleRate == 48_000)
         #expect(found.audioFiles["CoreHaptics/Ricochet/Implode.wav"]?.path.hasSuffix("StreamingAssets/CoreHaptics/Ricochet/Implode.wav") == true)
