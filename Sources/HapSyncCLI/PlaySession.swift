@@ -4,14 +4,14 @@ import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
 
-/// One `play` run: loops back to back, played by up to four players taking turns (player k
-/// plays loops k, k+4, ...; each completion starts that player's next loop at its exact time,
-/// known in advance), a progress line on a terminal, and the signals that end a run.
+/// One `play` run: its loops played by one player that the engine's scheduler loops
+/// (`setLoop(_:end:passes:)`: each pass starts where the last ends, on the audio's own frames), a
+/// progress line on a terminal, and the signals that end a run.
 ///
 /// The engine's own events are not interruptions: when the audio server goes away haptics go on,
 /// and when it comes back (desktops restart PulseAudio and pipewire-pulse on their own) the engine
-/// restarts, which stops every player; the session then carries on from where the pattern had got
-/// to, with new players on the new stream. A backend that fails, or a rumble pad unplugged with
+/// restarts, which stops the player; the session then carries on from where the pattern had got
+/// to, with a new player on the new stream. A backend that fails, or a rumble pad unplugged with
 /// nothing else to play to, ends the run as a failure saying so.
 final class PlaySession: @unchecked Sendable {
     /// How a playback session ended.
@@ -38,14 +38,12 @@ final class PlaySession: @unchecked Sendable {
 
     /// What the threads that report to the session (notifier, audio watcher, signals) share.
     private struct State {
-        /// Bumped at each restart after a reset: completions of older players are ignored.
+        /// Bumped at each restart after a reset: the completion of an older player is ignored.
         var generation = 0
         /// Engine time at which loop 0's pattern time 0 is (or would have been) played.
         var t0 = 0.0
-        /// The current generation's players: id → the loop it plays.
-        var loopOf: [UInt32: Int] = [:]
-        /// Loops played to their end.
-        var completed = 0
+        /// The last loop played to its end.
+        var finished = false
         var signal: Int32?
         var failure: String?
         /// The audio server went away and has not come back yet.
@@ -58,11 +56,12 @@ final class PlaySession: @unchecked Sendable {
         var ended = false
     }
     private let state = Locked(State())
-    private let playerList = Locked<[HapticPatternPlayer]>([])
+    /// The current generation's player.
+    private let current = Locked<HapticPatternPlayer?>(nil)
 
-    /// Where each player's runs started on the audio output (player id → loop starts), for the
-    /// summary: the current stream's players only (frames of a stream before a reset are not
-    /// comparable with the new stream's clock).
+    /// Where the current player's passes started on the audio output (player id → pass starts),
+    /// for the summary: the current stream's player only (frames of a stream before a reset are
+    /// not comparable with the new stream's clock).
     private let frames = Locked<[UInt32: [Int64]]>([:])
     var startFrames: [UInt32: [Int64]] { frames.withLock { $0 } }
 
@@ -90,6 +89,20 @@ final class PlaySession: @unchecked Sendable {
         engine.resetHandler = { [weak self] in self?.engineReset() }
     }
 
+    /// What keeps `loops` from being played as a loop, nil when nothing does: a pattern of no
+    /// length, or a pass shorter than the engine's shortest loop period.
+    static func loopProblem(loops: Int, timeline: PatternTimeline, playbackRate: Double) -> String? {
+        guard loops > 1 else { return nil }
+        guard timeline.end >= HapticPatternPlayer.shortestLoop else {
+            return "--loop \(loops): the pattern lasts \(seconds(timeline.end)); there is nothing to repeat"
+        }
+        guard timeline.end / playbackRate >= HapticPatternPlayer.minimumLoopPeriod else {
+            return "--loop \(loops): a pass lasts \(seconds(timeline.end / playbackRate)) at rate \(playbackRate); loops need passes of at least "
+                + "\(Int(HapticPatternPlayer.minimumLoopPeriod * 1000)) ms"
+        }
+        return nil
+    }
+
     /// Plays every loop, starting `delay` s from now; returns when all have played, a signal came
     /// or the engine failed.
     func run(startIn delay: Double) -> Outcome {
@@ -98,14 +111,12 @@ final class PlaySession: @unchecked Sendable {
             done.signal()
         }
         if let sig = signals.caughtSignal { return .interrupted(signal: sig) }
+        if let problem = Self.loopProblem(loops: loops, timeline: timeline, playbackRate: playbackRate) { return .failure(problem) }
         // Loops after the first are whole passes; the first skips `from` of the pattern.
         let t0 = engine.currentTime + delay - from / playbackRate
         state.withLock { $0.t0 = t0 }
         do {
-            let turns = min(loops, 4)
-            let players = try makePlayers(turns, generation: 0, turns: turns)
-            state.withLock { s in for (k, player) in players.enumerated() { s.loopOf[player.id] = k } }
-            try start(players, firstLoop: 0, offset: from, t0: t0)
+            try start(try makePlayer(generation: 0), firstLoop: 0, offset: from, t0: t0)
         } catch {
             return .failure("\(error)")
         }
@@ -117,7 +128,7 @@ final class PlaySession: @unchecked Sendable {
         while done.wait(timeout: .now() + 0.1) == .timedOut {
             let now = engine.currentTime
             let s = state.withLock { $0 }
-            if s.signal != nil || s.failure != nil || s.ended { break }
+            if s.signal != nil || s.failure != nil || s.ended || s.finished { break }
             let health = engine.outputHealth
             if let failure = health.failure, !warned.failure {
                 warned.failure = true
@@ -132,7 +143,8 @@ final class PlaySession: @unchecked Sendable {
             let total = end - (t0 + from / playbackRate)
             if terminal {
                 let elapsed = max(0, min(total, total - (end - now)))
-                console.err("\r\u{1B}[Kplaying \(seconds(elapsed)) / \(seconds(total)), loop \(min(loops, s.completed + 1))/\(loops)"
+                let loop = min(loops, max(1, Int(((now - s.t0) / period).rounded(.down)) + 1))
+                console.err("\r\u{1B}[Kplaying \(seconds(elapsed)) / \(seconds(total)), loop \(loop)/\(loops)"
                             + (s.audioGone ? " (audio server gone, haptics go on)" : ""))
             }
             // A watchdog for a broken run; an engine waiting for its audio server is not one.
@@ -149,56 +161,46 @@ final class PlaySession: @unchecked Sendable {
         return .completed
     }
 
-    /// Makes `count` players for `generation` that hand their loops on `turns` apart, and holds
-    /// them (before any starts: a completion must find its player alive).
-    private func makePlayers(_ count: Int, generation: Int, turns: Int) throws -> [HapticPatternPlayer] {
-        var made: [HapticPatternPlayer] = []
-        for _ in 0..<count {
-            let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
-            player.playbackRate = playbackRate
-            player.completionHandler = { [unowned self, unowned player] completion in
-                self.completed(player, completion, generation: generation, turns: turns)
-            }
-            made.append(player)
+    /// Makes `generation`'s player and holds it (before it starts: its completion must find it
+    /// alive); its pass starts on the audio output are kept for the summary.
+    private func makePlayer(generation: Int) throws -> HapticPatternPlayer {
+        let player = try engine.makePlayer(timeline: timeline, audioFiles: audioFiles)
+        player.playbackRate = playbackRate
+        let id = player.id
+        player.audioStartHandler = { [unowned self] frame in
+            guard state.withLock({ $0.generation == generation }) else { return }
+            frames.withLock { $0[id, default: []].append(frame) }
         }
-        playerList.withLock { $0 = made }
-        return made
+        player.completionHandler = { [unowned self] completion in self.completed(completion, generation: generation) }
+        current.withLock { $0 = player }
+        return player
     }
 
-    /// Starts player k on loop `firstLoop + k` (those beyond the last loop stay idle): the first at
-    /// pattern offset `offset`, the rest at their times from `t0`.
-    private func start(_ players: [HapticPatternPlayer], firstLoop: Int, offset: Double, t0: Double) throws {
-        for (k, player) in players.enumerated() where firstLoop + k < loops {
-            let loop = firstLoop + k
-            if k == 0, offset > 0 {
-                // A start at an offset: seek a paused-at-0 player, then resume at the start time.
-                try player.seek(toOffset: offset)
-                try player.resume(atTime: t0 + Double(loop) * period + offset / playbackRate)
-            } else {
-                try player.start(atTime: t0 + Double(loop) * period)
-            }
+    /// Starts `player` on loop `firstLoop`, looping through the last: at pattern offset `offset`
+    /// (seeking there first), pattern time 0 of loop k at `t0` + k passes.
+    private func start(_ player: HapticPatternPlayer, firstLoop: Int, offset: Double, t0: Double) throws {
+        let passes = loops - firstLoop
+        if passes > 1 { try player.setLoop(true, end: 0, passes: passes) }
+        if offset > 0 {
+            // A start at an offset: seek a paused-at-0 player, then resume at the start time.
+            try player.seek(toOffset: offset)
+            try player.resume(atTime: t0 + Double(firstLoop) * period + offset / playbackRate)
+        } else {
+            try player.start(atTime: t0 + Double(firstLoop) * period)
         }
     }
 
-    /// A player finished or was stopped: start its next loop, or signal the end. Notifier thread.
-    private func completed(_ player: HapticPatternPlayer, _ completion: HapticPatternPlayer.Completion, generation: Int, turns: Int) {
-        let (counted, next, finished, t0) = state.withLock { s -> (Bool, Int?, Bool, Double) in
+    /// The player's run ended. Notifier thread.
+    private func completed(_ completion: HapticPatternPlayer.Completion, generation: Int) {
+        let finished = state.withLock { s -> Bool in
             // An older generation's player (stopped by a reset) or a run already over.
-            guard s.generation == generation, !s.ended else { return (false, nil, false, s.t0) }
+            guard s.generation == generation, !s.ended else { return false }
             // Stopped, not by us: the engine is resetting (it carries on in engineReset) or has
             // failed (engineStopped reports it).
-            guard completion == .finished, s.signal == nil else { return (false, nil, false, s.t0) }
-            s.completed += 1
-            var next: Int?
-            if let current = s.loopOf[player.id], current + turns < loops {
-                next = current + turns
-                s.loopOf[player.id] = next
-            }
-            return (true, next, s.completed >= loops, s.t0)
+            guard completion == .finished, s.signal == nil else { return false }
+            s.finished = true
+            return true
         }
-        guard counted else { return }
-        if let frame = player.audioStartFrame { frames.withLock { $0[player.id, default: []].append(frame) } }
-        if let next { _ = try? player.start(atTime: t0 + Double(next) * period) }
         if finished { done.signal() }
     }
 
@@ -222,9 +224,9 @@ final class PlaySession: @unchecked Sendable {
         }
     }
 
-    /// The engine restarted onto an audio server that came back (the audio watcher's thread): every
-    /// player was stopped, so carry on from where the pattern is now, with new players. A reset
-    /// without the server having gone away (the haptic backend reopened) leaves the players playing.
+    /// The engine restarted onto an audio server that came back (the audio watcher's thread): the
+    /// player was stopped, so carry on from where the pattern is now, with a new player. A reset
+    /// without the server having gone away (the haptic backend reopened) leaves the player playing.
     private func engineReset() {
         let generation = state.withLock { s -> Int? in
             guard s.audioGone else { return nil }
@@ -232,37 +234,32 @@ final class PlaySession: @unchecked Sendable {
             guard !s.ended, s.signal == nil, s.failure == nil else { return nil }
             s.resets += 1
             s.generation += 1
-            s.loopOf = [:]
             return s.generation
         }
         guard let generation else { done.signal(); return }
-        // A completion held back by the restart may have started an old player again: stop them all
-        // (their completions belong to an older generation and are ignored).
-        for player in playerList.withLock({ $0 }) { _ = try? player.stop(atTime: HapticEngine.timeImmediate) }
+        // The old player was stopped by the restart; its completion belongs to an older
+        // generation and is ignored.
+        if let old = current.withLock({ $0 }) { _ = try? old.stop(atTime: HapticEngine.timeImmediate) }
         frames.withLock { $0 = [:] }
-        let turns = min(loops, 4)
-        let made: [HapticPatternPlayer]
+        let made: HapticPatternPlayer
         do {
-            made = try makePlayers(turns, generation: generation, turns: turns)
+            made = try makePlayer(generation: generation)
         } catch {
             fail("could not carry on after the engine's reset: \(error)")
             return
         }
-        // Where playback is `resume` s from now, worked out once the players are ready.
+        // Where playback is `resume` s from now, worked out once the player is ready.
         let resume = 0.1   // s: the new stream's clock settles meanwhile
         let plan = state.withLock { s -> (loop: Int, offset: Double, t0: Double)? in
-            guard s.generation == generation, !s.ended else { return nil }
+            guard s.generation == generation, !s.ended, !s.finished else { return nil }
             let at = engine.currentTime + resume
             let position = max(0, at - s.t0)
-            var loop = max(s.completed, min(loops - 1, Int((position / period).rounded(.down))))
+            var loop = min(loops - 1, Int((position / period).rounded(.down)))
             var offset = (position - Double(loop) * period) * playbackRate
             if loop == 0, offset < from { offset = from }
             if offset >= timeline.end { loop += 1; offset = 0 }
             guard loop < loops else { s.ended = true; return nil }
-            // Loops before it have played (a completion a reset held back is not waited for).
-            s.completed = loop
             s.t0 = at - Double(loop) * period - max(0, offset) / playbackRate
-            for (k, player) in made.enumerated() { s.loopOf[player.id] = loop + k }
             return (loop, max(0, offset), s.t0)
         }
         guard let plan else { done.signal(); return }

@@ -45,7 +45,10 @@ extension HapticEngine {
                 freeSlot(Int(n.slot))
             case .startedOnAudio(let frame):
                 let player = control.withLock { $0.players[Int(n.slot)]?.player }
-                if let player, player.id == n.player { player.audioStartFrame = frame }
+                if let player, player.id == n.player {
+                    player.audioStartFrame = frame
+                    player.audioStartHandler?(frame)
+                }
             case .backendReset:
                 handlers.withLock { $0.reset }?()
             case .deviceDisconnected:

@@ -161,8 +161,8 @@ extension HapticEngine {
 
     /// Sends a player setting (seek, rate, loop, refresh) to the scheduler; on a stopped engine it
     /// waits in the control ring for the next start (the scheduler keeps settings across starts).
-    func sendPlayer(_ kind: ControlMessage.Kind, slot: Int, id: UInt32, value: Double = 0, flag: Bool = false) {
-        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: configuration.clock.now(), value: value, flag: flag))
+    func sendPlayer(_ kind: ControlMessage.Kind, slot: Int, id: UInt32, value: Double = 0, flag: Bool = false, count: UInt32 = 0) {
+        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: configuration.clock.now(), value: value, flag: flag, count: count))
     }
 
     /// A player object went away: its slot is given back (after the scheduler has let go of it).

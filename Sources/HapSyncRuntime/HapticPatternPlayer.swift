@@ -35,11 +35,17 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// Whether the player plays or is about to: a start or resume asked for and not yet handled,
     /// or a run under way. False when paused, finished or stopped, or when its engine is gone.
     public var isPlaying: Bool { engine?.isPlaying(id) ?? false }
-    /// For a player that follows the audio clock: the output frame its latest start put pattern
-    /// time 0 on (known shortly after `start`), else nil.
+    /// For a player that follows the audio clock: the output frame its latest start (or loop
+    /// pass) put pattern time 0 on (known shortly after `start`), else nil.
     public var audioStartFrame: Int64? {
         get { startFrame.withLock { $0 } }
         set { startFrame.withLock { $0 = newValue } }
+    }
+    /// Called on the engine's notifier thread with the output frame each start, and each pass of
+    /// a loop, puts pattern time 0 on, for a player that follows the audio clock.
+    public var audioStartHandler: (@Sendable (Int64) -> Void)? {
+        get { settings.withLock { $0.audioStart } }
+        set { settings.withLock { $0.audioStart = newValue } }
     }
     /// The source this player's starts count against for the policy's per-source rate limit (nil: none).
     public var source: String? {
@@ -77,6 +83,10 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// 1 ms of pattern time (taps at 0 with `loopEnd` 0) does not loop: the pattern plays once.
     public static let minimumLoopPeriod: TimeInterval = 0.01
 
+    /// The shortest loop that loops, pattern seconds: a shorter one (taps at 0 with `loopEnd` 0)
+    /// plays once.
+    public static let shortestLoop: TimeInterval = Scheduler.shortestLoop
+
     /// What is wrong with looping (`enabled`) at `end` at `rate`, nil when nothing is: an end
     /// outside `loopEnds`, or a pass shorter than `minimumLoopPeriod`. The one check every front
     /// end (Swift, C, OSC) makes.
@@ -101,12 +111,17 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         }
     }
 
-    /// Loops (or stops looping) at `end` (pattern seconds; 0: the pattern's end). Throws
-    /// `invalidParameter`, changing nothing, for an end outside `loopEnds` or a loop whose pass
-    /// at the current rate is shorter than `minimumLoopPeriod`.
-    public func setLoop(_ enabled: Bool, end: TimeInterval) throws(HapticEngine.EngineError) {
+    /// Loops (or stops looping) at `end` (pattern seconds; 0: the pattern's end), for `passes`
+    /// passes in all (0: until stopped). A count includes the pass under way (or, set before a
+    /// start, the run's first, however far into the pattern it starts); each wrap uses one, and
+    /// the last pass ends the run where it would have wrapped, as `finished` (`hapsync play
+    /// --loop N` is one player with N passes). Throws `invalidParameter`, changing nothing, for
+    /// an end outside `loopEnds`, a negative count, or a loop whose pass at the current rate is
+    /// shorter than `minimumLoopPeriod`.
+    public func setLoop(_ enabled: Bool, end: TimeInterval, passes: Int = 0) throws(HapticEngine.EngineError) {
         if let problem = loopProblem(enabled: enabled, end: end, rate: playbackRate) { throw .invalidParameter(problem) }
-        settings.withLock { $0.loopEnabled = enabled; $0.loopEnd = end }
+        guard (0...Int(UInt32.max)).contains(passes) else { throw .invalidParameter("a loop of \(passes) passes: the count is 0 (until stopped) to \(UInt32.max)") }
+        settings.withLock { $0.loopEnabled = enabled; $0.loopEnd = end; $0.loopPasses = UInt32(passes) }
         sendLoop()
     }
 
@@ -134,9 +149,11 @@ public final class HapticPatternPlayer: @unchecked Sendable {
 
     private struct Settings {
         var completion: (@Sendable (Completion) -> Void)?
+        var audioStart: (@Sendable (Int64) -> Void)?
         var source: String?
         var loopEnabled = false
         var loopEnd: TimeInterval = 0
+        var loopPasses: UInt32 = 0
         var rate = 1.0
         var muted = false
     }
@@ -157,7 +174,7 @@ public final class HapticPatternPlayer: @unchecked Sendable {
 
     private func sendLoop() {
         let s = settings.withLock { $0 }
-        engine?.sendPlayer(.setLoop, slot: slot, id: id, value: s.loopEnd, flag: s.loopEnabled)
+        engine?.sendPlayer(.setLoop, slot: slot, id: id, value: s.loopEnd, flag: s.loopEnabled, count: s.loopPasses)
     }
 
     /// Starts (or restarts) playback from the beginning so that pattern time 0 falls at `time`.

@@ -17,7 +17,8 @@ struct ControlMessage: Sendable, BitwiseCopyable {
         case seek
         /// Set the playback rate of `slot` to `value` (pattern seconds per second), keeping its place.
         case setRate
-        /// Set looping of `slot`: `flag` on/off, loop end `value` (s; 0 = the pattern's end).
+        /// Set looping of `slot`: `flag` on/off, loop end `value` (s; 0 = the pattern's end),
+        /// `count` passes in all (0: until stopped).
         case setLoop
         /// Live parameters or mute changed for `slot`: re-evaluate its level now.
         case refresh
@@ -31,6 +32,8 @@ struct ControlMessage: Sendable, BitwiseCopyable {
     var value: Double = 0
     /// Loop on/off for `setLoop`.
     var flag: Bool = false
+    /// Passes for `setLoop` (0: until stopped).
+    var count: UInt32 = 0
 }
 
 /// Something the scheduler or output thread reports to the notifier thread, about a player

@@ -68,6 +68,7 @@ extension Scheduler {
         case .setLoop:
             slots[s].loopEnabled = m.flag
             slots[s].loopEnd = m.value.isNaN ? 0 : m.value.clamped(to: HapticPatternPlayer.loopEnds)
+            slots[s].passesLeft = Int(m.count)
             cancelNextPassAudio(s)
         case .refresh:
             if slots[s].active { slots[s].liveEvaluated = now; pushLiveLevel(at: now, now: now, player: slots[s].player, pushed: &pushed) }

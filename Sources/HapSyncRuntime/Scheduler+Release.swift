@@ -51,6 +51,7 @@ extension Scheduler {
             }
             slots[s].start = state.start &+ pass
             slots[s].next = 0
+            if state.passesLeft > 1 { slots[s].passesLeft = state.passesLeft - 1 }
             slots[s].seekLevelPending = false
             if state.intensity != 0 {
                 slots[s].intensity = 0

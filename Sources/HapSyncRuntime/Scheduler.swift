@@ -64,6 +64,9 @@ final class Scheduler: @unchecked Sendable {
         var loopEnabled = false
         /// Loop end (pattern s); 0 means the pattern's end.
         var loopEnd: Double = 0
+        /// Passes still to play, the one under way included, when the loop has a count (each
+        /// wrap uses one; at 1 the pass under way ends the run); 0: loop until stopped.
+        var passesLeft = 0
         /// Where a resume starts (pattern s), set by a pause or a seek while not playing.
         var pausedOffset: Double = 0
         /// A run was paused and has not ended: a stop, a fresh start or the engine's stop ends it
@@ -346,6 +349,8 @@ final class Scheduler: @unchecked Sendable {
         guard state.loopEnabled else { return (state.endTime, false) }
         let end = state.loopEnd > 0 ? state.loopEnd : state.endTime
         guard end >= Self.shortestLoop else { return (state.endTime, false) }
+        // The last pass of a counted loop ends where a pass would wrap, and the run with it.
+        if state.passesLeft == 1 { return (max(end, state.rate * HapticPatternPlayer.minimumLoopPeriod), false) }
         return (max(end, state.rate * HapticPatternPlayer.minimumLoopPeriod), true)
     }
 

@@ -13,12 +13,17 @@ import Testing
 /// that takes no disk.
 @Suite("Bounded decoding")
 struct BoundedDecodingTests {
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+
+    init() throws {
+        scratch = try TemporaryDirectory("dec")
+    }
+
     /// 800 s at 48 kHz is 800 × 48000 × 8 bytes = 293.0 MiB of stereo float, over 256 MiB. The
     /// error comes from the header, before decoding.
     @Test func aFileOverTheLimitFailsBeforeDecodingNamingTheLimit() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let long = dir.appendingPathComponent("long.wav")
         try sparseWAV(long, rate: 8_000, channels: 1, bits: 8, seconds: 800)
         #expect {
@@ -33,9 +38,7 @@ struct BoundedDecodingTests {
     /// × the fastest pitch rate (2) = 0.2 s. Without EventDuration the voice plays the whole file,
     /// which is over the limit.
     @Test func onlyWhatAVoiceCanPlayIsDecoded() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let long = dir.appendingPathComponent("long.wav")
         try sparseWAV(long, rate: 8_000, channels: 1, bits: 8, seconds: 1_200)
         let output = PulseAudioOutput()   // not opened: decoding needs no server (48 kHz until one says otherwise)
@@ -75,9 +78,7 @@ struct BoundedDecodingTests {
     /// The limit holds for a pattern's files together, cached ones included: each file is
     /// decoded once, to the furthest any voice reads, and shared with the next player.
     @Test func aPatternsFilesShareTheLimitAndTheCache() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         for name in ["a.wav", "b.wav", "c.wav"] { try sparseWAV(dir.appendingPathComponent(name), rate: 48_000, channels: 1, bits: 16, seconds: 1) }
         let files = Dictionary(uniqueKeysWithValues: ["a.wav", "b.wav", "c.wav"].map { ($0, dir.appendingPathComponent($0)) })
         let cache = AudioSampleCache()
@@ -103,9 +104,7 @@ struct BoundedDecodingTests {
     /// A part decoded for one voice is reused when it reaches far enough, and decoded again
     /// further (then whole) when another pattern needs more.
     @Test func aPartIsReusedOrExtended() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let url = dir.appendingPathComponent("a.wav")
         try sparseWAV(url, rate: 48_000, channels: 1, bits: 16, seconds: 10)
         let cache = AudioSampleCache()
@@ -122,9 +121,7 @@ struct BoundedDecodingTests {
     /// The cache holds samples only while some player's audio does: a long-running engine that
     /// plays many files does not keep every one it ever decoded.
     @Test func theCacheLetsGoOfSamplesNoPlayerHolds() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let url = dir.appendingPathComponent("a.wav")
         try sparseWAV(url, rate: 48_000, channels: 1, bits: 16, seconds: 1)
         let cache = AudioSampleCache()
@@ -141,9 +138,7 @@ struct BoundedDecodingTests {
     /// at a time. Measured as the peak resident memory of a child process that decodes only this
     /// (the test binary again, running `decodePeakInAChildProcess`).
     @Test func decodingKeepsOnlyTheOutputInMemory() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let wide = dir.appendingPathComponent("wide.wav"), result = dir.appendingPathComponent("peak.txt")
         try sparseWAV(wide, rate: 448_000, channels: 8, bits: 16, seconds: 8)
         let child = Process()

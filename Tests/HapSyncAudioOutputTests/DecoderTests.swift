@@ -15,6 +15,13 @@ func sparseWAV(_ url: URL, rate: Int, channels: Int, bits: Int, seconds: Double)
 
 @Suite("Decoding")
 struct DecoderTests {
+    /// This test's folder, removed with the suite instance.
+    let scratch: TemporaryDirectory
+
+    init() throws {
+        scratch = try TemporaryDirectory("dec")
+    }
+
     /// Lengths at 48 kHz: the files' frames × 48000 / their rate (Assets/README.md says how they were made).
     @Test(arguments: [("tap-48k-mono-16.wav", 2_880), ("hum-48k-stereo-16.flac", 9_600),
                       ("chime-44k1-stereo-24.wav", 24_000), ("thud-44k1-mono-24.flac", 12_000)])
@@ -60,9 +67,7 @@ struct DecoderTests {
     /// hangs or returns more than the (damaged) header's length.
     @Test(arguments: ["tone-44k1-mono-aac.m4a", "tone-44k1-mono-16-alac.caf", "tone-44k1-mono.mp3", "tone-44k1-mono-16.aiff"])
     func damagedFilesDecodeOrFailNamingTheFile(_ name: String) throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let bytes = [UInt8](try Data(contentsOf: assets.appendingPathComponent(name)))
         let url = dir.appendingPathComponent(name)
         for i in stride(from: 0, to: bytes.count, by: 13) {
@@ -80,9 +85,7 @@ struct DecoderTests {
     }
 
     @Test func badFilesAreNamed() throws {
-        let dirFolder = try TemporaryDirectory("dec")
-        defer { dirFolder.remove() }
-        let dir = dirFolder.url
+        let dir = scratch.url
         let junk = dir.appendingPathComponent("junk.wav")
         try Data("RIFF....WAVEnot really".utf8).write(to: junk)
         #expect {

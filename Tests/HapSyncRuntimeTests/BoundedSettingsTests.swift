@@ -37,6 +37,40 @@ struct BoundedSettingsTests {
         #expect(player.loopEnd == 0)
     }
 
+    /// A counted loop (`hapsync play --loop N` is one): N passes back to back, each starting where
+    /// the last ended, then the run finishes at the end of the last, as a finish, not a stop. The
+    /// count includes a first pass that starts part-way in; a negative count is refused.
+    @Test func aCountedLoopPlaysItsPassesAndFinishes() throws {
+        let rig = try ManualRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try taps())
+        let ended = Locked<[HapticPatternPlayer.Completion]>([])
+        player.completionHandler = { c in ended.withLock { $0.append(c) } }
+        #expect(throws: HapticEngine.EngineError.self) { try player.setLoop(true, end: 0, passes: -1) }
+        try player.setLoop(true, end: 0, passes: 3)
+        try player.start(atTime: 1.0)
+        rig.run(until: 2.0)
+        let played = rig.commands.filter { $0.kind == .transient }
+        let pass = player.timeline.end   // the pattern's length, a pass
+        let want = (0..<3).flatMap { k in [0, 0.05].map { ManualRig.nanoseconds(1.0 + Double(k) * pass + $0) } }
+        #expect(played.count == want.count && zip(played, want).allSatisfy { abs(Int64(bitPattern: $0.scheduled &- $1)) <= 2 },
+                "3 passes of \(pass) s: \(played.map(\.scheduled)) against \(want)")
+        #expect(ended.withLock { $0 } == [.finished], "the last pass ends the run as a finish")
+        #expect(!player.isPlaying)
+        let levels = rig.commands.filter { $0.kind == .level }
+        #expect(levels.last?.intensity == 0 && levels.last.map { $0.scheduled <= ManualRig.nanoseconds(1.0 + 3 * pass) } == true, "silent at its end")
+
+        // From 0.06 s in: the part-way first pass counts as one.
+        let second = try rig.engine.makeAdvancedPlayer(with: try taps())
+        try second.setLoop(true, end: 0, passes: 2)
+        try second.seek(toOffset: 0.06)
+        let before = rig.commands.count
+        try second.resume(atTime: 3.0)
+        rig.run(until: 4.0)
+        let later = rig.commands.dropFirst(before).filter { $0.kind == .transient }
+        #expect(later.map(\.patternTime) == [0, 0.05], "the rest of pass 1 has no tap; pass 2 has both: \(later.map(\.patternTime))")
+        #expect(!second.isPlaying)
+    }
+
     /// The scheduler itself takes a loop end of 2e10 s (a message no front end sends any more)
     /// without spinning: each pass finishes and the loop waits for its far end.
     @Test func theSchedulerNeverSpinsOnAHugeLoopEnd() throws {
