@@ -21,10 +21,15 @@ let package = Package(
         // Layer 0: concurrency primitives below everything (SPSCRing, SeqLock, Locked, ThreadRole). Each
         // states its contract; nothing here knows about haptics.
         .target(name: "HapSyncConcurrency"),
-        // Layer 1, pure: the AHAP model, reader, writer, resource resolution. Foundation only.
-        .target(name: "HapSyncAHAP"),
-        // Layer 1: what a pattern means over time (timeline, command stream, voices, mixer, live
-        // parameters, plots, loading a playable pattern).
+        // Layer 0: the system's errno (`SystemErrno`, the one strerror and EINTR retry) and clocks
+        // (`SystemClock`), as swift-system keeps them: everything that calls the system reports
+        // through these.
+        .target(name: "HapSyncSystem"),
+        // Layer 1: the AHAP model, reader, writer, resource resolution. Foundation only, and the
+        // system layer for the reader's file checks.
+        .target(name: "HapSyncAHAP", dependencies: ["HapSyncSystem"]),
+        // Layer 1, pure (no file or device I/O: .ci/layer-check): what a pattern means over time
+        // (timeline, command stream, voices, mixer, synthesizer, live parameters, plots).
         .target(name: "HapSyncCore", dependencies: ["HapSyncAHAP", "HapSyncConcurrency"]),
         // Layer 2, the runtime: clock, system-call chokepoint, scheduler thread, output stage, engine and
         // player API; C shims for system calls Swift cannot make directly (variadic prctl, _GNU_SOURCE
@@ -32,11 +37,11 @@ let package = Package(
         // user who has no right to them; its pkg-config flags are include paths only).
         .target(name: "CHapSyncSystem"),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .target(name: "HapSyncRuntime", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem", "CDBus"]),
+        .target(name: "HapSyncRuntime", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "CHapSyncSystem", "CDBus"]),
         // Layer 3, haptic backends at the edge: trace, evdev rumble, fan-out; the kernel's input/uinput
         // ioctl numbers (function-like macros) and a fixed-signature ioctl.
         .target(name: "CLinuxInput"),
-        .target(name: "HapSyncHapticOutput", dependencies: ["HapSyncAHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
+        .target(name: "HapSyncHapticOutput", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncRuntime", "HapSyncConcurrency", "CLinuxInput"]),
         // Layer 3, audio files at load: decoding (libsndfile; FFmpeg for AAC and ALAC, headers only, its
         // libraries opened with dlopen when first needed), resampling (libsamplerate), the samples shared
         // between players and the bound on what one pattern decodes. No sound server.
@@ -63,7 +68,7 @@ let package = Package(
         // to Debian's /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa.
         .target(name: "CPipeWire", exclude: ["system"], cSettings: [.headerSearchPath("system")],
                 linkerSettings: [.linkedLibrary("pipewire-0.3")]),
-        .target(name: "HapSyncPipeWire", dependencies: ["HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPipeWire"]),
+        .target(name: "HapSyncPipeWire", dependencies: ["HapSyncSystem", "HapSyncAudioStream", "HapSyncAudioFiles", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPipeWire"]),
         // Layer 6: the audio output the front ends import: which sound server (`AudioServerChoice`)
         // and the modules above re-exported.
         .target(name: "HapSyncAudioOutput", dependencies: ["HapSyncAudioFiles", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "HapSyncRuntime"]),
@@ -74,7 +79,7 @@ let package = Package(
         // Layer 6: `hapsync serve`: OSC datagrams (decoded and encoded by liblo, linked by its module map:
         // its pkg-config flags add only -lpthread) in, engine commands out.
         .systemLibrary(name: "CLo", providers: [.apt(["liblo-dev"])]),
-        .target(name: "HapSyncOSC", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
+        .target(name: "HapSyncOSC", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CLo"]),
         // Front end: Core Haptics' API (CHHapticPattern, CHHapticEvent, ...) over HapSync.
         .target(name: "CoreHaptics", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncRuntime", "HapSyncHapticOutput", "HapSyncAudioOutput"]),
         // Front end: the C API: its header and the per-thread error store (C), and its Swift
@@ -89,19 +94,19 @@ let package = Package(
         .target(name: "HapSync", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapSyncHapticOutput", "HapSyncAudioOutput", "HapSyncGeneration"]),
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording backend,
         // a simulated audio device.
-        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
+        .target(name: "HapSyncTestSupport", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),
         // For tests against live sound servers: the traits that skip one, saying why, when no server
         // answers, and a check run again when the machine stalled during it (Swift Testing's known
         // issues; test targets only).
         .target(name: "HapSyncLiveTesting", dependencies: ["HapSyncTestSupport", "HapSyncConcurrency", "HapSyncPulseAudio", "HapSyncPipeWire"]),
         // Measuring instruments, not in the HapSync product: the sink-monitor recorder that times what
         // was really heard, its playback observations and click onsets (used by Bench and tests).
-        .target(name: "HapSyncMeasurement", dependencies: ["HapSyncAudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
+        .target(name: "HapSyncMeasurement", dependencies: ["HapSyncSystem", "HapSyncAudioOutput", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "CPulse"]),
         // Fuzz targets (the logic; .ci/fuzz links it with libFuzzer, HapSyncFuzzTests replays kept inputs).
         .target(name: "HapSyncFuzz", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncOSC"]),
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test
         // (.ci/vm-evdev-test).
-        .executableTarget(name: "hapsync-fakepad", dependencies: ["CLinuxInput"]),
+        .executableTarget(name: "hapsync-fakepad", dependencies: ["HapSyncSystem", "CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapSyncHapticOutput"]),
         // Benchmarks (see README "Performance").
         .executableTarget(name: "hapsync-bench", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncAudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncCAPI", "CHapSync", "HapSyncGeneration", "HapSyncHapticOutput"], path: "Bench", exclude: ["results"]),
@@ -109,8 +114,8 @@ let package = Package(
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncAHAPTests", dependencies: ["HapSyncAHAP", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncCoreTests", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncConcurrency", "HapSyncTestSupport"]),
-        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncTestSupport"]),
-        .testTarget(name: "HapSyncHapticOutputTests", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncHapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
+        .testTarget(name: "HapSyncRuntimeTests", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncTestSupport"]),
+        .testTarget(name: "HapSyncHapticOutputTests", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncCore", "HapSyncHapticOutput", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncTestSupport", "CLinuxInput"]),
         .testTarget(name: "HapSyncAudioOutputTests", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncCore", "HapSyncAudioOutput", "HapSyncAudioStream", "HapSyncPulseAudio", "HapSyncPipeWire", "CPipeWire", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         .testTarget(name: "HapSyncGenerationTests", dependencies: ["HapSyncGeneration", "HapSyncAHAP", "HapSyncCore", "HapSyncAudioFiles", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncMeasurementTests", dependencies: ["HapSyncMeasurement"]),
@@ -119,6 +124,6 @@ let package = Package(
         .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncHapticOutput"]),
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncCLI", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncSystem", "HapSyncCLI", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
     ]
 )

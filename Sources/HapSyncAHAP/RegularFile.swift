@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncSystem
 
 /// The one way HapSync opens a file it was given as input data (an audio resource): only a
 /// regular file, checked before it is opened and again on the open descriptor, and opened so
@@ -37,7 +38,7 @@ public enum RegularFile {
     /// symbolic links; nil for a regular file. A path that cannot be examined is `.cannotOpen`.
     public static func kind(of path: String) -> Result<String?, Failure> {
         var st = stat()
-        guard stat(path, &st) == 0 else { return .failure(.cannotOpen(path: path, reason: String(cString: strerror(errno)))) }
+        guard stat(path, &st) == 0 else { return .failure(.cannotOpen(path: path, reason: SystemErrno.current.message)) }
         return .success(kind(mode: st.st_mode))
     }
 
@@ -49,10 +50,10 @@ public enum RegularFile {
         case .success(nil): break
         }
         let fd = Foundation.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: SystemErrno.current.message) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrno.current.message
             close(fd)
             throw .cannotOpen(path: path, reason: reason)
         }

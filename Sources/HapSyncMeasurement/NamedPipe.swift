@@ -1,5 +1,6 @@
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 
 /// A named pipe (FIFO) that we create and read: the system calls of `PipeSinkReader` on it, and the
 /// only ones this module makes itself (its thread sleeps and asks for priority through the

@@ -4,6 +4,7 @@ import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncSystem
 import Synchronization
 
 /// Malformed packets liblo reported through its error handler (which has no context pointer).

@@ -1,5 +1,6 @@
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 
 /// Where `hapsync serve` listens: `udp:HOST:PORT` or `unix:PATH` (a datagram socket).
 public enum OSCEndpoint: Sendable, Equatable, CustomStringConvertible {

@@ -6,6 +6,7 @@ import HapSyncAudioStream
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncSystem
 import Synchronization
 
 /// Audio through PipeWire natively (libpipewire-0.3), on the graph's own clock.

@@ -1,4 +1,5 @@
 import Glibc
+import HapSyncSystem
 
 /// The one loop that writes a buffer whole to a file descriptor with write(2): again after a
 /// partial write, again after EINTR (`SystemErrno.retryingInterrupts`), and stopping at the first

@@ -1,4 +1,5 @@
 import Glibc
+import HapSyncSystem
 
 /// The one way HapSync writes a file the user named (`render --out`, `plot --out`, `feedback
 /// --out`, a trace): what it may replace, what it writes into, what it refuses, and every write and

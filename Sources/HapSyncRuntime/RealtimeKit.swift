@@ -1,5 +1,6 @@
 import CDBus
 import Glibc
+import HapSyncSystem
 
 /// RealtimeKit (rtkit-daemon, org.freedesktop.RealtimeKit1 on the system bus): SCHED_FIFO for a
 /// thread of this process when the process has no right to it itself (not root, no

@@ -1,3 +1,5 @@
+import HapSyncSystem
+
 /// What the system granted when the engine asked for real-time conditions. The engine runs either
 /// way; this says how well it can keep time.
 public struct RealtimeStatus: Sendable, Equatable, CustomStringConvertible {

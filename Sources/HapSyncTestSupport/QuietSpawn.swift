@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 
 /// Starts a sound server (or its tool) for a test: `arguments[0]` run with `environment`, its
 /// standard output and error to /dev/null, with posix_spawn, not Foundation's `Process` (a

@@ -1,5 +1,6 @@
 import CLinuxInput
 import Glibc
+import HapSyncSystem
 
 /// A fake rumble gamepad on /dev/uinput, for testing HapSync against a real kernel.
 ///
@@ -21,7 +22,7 @@ final class FakePad {
         guard let log = fopen(logPath, "w") else { throw Failure("cannot open log \(logPath)") }
         self.log = log
         fd = open("/dev/uinput", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure("cannot open /dev/uinput: \(String(cString: strerror(errno))) (is uinput.ko loaded?)") }
+        guard fd >= 0 else { throw Failure("cannot open /dev/uinput: \(SystemErrno.current.message) (is uinput.ko loaded?)") }
         try check(hapsync_ioctl_int(fd, hapsync_UI_SET_EVBIT(), Int32(EV_FF)), "UI_SET_EVBIT(EV_FF)")
         try check(hapsync_ioctl_int(fd, hapsync_UI_SET_FFBIT(), Int32(FF_RUMBLE)), "UI_SET_FFBIT(FF_RUMBLE)")
         var setup = uinput_setup()
@@ -38,7 +39,7 @@ final class FakePad {
     }
 
     func check(_ rc: Int32, _ what: String) throws {
-        if rc < 0 { throw Failure("\(what) failed: \(String(cString: strerror(errno)))") }
+        if rc < 0 { throw Failure("\(what) failed: \(SystemErrno.current.message)") }
     }
 
     /// The /dev/input/eventN node the kernel made for us.
@@ -60,11 +61,7 @@ final class FakePad {
         fflush(log)
     }
 
-    static func monotonic() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    static func monotonic() -> UInt64 { SystemClock.monotonicNanoseconds() }
 
     func motorOff(_ t: UInt64, reason: String) {
         guard let m = motor else { return }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 import Synchronization
 import Testing
 @testable import HapSyncCLI

@@ -4,6 +4,7 @@ import HapSyncAHAP
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncSystem
 import HapSyncTestSupport
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import CLinuxInput
 import Glibc
 import HapSyncHapticOutput
 import HapSyncRuntime
+import HapSyncSystem
 
 /// A pretend evdev device behind the syscall chokepoint: answers capability queries, assigns
 /// effect ids, records every call decoded, and fails on demand.

@@ -1,3 +1,4 @@
+import HapSyncSystem
 import Testing
 @testable import HapSyncRuntime
 

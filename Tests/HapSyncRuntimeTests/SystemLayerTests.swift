@@ -1,4 +1,5 @@
 import Glibc
+import HapSyncSystem
 import Testing
 @testable import HapSyncRuntime
 

@@ -1,6 +1,7 @@
 import CLinuxInput
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 
 /// Drives a gamepad's rumble motors through the kernel's evdev force-feedback interface.
 ///

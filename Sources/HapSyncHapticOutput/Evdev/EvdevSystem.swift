@@ -1,6 +1,7 @@
 import CLinuxInput
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 
 /// The one chokepoint through which the evdev backend touches the system: open, ioctl, write,
 /// close and listing /dev/input. Tests replace it with a mock that records every call and answers

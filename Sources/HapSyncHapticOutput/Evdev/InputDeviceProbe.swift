@@ -1,6 +1,7 @@
 import CLinuxInput
 import Glibc
 import HapSyncRuntime
+import HapSyncSystem
 
 /// What an input device says about itself: name, whether it can rumble, how many effects it holds.
 public struct InputDeviceInfo: Sendable, Equatable {
