@@ -26,6 +26,7 @@ import HapSyncAudioOutput
 import HapSyncCLI
 import HapSyncCore
 import HapSyncRuntime
+import HapSyncTestSupport
 
 #if DEBUG
 let buildKind = "debug"
@@ -178,8 +179,7 @@ do throws(CLIError) {
     exit(error.report(to: .standard))
 }
 let jsonPath = parsed[jsonOption]
-let corpus = parsed[corpusOption] ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-unityplugins/SampleAHAPs")
+let corpus = parsed[corpusOption] ?? TestFiles.conformance.appendingPathComponent("SampleAHAPs")
 let names = parsed.positional.isEmpty ? all : parsed.positional
 let dispatchSeconds = parsed[secondsOption]
 let rounds = parsed[roundsOption]
@@ -217,7 +217,7 @@ do {
     if names.contains("inversion") { distributions += inversionBenchmark(seconds: max(1, dispatchSeconds / 6)) }
     if names.contains("trigger") { distributions += try triggerBenchmark(count: dispatchSeconds < 5 ? 20 : 200) }
     if names.contains("dispatch") { distributions += try dispatchBenchmark(seconds: dispatchSeconds, rounds: rounds) }
-    let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Assets")
+    let assets = TestFiles.assets
     /// `body` with no label, then, with the load option, again under the load with its label.
     func alsoUnderLoad(_ name: String, _ body: (String) throws -> [Distribution]) throws -> [Distribution] {
         var result = try body("")
