@@ -7,8 +7,14 @@ import HapSyncRuntime
 import HapSyncSystem
 import Synchronization
 
-/// Malformed packets liblo reported through its error handler (which has no context pointer).
-private let libloErrors = Atomic<Int>(0)
+/// Errors liblo reported through its error handler, by the thread it reported them on. The
+/// handler has no context pointer, but liblo calls it on the thread decoding the packet (inside
+/// `lo_server_dispatch_data`), so each service, decoding on its own thread, sees only its own: a
+/// process-wide count made one service answer another's malformed packets as its own.
+private let libloErrors = Locked<[pthread_t: Int]>([:])
+
+/// liblo's errors reported so far on the calling thread.
+private func libloErrorsOnThisThread() -> Int { libloErrors.withLock { $0[pthread_self()] ?? 0 } }
 
 /// `hapsync serve`'s engine front end: OSC datagrams in (decoded by liblo, bundles and time tags
 /// included), commands on one running `HapticEngine`, replies to each sender.
@@ -126,7 +132,7 @@ public final class OSCService: @unchecked Sendable {
         guard let dir = mkdtemp(&template) else { throw OSCSocketError(description: "cannot make a private folder for liblo: \(SystemErrno.current.message)") }
         loDirectory = String(cString: dir)
         let loPath = loDirectory + "/unused"
-        guard let server = lo_server_new_with_proto(loPath, LO_UNIX, { _, _, _ in libloErrors.add(1, ordering: .relaxed) }) else {
+        guard let server = lo_server_new_with_proto(loPath, LO_UNIX, { _, _, _ in libloErrors.withLock { $0[pthread_self(), default: 0] += 1 } }) else {
             rmdir(loDirectory)
             close(ends[0])
             close(ends[1])
@@ -158,9 +164,7 @@ public final class OSCService: @unchecked Sendable {
 
     /// The counts so far.
     public var statistics: Statistics {
-        var s = stats.withLock { $0 }
-        s.malformed += libloErrors.load(ordering: .relaxed)
-        return s
+        stats.withLock { $0 }
     }
 
     /// Makes `run` return after the packet it is handling (any thread; a signal handler's queue).
@@ -224,16 +228,14 @@ public final class OSCService: @unchecked Sendable {
             return
         }
         messagesInPacket = 0
-        let before = libloErrors.load(ordering: .relaxed)
+        let before = libloErrorsOnThisThread()
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(datagram.count, 1), alignment: 8)
         defer { copy.deallocate() }
         copy.copyMemory(from: datagram)
         let rc = lo_server_dispatch_data(lo, copy.baseAddress, datagram.count)
-        if rc < 0, libloErrors.load(ordering: .relaxed) == before {
-            // Not decodable and liblo did not say so itself.
-            libloErrors.add(1, ordering: .relaxed)
-        }
-        if libloErrors.load(ordering: .relaxed) != before {
+        // Not decodable: liblo said so, or failed without saying.
+        if rc < 0 || libloErrorsOnThisThread() != before {
+            stats.withLock { $0.malformed += 1 }
             reply(error: "(packet)", "a packet of \(datagram.count) bytes is not valid OSC; dropped")
         }
     }

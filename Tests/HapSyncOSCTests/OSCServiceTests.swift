@@ -36,6 +36,29 @@ struct OSCServiceTests {
         return r.args[i + 1]
     }
 
+    /// Two services in one process (the test runner runs suites side by side; a program may run
+    /// two): a malformed packet is counted and answered by the service that got it only. liblo's
+    /// error handler has no context pointer, and a process-wide count once made one service answer
+    /// "not valid OSC" to a valid packet while another was decoding a bad one.
+    @Test func aMalformedPacketIsOnlyItsOwnServicesError() throws {
+        let engine = try engine()
+        defer { engine.stop() }
+        func service(_ name: String) throws -> OSCService {
+            try OSCService(engine: engine, configuration: .init(endpoints: [.unix(path: dir.appendingPathComponent(name).path)], resourceRoots: [dir]))
+        }
+        let a = try service("a.sock"), b = try service("b.sock")
+        let garbage: [UInt8] = Array("/hapsync/mute\0\0\0,s".utf8) + [0xFF, 0xFF]
+        // On a thread of its own, as a running service decodes.
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            garbage.withUnsafeBytes { a.process($0) }
+            done.signal()
+        }.start()
+        done.wait()
+        #expect(a.statistics.malformed == 1)
+        #expect(b.statistics.malformed == 0, "the other service's bad packet is not this one's")
+    }
+
     @Test func trueAndFalseArgumentsWork() throws {
         let engine = try engine()
         defer { engine.stop() }
