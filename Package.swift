@@ -91,7 +91,7 @@ let package = Package(
         .target(name: "HapSyncCLI", dependencies: ["HapSyncOutputs", "CHapSync", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncHapticOutput", "HapSyncAudioOutput", "HapSyncOSC", "HapSyncGeneration"]),
         .executableTarget(name: "hapsync", dependencies: ["HapSyncCLI"]),
         // The umbrella: `import HapSync` re-exports the modules below it.
-        .target(name: "HapSync", dependencies: ["HapSyncOutputs", "HapSyncAHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapSyncHapticOutput", "HapSyncAudioOutput", "HapSyncGeneration"]),
+        .target(name: "HapSync", dependencies: ["HapSyncSystem", "HapSyncOutputs", "HapSyncAHAP", "HapSyncConcurrency", "HapSyncCore", "HapSyncRuntime", "HapSyncHapticOutput", "HapSyncAudioOutput", "HapSyncGeneration"]),
         // Test doubles others may want: a manual clock, a manual-clock engine rig, a recording backend,
         // a simulated audio device.
         .target(name: "HapSyncTestSupport", dependencies: ["HapSyncSystem", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency"]),

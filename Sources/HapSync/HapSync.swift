@@ -17,3 +17,5 @@
 @_exported import HapSyncOutputs
 // The real-time engine, players, policy and output files.
 @_exported import HapSyncRuntime
+// The system layer (`SystemErrno`, `SystemClock`), which some public signatures use.
+@_exported import HapSyncSystem

@@ -14,9 +14,9 @@ import HapSyncSystem
 ///    changed between 1 and 2).
 /// `O_NONBLOCK` has no effect on reads of a regular file, so the descriptor reads normally.
 ///
-/// This is the only place in the Foundation-only AHAP module that makes these system calls (they
-/// reach it through Foundation, which re-exports the C library on Linux): Foundation's own file
-/// APIs open with a blocking `open(2)`.
+/// This is the only place in the AHAP module (Foundation and the system layer, `HapSyncSystem`, for
+/// errno's message) that makes these system calls (they reach it through Foundation, which
+/// re-exports the C library on Linux): Foundation's own file APIs open with a blocking `open(2)`.
 public enum RegularFile {
     /// Why a path was not opened.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {

@@ -147,8 +147,10 @@ final class PlaySession: @unchecked Sendable {
                 console.err("\r\u{1B}[Kplaying \(seconds(elapsed)) / \(seconds(total)), loop \(loop)/\(loops)"
                             + (s.audioGone ? " (audio server gone, haptics go on)" : ""))
             }
-            // A watchdog for a broken run; an engine waiting for its audio server is not one.
-            if now > end + 10, !s.audioGone {
+            // A watchdog for a broken run; an engine waiting for its audio server is not one, nor
+            // is a player still playing (its passes follow the audio's frames, which underruns
+            // and the sink's clock can carry past the monotonic estimate of `end`).
+            if now > end + 10, !s.audioGone, current.withLock({ $0?.isPlaying }) != true {
                 return .failure("playback did not finish \(seconds(now - end)) after its end; the engine may have stopped")
             }
         }

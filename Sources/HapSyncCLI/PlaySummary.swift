@@ -53,8 +53,12 @@ struct PlaySummary {
             let heard: (Int64) -> UInt64? = { frame in history?.heard(frame) ?? fit.time(ofFrame: frame) }
             for c in stats.commands where c.patternTime >= 0 {
                 guard let starts = startFrames[c.player], !starts.isEmpty else { continue }
-                // The run this command belongs to: the latest start whose frame is heard before it.
-                let frame = starts.last { (heard($0) ?? 0) <= c.applied + 50_000_000 } ?? starts[0]
+                // The pass this command belongs to: the latest start heard by the time the
+                // command's own pattern time began (its applied time less its pattern time), so a
+                // command at a pass's end is not taken for the next pass's.
+                let into = UInt64(nanosecondsOf: c.patternTime / playbackRate)
+                let begun = c.applied >= into ? c.applied - into : 0
+                let frame = starts.last { (heard($0) ?? 0) <= begun + 50_000_000 } ?? starts[0]
                 if let offset = AudioHapticOffset.offset(hapticAt: c.applied, patternTime: c.patternTime, startFrame: frame, rate: playbackRate,
                                                          sampleRate: audio.sampleRate, heard: heard) {
                     offsets.append(offset)

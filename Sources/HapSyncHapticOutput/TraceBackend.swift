@@ -356,7 +356,7 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
         static func events(_ c: TraceRecord.Command) -> [ChromeEvent] {
             let args = Args(player: c.player, t: c.t, intensity: c.intensity, sharpness: c.sharpness, dispatchNs: c.dispatchNs, applyNs: c.applyNs)
             var events = [ChromeEvent(name: c.kind.rawValue, cat: "haptic", ph: "X", tid: c.player, ts: us(c.scheduledNs),
-                                      dur: us(Int64(bitPattern: c.appliedNs &- c.scheduledNs)), args: args)]
+                                      dur: us(max(0, Int64(bitPattern: c.appliedNs &- c.scheduledNs))), args: args)]
             switch c.kind {
             case .level:
                 events.append(ChromeEvent(name: "haptic level", ph: "C", ts: us(c.appliedNs), args: Args(intensity: c.intensity, sharpness: c.sharpness)))

@@ -130,7 +130,7 @@ public enum TraceRecord: Codable, Sendable, Equatable {
             transients = try c.decode(Int32.self, forKey: .transients)
         }
 
-        /// Encodes the record with `"kind":"block"` first.
+        /// Encodes the record with its `"kind":"block"` (keys come out sorted).
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode("block", forKey: .kind)
@@ -175,7 +175,8 @@ public enum TraceRecord: Codable, Sendable, Equatable {
     /// `x` to six decimals, as every number in a trace is written (`AHAPWriter.formatRounded`'s rule).
     static func rounded(_ x: Double) -> Double {
         guard x.isFinite, abs(x) < 1e9 else { return x }
-        return (x * 1e6).rounded() / 1e6
+        let r = (x * 1e6).rounded() / 1e6
+        return r == 0 ? 0 : r   // never "-0"
     }
 
     /// The encoder trace lines are written with: keys sorted (so every line of a kind reads the same:
@@ -222,6 +223,8 @@ public enum TraceRecord: Codable, Sendable, Equatable {
     /// Every record of JSON Lines `text`; `path` names it in errors.
     public static func parse(_ text: String, path: String = "trace") throws(ReadError) -> [TraceRecord] {
         let decoder = JSONDecoder()
+        // Non-finite numbers read back as `makeEncoder` writes them.
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         var records: [TraceRecord] = []
         for (i, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
             do { records.append(try decoder.decode(TraceRecord.self, from: Data(line.utf8))) } catch {

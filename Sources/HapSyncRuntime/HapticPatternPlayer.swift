@@ -53,14 +53,14 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         set { settings.withLock { $0.source = newValue } }
     }
     /// Whether the pattern repeats: at `loopEnd` (or its end when `loopEnd` is 0) it goes on from 0.
-    /// A loop pass lasts at least `minimumLoopPeriod` (see there); `setLoop(_:end:)` is the
+    /// A loop pass lasts at least `minimumLoopPeriod` (see there); `setLoop(_:end:passes:)` is the
     /// call that says when a setting is out of bounds instead.
     public var loopEnabled: Bool {
         get { settings.withLock { $0.loopEnabled } }
         set { settings.withLock { $0.loopEnabled = newValue }; sendLoop() }
     }
     /// Where a loop wraps (pattern seconds; 0 means the pattern's end), clamped to `loopEnds`
-    /// (NaN is 0). `setLoop(_:end:)` refuses instead of clamping.
+    /// (NaN is 0). `setLoop(_:end:passes:)` refuses instead of clamping.
     public var loopEnd: TimeInterval {
         get { settings.withLock { $0.loopEnd } }
         set { settings.withLock { $0.loopEnd = newValue.isNaN ? 0 : newValue.clamped(to: Self.loopEnds) }; sendLoop() }
@@ -79,7 +79,7 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// The shortest a loop pass lasts on the engine clock (its length ÷ the rate): 10 ms, the
     /// interval a rumble pad takes updates at. The scheduler wraps a shorter loop after this
     /// long (at pattern time rate × 10 ms), so no setting costs more than 100 wraps a second;
-    /// `setLoop(_:end:)` and `setPlaybackRate(_:)` refuse such a loop instead. A loop shorter than
+    /// `setLoop(_:end:passes:)` and `setPlaybackRate(_:)` refuse such a loop instead. A loop shorter than
     /// 1 ms of pattern time (taps at 0 with `loopEnd` 0) does not loop: the pattern plays once.
     public static let minimumLoopPeriod: TimeInterval = 0.01
 
@@ -112,10 +112,11 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     }
 
     /// Loops (or stops looping) at `end` (pattern seconds; 0: the pattern's end), for `passes`
-    /// passes in all (0: until stopped). A count includes the pass under way (or, set before a
-    /// start, the run's first, however far into the pattern it starts); each wrap uses one, and
-    /// the last pass ends the run where it would have wrapped, as `finished` (`hapsync play
-    /// --loop N` is one player with N passes). Throws `invalidParameter`, changing nothing, for
+    /// passes in a run (0: until stopped). Every start (and a resume that begins a run) plays the
+    /// whole count, its first pass however far into the pattern it starts; set while playing, the
+    /// count starts from the pass under way (as does setting `loopEnabled` or `loopEnd`, which keep
+    /// it). Each wrap uses one, and the last pass ends the run where it would have wrapped, as
+    /// `finished` (`hapsync play --loop N` is one player with N passes). Throws `invalidParameter`, changing nothing, for
     /// an end outside `loopEnds`, a negative count, or a loop whose pass at the current rate is
     /// shorter than `minimumLoopPeriod`.
     public func setLoop(_ enabled: Bool, end: TimeInterval, passes: Int = 0) throws(HapticEngine.EngineError) {

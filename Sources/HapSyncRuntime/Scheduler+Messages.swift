@@ -23,9 +23,13 @@ extension Scheduler {
         settle(s, now: now, sentAt: actsWhenSent ? min(m.time, now) : nil, pushed: &pushed)
         switch m.kind {
         case .start:
+            // A new run plays the loop's whole count again.
+            slots[s].passesLeft = slots[s].loopPasses
             begin(s, player: m.player, at: m.time, offset: m.value, now: now, pushed: &pushed, reportRestart: true)
             post(.began(playing: slots[s].active), slot: s, player: m.player)
         case .resume:
+            // Resuming a paused run keeps its passes left; a resume that begins a run counts afresh.
+            if !slots[s].active, !slots[s].paused { slots[s].passesLeft = slots[s].loopPasses }
             if !slots[s].active {
                 begin(s, player: m.player, at: m.time, offset: slots[s].pausedOffset, now: now, pushed: &pushed)
             } else if slots[s].stopIsPause, slots[s].stopAt != .max, m.time >= slots[s].stopAt {
@@ -68,6 +72,7 @@ extension Scheduler {
         case .setLoop:
             slots[s].loopEnabled = m.flag
             slots[s].loopEnd = m.value.isNaN ? 0 : m.value.clamped(to: HapticPatternPlayer.loopEnds)
+            slots[s].loopPasses = Int(m.count)
             slots[s].passesLeft = Int(m.count)
             cancelNextPassAudio(s)
         case .refresh:

@@ -64,8 +64,10 @@ final class Scheduler: @unchecked Sendable {
         var loopEnabled = false
         /// Loop end (pattern s); 0 means the pattern's end.
         var loopEnd: Double = 0
-        /// Passes still to play, the one under way included, when the loop has a count (each
-        /// wrap uses one; at 1 the pass under way ends the run); 0: loop until stopped.
+        /// The loop's pass count as set (0: until stopped); each start counts it afresh.
+        var loopPasses = 0
+        /// Passes still to play in this run, the one under way included (each wrap uses one; at 1
+        /// the pass under way ends the run); 0: loop until stopped.
         var passesLeft = 0
         /// Where a resume starts (pattern s), set by a pause or a seek while not playing.
         var pausedOffset: Double = 0

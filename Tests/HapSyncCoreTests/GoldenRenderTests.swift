@@ -100,6 +100,7 @@ struct GoldenRenderTests {
             Issue.record("wrote \(url.path): review it and commit it, then run again without HAPSYNC_UPDATE_GOLDEN", sourceLocation: sourceLocation)
             return
         }
+        #expect(samples.allSatisfy { $0.isFinite }, "\(name): the render holds a NaN or an infinity", sourceLocation: sourceLocation)
         let data = try Data(contentsOf: url)
         let golden = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
         #expect(golden.count == samples.count, "\(name): \(golden.count) samples checked in, \(samples.count) rendered", sourceLocation: sourceLocation)

@@ -58,6 +58,12 @@ struct BoundedSettingsTests {
         #expect(!player.isPlaying)
         let levels = rig.commands.filter { $0.kind == .level }
         #expect(levels.last?.intensity == 0 && levels.last.map { $0.scheduled <= ManualRig.nanoseconds(1.0 + 3 * pass) } == true, "silent at its end")
+        // Started again, the same player plays its whole count again (the count re-arms per run).
+        let sofar = rig.commands.count
+        try player.start(atTime: 2.0)
+        rig.run(until: 2.9)
+        #expect(rig.commands.dropFirst(sofar).filter { $0.kind == .transient }.count == 6, "3 passes again")
+        #expect(ended.withLock { $0 } == [.finished, .finished])
 
         // From 0.06 s in: the part-way first pass counts as one.
         let second = try rig.engine.makeAdvancedPlayer(with: try taps())
