@@ -89,18 +89,18 @@ final class PlaySession: @unchecked Sendable {
         engine.resetHandler = { [weak self] in self?.engineReset() }
     }
 
-    /// What keeps `loops` from being played as a loop, nil when nothing does: a pattern of no
-    /// length, or a pass shorter than the engine's shortest loop period.
-    static func loopProblem(loops: Int, timeline: PatternTimeline, playbackRate: Double) -> String? {
-        guard loops > 1 else { return nil }
-        guard timeline.end >= HapticPatternPlayer.shortestLoop else {
-            return "--loop \(loops): the pattern lasts \(seconds(timeline.end)); there is nothing to repeat"
-        }
-        guard timeline.end / playbackRate >= HapticPatternPlayer.minimumLoopPeriod else {
-            return "--loop \(loops): a pass lasts \(seconds(timeline.end / playbackRate)) at rate \(playbackRate); loops need passes of at least "
-                + "\(Int(HapticPatternPlayer.minimumLoopPeriod * 1000)) ms"
-        }
-        return nil
+    /// What keeps `loops` from being played as a loop that the engine would take, nil when nothing
+    /// does: a pattern of no length (the engine plays such a loop once). A pass shorter than the
+    /// engine's shortest loop period is the engine's own rule: `setLoop` refuses it, and `start`
+    /// says so with the `--loop` it came from.
+    static func loopProblem(loops: Int, timeline: PatternTimeline) -> String? {
+        guard loops > 1, timeline.end < HapticPatternPlayer.shortestLoop else { return nil }
+        return "--loop \(loops): the pattern lasts \(seconds(timeline.end)); there is nothing to repeat"
+    }
+
+    /// The engine refused the loop `--loop` asked for; its reason, prefixed with the option.
+    private struct LoopRefused: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// Plays every loop, starting `delay` s from now; returns when all have played, a signal came
@@ -111,7 +111,7 @@ final class PlaySession: @unchecked Sendable {
             done.signal()
         }
         if let sig = signals.caughtSignal { return .interrupted(signal: sig) }
-        if let problem = Self.loopProblem(loops: loops, timeline: timeline, playbackRate: playbackRate) { return .failure(problem) }
+        if let problem = Self.loopProblem(loops: loops, timeline: timeline) { return .failure(problem) }
         // Loops after the first are whole passes; the first skips `from` of the pattern.
         let t0 = engine.currentTime + delay - from / playbackRate
         state.withLock { $0.t0 = t0 }
@@ -182,7 +182,9 @@ final class PlaySession: @unchecked Sendable {
     /// (seeking there first), pattern time 0 of loop k at `t0` + k passes.
     private func start(_ player: HapticPatternPlayer, firstLoop: Int, offset: Double, t0: Double) throws {
         let passes = loops - firstLoop
-        if passes > 1 { try player.setLoop(true, end: 0, passes: passes) }
+        if passes > 1 {
+            do { try player.setLoop(true, end: 0, passes: passes) } catch { throw LoopRefused(description: "--loop \(loops): \(error)") }
+        }
         if offset > 0 {
             // A start at an offset: seek a paused-at-0 player, then resume at the start time.
             try player.seek(toOffset: offset)
