@@ -63,6 +63,9 @@ public final class CHHapticEngine: @unchecked Sendable {
     /// HapSync's engine underneath.
     public let hapSyncEngine: HapticEngine
     private let audioOutput: SoundServerOutput?
+    /// The outputs HapSync's engine plays to: they explain a failed start in the library's own
+    /// settings (`HAPSYNC_AUDIO=none`).
+    private let outputs: LibraryOutputs
     private let state = Locked(State())
     /// Starts and stops in the order they were called: `stop(completionHandler:)` followed at
     /// once by `start()` leaves the engine running (the later call wins), however the threads
@@ -102,6 +105,7 @@ public final class CHHapticEngine: @unchecked Sendable {
             }
         }
         audioOutput = outputs.audio
+        self.outputs = outputs
         let policy: HapticPolicy
         do {
             policy = try HapticPolicy().applying(environment: environment)
@@ -265,7 +269,7 @@ public final class CHHapticEngine: @unchecked Sendable {
         do {
             try hapSyncEngine.start()
         } catch {
-            throw CHHapticError(.serverInitFailed, "\(error)")
+            throw CHHapticError(.serverInitFailed, outputs.explain(startFailure: error))
         }
     }
 

@@ -38,7 +38,7 @@ public struct AHAPResourceResolver: Sendable {
             case .outsideRoots(let path, let root, let target):
                 return "\(AHAPQuote.quoted(path)) under \(root) is a symbolic link to \(target), outside the resource roots; refusing to read it"
             case .notFound(let path, let searched):
-                return "\(AHAPQuote.quoted(path)) not found; searched \(searched.joined(separator: ", ")) (add folders with --resources DIR)"
+                return "\(AHAPQuote.quoted(path)) not found; searched \(searched.joined(separator: ", ")) (add the folder that holds it to the resource folders)"
             case .notRegularFile(let path, let target, let kind):
                 return "\(AHAPQuote.quoted(path)) is \(kind) (\(target)), not a regular file; refusing to read it"
             }
@@ -58,7 +58,7 @@ public struct AHAPResourceResolver: Sendable {
     /// Why a path may never be resolved, judged from its text alone, or nil when it is acceptable.
     public static func staticProblem(with path: String) -> String? {
         if path.isEmpty { return "is empty" }
-        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute; waveform paths are relative to the AHAP file's folder or a --resources folder" }
+        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute; waveform paths are relative to the AHAP file's folder or a resource folder" }
         if path.utf8.contains(0) { return "contains a NUL character" }
         if climbs(path) {
             return "climbs out of its folder with '..'; waveform paths must stay inside the resource folders"

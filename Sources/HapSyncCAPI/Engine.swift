@@ -10,11 +10,15 @@ import HapSyncRuntime
 /// What an `hs_engine` handle holds.
 final class EngineBox: @unchecked Sendable {
     let engine: HapticEngine
+    /// The outputs it plays to: they explain a failed start in the C API's own terms (nil for an
+    /// engine made in Swift).
+    let outputs: LibraryOutputs?
     /// The C callbacks and their user pointers (as integers: they only pass through).
     let callbacks = Locked<(stopped: hs_stopped_callback?, stoppedUser: UInt, reset: hs_reset_callback?, resetUser: UInt)>((nil, 0, nil, 0))
 
-    init(engine: HapticEngine) {
+    init(engine: HapticEngine, outputs: LibraryOutputs?) {
         self.engine = engine
+        self.outputs = outputs
         engine.stoppedHandler = { [weak self] reason in
             guard let (callback, user) = self?.callbacks.withLock({ ($0.stopped, $0.stoppedUser) }), let callback else { return }
             let code: Int32
@@ -79,7 +83,7 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
         do {
             let engine = try HapticEngine(configuration: .init(backend: outputs.backend, audio: outputs.audio, hapticLatency: outputs.hapticLatency,
                                                                policy: policy))
-            out.pointee = Handles.make(EngineBox(engine: engine))
+            out.pointee = Handles.make(EngineBox(engine: engine, outputs: outputs))
         } catch {
             throw cFailure(error)
         }
@@ -91,7 +95,10 @@ public func hsEngineCreate(_ config: UnsafePointer<hs_engine_config>?, _ out: Un
 public func hsEngineStart(_ engine: OpaquePointer?) -> hs_status {
     cCall { () throws(CFailure) in
         let box: EngineBox = try Handles.get(engine, "engine")
-        do { try box.engine.start() } catch { throw cFailure(error) }
+        do { try box.engine.start() } catch {
+            let failure = cFailure(error)
+            throw CFailure(status: failure.status, message: box.outputs?.explain(startFailure: error) ?? "\(error)")
+        }
     }
 }
 
@@ -197,5 +204,5 @@ public func hsEngineGetStatistics(_ engine: OpaquePointer?, _ out: UnsafeMutable
 /// benchmarks and tests that compare the C calls with the Swift ones on one engine. Destroy it
 /// with `hs_engine_destroy` (which stops the engine).
 public func hsEngineHandle(wrapping engine: HapticEngine) -> OpaquePointer {
-    Handles.make(EngineBox(engine: engine))
+    Handles.make(EngineBox(engine: engine, outputs: nil))
 }

@@ -14,7 +14,7 @@ extension PlayablePattern {
             throw .loading(error)
         }
         for d in playable.diagnostics where d.code == .resourceNotFound {
-            console.err("warning: \(d.path): \(d.message); the voice's length is unknown unless EventDuration gives it\n")
+            console.err("warning: \(d.path): \(d.message); the voice's length is unknown unless EventDuration gives it (--resources DIR adds a folder to search)\n")
         }
         var unreadable: [URL] = []
         for a in playable.audio where a.info == nil {

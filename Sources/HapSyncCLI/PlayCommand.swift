@@ -83,7 +83,7 @@ enum PlayCommand {
                 ? (PipeWireOutput.probe(remote: ProcessInfo.processInfo.environment["PIPEWIRE_REMOTE"]) == .silent
                     ? "--audio auto: a PipeWire server took the connection but did not answer within 1 s (is it stopped?), so PulseAudio's protocol was tried"
                     : "--audio auto: no PipeWire server answered, so PulseAudio's protocol was tried") : nil
-            let none = why.contains("--audio none") ? nil : "to play without audio, pass --audio none"
+            let none = "to play without audio, pass --audio none"
             let hints = [tried, none].compactMap { $0 }
             throw .failure(why, hint: hints.isEmpty ? nil : hints.joined(separator: "; "))
         } catch {

@@ -88,6 +88,9 @@ enum ValidateCommand {
             var text = ""
             for d in f.diagnostics { text += d.description + "\n" }
             if let line = f.omittedLine { text += line + "\n" }
+            if f.diagnostics.contains(where: { $0.code == .resourceNotFound }) {
+                text += "\(f.file): note: --resources DIR adds a folder to search for audio files\n"
+            }
             if f.errorCount > 0 {
                 text += "\(f.file): invalid (\(plural(f.errorCount, "error")), \(plural(f.warningCount, "warning")))\n"
             } else {

@@ -98,6 +98,11 @@ public final class FanOutBackend: HapticBackend, RealtimeThreaded, @unchecked Se
         for b in backends { try? b.stopAll() }
     }
 
+    /// Abandons each (a start that failed after `open`).
+    public func abandon() {
+        for b in backends { b.abandon() }
+    }
+
     /// Closes each; the first error is rethrown after all were closed.
     public func close() throws {
         var first: Error?

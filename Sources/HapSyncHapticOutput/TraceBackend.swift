@@ -178,6 +178,22 @@ public final class TraceBackend: HapticBackend, WaveformBlockRecorder, @unchecke
         }
     }
 
+    /// Undoes `open()` after a start that failed later: ends the writer and removes the file if
+    /// this open created it (nothing was played into it), so the same run can be tried again
+    /// without `--force`. A file that was there before (written into, or truncated on the
+    /// user's `--force`) stays; a reopened trace goes on being appended to next time.
+    public func abandon() {
+        guard let w = writer else { return }
+        writer = nil
+        w.finish()
+        guard progress.withLock({ $0.written == 0 && $0.failure == nil }), w.file.removeCreated() else { return }
+        // Gone: the next open creates it afresh.
+        progress.withLock {
+            $0.opened = false
+            $0.chromeBodyEnd = 0
+        }
+    }
+
     /// The writer thread: drains the ring every 20 ms, formats the records and writes them.
     private final class Writer: @unchecked Sendable {
         unowned let trace: TraceBackend

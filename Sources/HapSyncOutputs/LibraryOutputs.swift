@@ -26,6 +26,17 @@ public struct LibraryOutputs {
     public let audio: SoundServerOutput?
     /// The engine's `hapticLatency` these outputs need (ns).
     public let hapticLatency: UInt64
+    /// How this front end's user turns the audio off, in its own terms: `HAPSYNC_AUDIO=none`, or
+    /// the C API's `audio = "none"` when its config named the audio.
+    public let audioOffSetting: String
+
+    /// `error` from starting an engine on these outputs, as a sentence for this front end's user:
+    /// an audio output that could not start says how to play without audio in the front end's own
+    /// setting (never a CLI flag).
+    public func explain(startFailure error: any Error) -> String {
+        guard let engineError = error as? HapticEngine.EngineError, case .audioUnavailable = engineError else { return "\(error)" }
+        return "\(error); to play without audio, set \(audioOffSetting)"
+    }
 
     /// Why the outputs could not be made.
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -89,14 +100,15 @@ public struct LibraryOutputs {
             }
         }
         try self.init(haptics: spec, tracePath: environment["HAPSYNC_TRACE"], audio: choice, sink: environment["HAPSYNC_SINK"],
-                      environment: environment)
+                      environment: environment, audioOffSetting: audio.map { "\($0.source) = \"none\"" } ?? "HAPSYNC_AUDIO=none")
     }
 
     /// Makes the outputs from parsed settings. Throws `Failure` when the haptic output cannot be made (a rumble pad
     /// that cannot be opened) or a trace would replace a file that exists (checked again when
     /// the engine opens it).
     init(haptics spec: HapticOutputSpec?, tracePath: String?, audio choice: AudioServerChoice, sink: String?,
-                environment: [String: String]) throws(Failure) {
+         environment: [String: String], audioOffSetting: String) throws(Failure) {
+        self.audioOffSetting = audioOffSetting
         // Never over a file the user has: a library front end has no --force (remove it first).
         for path in [spec.flatMap { if case .trace(let p) = $0 { p } else { nil } }, tracePath].compactMap({ $0 }) where !path.isEmpty {
             do throws(OutputFile.Failure) { try OutputFile.check(path, replacing: false) } catch {

@@ -76,7 +76,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         /// A sentence with a way out.
         public var description: String {
             switch self {
-            case .noServer(let why): return "no PulseAudio server (\(why)); start one, or play without audio with --audio none"
+            case .noServer(let why): return "no PulseAudio server (\(why)); start one, or play without audio"
             case .noAnswer(let seconds): return "the PulseAudio server accepted the connection but did not answer within \(seconds) s (is it, or the PipeWire behind pipewire-pulse, stopped?)"
             case .noSink(let name): return "PulseAudio has no sink named '\(name)'; 'pactl list short sinks' lists them"
             case .stream(let why): return "the PulseAudio stream failed: \(why)"

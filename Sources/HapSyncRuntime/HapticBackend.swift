@@ -18,6 +18,10 @@ public protocol HapticBackend: AnyObject {
     func stopAll() throws
     /// Releases the device or finishes the file. Called once, last.
     func close() throws
+    /// Undoes `open()` when the engine's start fails after it (the audio could not start): closes,
+    /// and leaves behind nothing this open made (a trace file it created), so the same command can
+    /// run again. Files that were there before are left as they are.
+    func abandon()
     /// The device or file it drives, for capability reports ("/dev/input/event5 (Pad)", a path).
     var device: String { get }
     /// Rumble motors it drives (0 for a trace or none).
@@ -72,6 +76,8 @@ extension HapticBackend {
     public var timingResolution: UInt64 { 0 }
     /// Healthy, for backends with nothing to lose.
     public var health: OutputHealth { OutputHealth() }
+    /// Closes, for backends that make nothing at open.
+    public func abandon() { try? close() }
 }
 
 /// Thrown by a backend whose device went away (unplugged): the engine reports

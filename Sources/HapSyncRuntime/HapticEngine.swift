@@ -316,7 +316,8 @@ public final class HapticEngine: @unchecked Sendable {
             do {
                 try audio.open()
             } catch {
-                try? configuration.backend.close()
+                // Nothing played: a trace made for this start goes too, so the same call can be retried.
+                configuration.backend.abandon()
                 control.withLock { $0.running = false; $0.started = false }
                 throw .audioUnavailable("\(error)")
             }

@@ -69,6 +69,9 @@ public final class OutputFile {
     /// For a text written whole: whether it replaces a regular file (else it is new, and a file
     /// that appeared at the destination meanwhile is not replaced).
     private var replaces = false
+    /// The file this handle created (the path named nothing before), by device and inode; nil when
+    /// it writes into or over a file that was there.
+    private var created: Identity?
 
     private init(path: String, fd: Int32, isRegularFile: Bool, temporary: String?, destination: String) {
         self.path = path
@@ -169,7 +172,10 @@ public final class OutputFile {
             // O_EXCL: a file (or link) that appeared since the check is not replaced unasked.
             let fd = open(path, flags | O_CREAT | O_EXCL, 0o666)
             guard fd >= 0 else { throw .cannotCreate(path: path, reason: SystemErrno.current.message) }
-            return OutputFile(path: path, fd: fd, isRegularFile: true, temporary: nil, destination: path)
+            let file = OutputFile(path: path, fd: fd, isRegularFile: true, temporary: nil, destination: path)
+            var st = stat()
+            if fstat(fd, &st) == 0 { file.created = Identity(st) }
+            return file
         }
     }
 
@@ -288,6 +294,19 @@ public final class OutputFile {
         close(fd)
         fd = -1
         if let temporary { unlink(temporary) }
+    }
+
+    /// Closes the file and removes it if this handle created it and the path still names that
+    /// file: what a run that failed before it began leaves behind is nothing, so the same command
+    /// can be run again without `--force`. A file that was there before is left as it is.
+    /// Returns whether it removed the file.
+    @discardableResult
+    public func removeCreated() -> Bool {
+        discard()
+        guard let created else { return false }
+        var st = stat()
+        guard lstat(path, &st) == 0, Identity(st) == created else { return false }
+        return unlink(path) == 0
     }
 
     /// Writes `text` to `path` whole, by the rules above.

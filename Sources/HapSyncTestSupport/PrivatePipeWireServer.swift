@@ -28,7 +28,7 @@ public final class PrivatePipeWireServer {
 
     private static func executable(_ name: String) throws -> String {
         guard let path = ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "\(name) is not installed (bash .ci/install-deps)"])
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "\(name) is not installed (bash .ci/install-deps --tests)"])
         }
         return path
     }

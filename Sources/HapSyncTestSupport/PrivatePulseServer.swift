@@ -23,7 +23,7 @@ public final class PrivatePulseServer {
     /// Starts the server and waits (at most 10 s) until it answers.
     public func start() throws {
         guard let exe = ["/usr/bin/pulseaudio", "/usr/local/bin/pulseaudio"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "pulseaudio is not installed (bash .ci/install-deps)"])
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "pulseaudio is not installed (bash .ci/install-deps --tests)"])
         }
         let arguments = [exe, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--log-target=stderr",
                          "-L", "module-null-sink sink_name=private rate=48000 format=float32le channels=2",

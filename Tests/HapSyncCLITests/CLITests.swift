@@ -222,6 +222,22 @@ struct BinaryTests {
         #expect(good.status == 0 && good.out.hasSuffix("engine.ahap: valid\n"))
     }
 
+    /// A `play` whose audio cannot open leaves no trace behind, so the same command runs again
+    /// as typed (before: a 0-byte trace, then "already exists; not overwriting it").
+    @Test func aPlayWhoseAudioFailsLeavesNoTraceBehind() throws {
+        let folder = try TemporaryDirectory("play-no-audio")
+        let trace = folder.file("t.jsonl").path
+        let args = ["play", "--audio", "pulse", "--haptics", "trace:\(trace)", packageRoot.appendingPathComponent("Assets/taps.ahap").path]
+        let noServer = ["PULSE_SERVER": "unix:/nonexistent-hapsync/native"]
+        for attempt in 1...2 {
+            let r = try Self.run(args, environment: noServer)
+            #expect(r.status == 1, "attempt \(attempt): \(r.err)")
+            #expect(r.err.contains("no PulseAudio server") && r.err.contains("--audio none"), "attempt \(attempt): \(r.err)")
+            #expect(!r.err.contains("already exists"), "attempt \(attempt): \(r.err)")
+            #expect(!FileManager.default.fileExists(atPath: trace), "attempt \(attempt) left \(trace) behind")
+        }
+    }
+
     @Test func infoOnTheMainExample() throws {
         let r = try Self.run(["info", packageRoot.appendingPathComponent("Assets/heartbeat.ahap").path])
         #expect(r.status == 0 && r.out.contains("duration    1.330 s") && r.out.contains("audio       4 (4 resolved)"))

@@ -106,8 +106,8 @@ struct ServeTests {
     }
 
     @Test func pythonOSCAndOscsendPlayAtTheirTimeTagsAndBadInputGetsErrors() throws {
-        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps)")
-        let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps)")
+        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps --tests)")
+        let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps --tests)")
         let dirFolder = try scratch()
         defer { dirFolder.remove() }
         let dir = dirFolder.url
@@ -166,7 +166,7 @@ struct ServeTests {
     /// years ahead (refused), the player list and stop-all, and a trace that cannot be written
     /// (/dev/full) showing in the status while the service runs.
     @Test func pythonOSCBooleansFarTagsPlayersAndOutputFailures() throws {
-        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps)")
+        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps --tests)")
         let dirFolder = try scratch()
         defer { dirFolder.remove() }
         let dir = dirFolder.url
@@ -235,7 +235,7 @@ struct ServeTests {
     }
 
     private func timeTaggedPlayWithAudio(audio: String) throws {
-        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps)")
+        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
         let python = try #require(Self.which("python3"))
         let dirFolder = try scratch()
         defer { dirFolder.remove() }
