@@ -66,7 +66,7 @@ func generateBenchmark(short: Bool, rounds: Int, assets: URL, corpus: URL, varia
     let subjects = ["ours"] + baselines.map(\.name)
     let labelCount = set.tracks.reduce(0) { $0 + $1.labels.count }
     let sounds = Set(set.tracks.flatMap { $0.labels.map(\.sound) }).sorted()
-    print("generate: labelled set \(variant == 0 ? "0 (the README's)" : "\(variant) (held out)"): \(set.tracks.count) drum track(s) of \(Int(set.files[0].seconds)) s (\(set.tracks.map(\.name).joined(separator: ", "))), "
+    print("generate: labelled set \(variant == 0 ? "0 (Bench/README.md's)" : "\(variant) (held out)"): \(set.tracks.count) drum track(s) of \(Int(set.files[0].seconds)) s (\(set.tracks.map(\.name).joined(separator: ", "))), "
         + "\(labelCount) hits of \(sounds.count) sounds (\(sounds.joined(separator: ", "))), gaps ≥ \(Int(OnsetTestSet.minimumGap * 1000)) ms with runs of 16ths, "
         + "velocities \(Int(OnsetTestSet.levels.lowerBound)) to \(Int(OnsetTestSet.levels.upperBound)) dB; each clean and over white noise, pink noise and a music bed "
         + "(chords and bass, 200 ms crossfades, not labelled) at \(OnsetTestSet.snrs.map { "\(Int($0))" }.joined(separator: ", ")) dB SNR "

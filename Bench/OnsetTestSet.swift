@@ -68,7 +68,7 @@ struct OnsetTestSet {
     private(set) var files: [File] = []
 
     /// Writes the set into `directory`: one track per entry of `formats` (rate and sample format),
-    /// `seconds` long each. `variant` 0 is the set the README reports; others draw other hits,
+    /// `seconds` long each. `variant` 0 is the set Bench/README.md reports; others draw other hits,
     /// times and backgrounds the same way (a held-out check that tuning on set 0 did not fit its
     /// draws). Throws when an Assets sound cannot be decoded or a file not written.
     init(directory: URL, seconds: Double, formats: [(rate: Int, format: WAVWriter.Format)], assets: URL, variant: Int = 0) throws {

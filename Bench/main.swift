@@ -16,7 +16,7 @@
 // latency and throughput beside in-process starts; time-tagged plays with audio against their
 // tags, by the haptic and by a pipe sink), generate (`hapsync generate`'s
 // onset F-measure on a labelled set it synthesizes, clean and at 20 to 0 dB SNR, and its speed, each
-// beside aubioonset on the same files; Apple's Ricochet transients beside ours). See README "Performance".
+// beside aubioonset on the same files; Apple's Ricochet transients beside ours). See Bench/README.md.
 //
 // The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
 // usage error (exit status 64), never a silent default.
@@ -158,7 +158,7 @@ let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the re
 let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
 let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse, render and generate's Apple comparison (default: the conformance corpus in ../shared)")
 let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 0,
-                            help: "generate: which draw of the labelled onset set to score (0, the README's; others are held out from tuning)")
+                            help: "generate: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
                                 help: "sync and underrun: also run, drift: run, with N busy threads at nice 0; auto: two per core")
 let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate"]

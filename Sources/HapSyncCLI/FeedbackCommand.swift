@@ -19,7 +19,7 @@ enum FeedbackCommand {
             impact-rigid, impact-solid, impact-soft, increase, decrease, start, stop,
             alignment, level-change, path-complete ("impact" alone is impact-medium).
             Apple does not publish these waveforms; the shapes follow how people describe
-            them (see --list and README "Feedback styles").
+            them (see --list and docs/swift-api.md, "Feedback styles").
             """,
         groups: [OptionGroup([intensity, list, export])] + PlaybackOptions.groups(title: "PLAY OPTIONS (as for 'hapsync play')"),
         positionals: .optional("NAME"),

@@ -3,7 +3,7 @@ import Foundation
 /// One audio voice of a pattern: an `AudioCustom` file or an `AudioContinuous` tone, with when it
 /// plays and its own settings. Dynamic audio parameters act on it through `PatternTimeline.voiceState`.
 ///
-/// Semantics (README "Rendering"):
+/// Semantics (docs/rendering.md):
 /// - `AudioCustom` without EventDuration plays its file once: it ends when the file runs out at
 ///   the playback rate in force when it starts. With EventDuration it ends at start + EventDuration:
 ///   a longer file is cut, a shorter one is followed by silence, or repeated when looping.

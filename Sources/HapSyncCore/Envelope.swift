@@ -2,7 +2,7 @@ import Foundation
 
 /// The amplitude envelope of a continuous event (haptic or synthesized audio), in seconds.
 ///
-/// Semantics (README "Rendering"):
+/// Semantics (docs/rendering.md):
 /// - `AttackTime`, `DecayTime`, `ReleaseTime` are normalized 0...1 and map exponentially to seconds
 ///   with `Envelope.seconds(_:)`: 10^(3x − 3), so 0 → 1 ms, 1/3 → 10 ms, 0.5 → 31.6 ms,
 ///   2/3 → 100 ms, 1 → 1 s.

@@ -3,7 +3,7 @@ import HapSyncAHAP
 /// The value of one dynamic parameter over pattern time, built from the pattern's `Parameter` and
 /// `ParameterCurve` entries of that ID.
 ///
-/// Semantics (README "Rendering"):
+/// Semantics (docs/rendering.md):
 /// - Before any entry takes effect the parameter has its neutral default (1 for the multiplying
 ///   controls, 0 for the adding ones).
 /// - A `Parameter` steps to its value at its `Time`.
@@ -66,7 +66,7 @@ public struct ParameterTrack: Sendable {
 
     /// The value at `t` as only the entries that took effect before `cutoff` make it: an entry
     /// starting at or after `cutoff` is ignored (an event that has ended is not acted on by what
-    /// starts after its end, README "Rendering"). Does not allocate, lock or block.
+    /// starts after its end, docs/rendering.md). Does not allocate, lock or block.
     public func value(at t: Double, enteredBefore cutoff: Double) -> Double {
         value(ofSegment: min(lastSegment(startingAtOrBefore: t), lastSegment(startingBefore: cutoff)), at: t)
     }

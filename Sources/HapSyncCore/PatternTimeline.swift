@@ -7,7 +7,7 @@ import HapSyncAHAP
 /// `voiceState(_:at:)`, `value(of:at:)`) only reads immutable arrays, so the real-time threads can
 /// call them: they do not allocate, lock or block.
 ///
-/// Semantics (also in README "Rendering"):
+/// Semantics (also in docs/rendering.md):
 /// - A transient is a tap of fixed logical length (`RenderOptions.transientLength`, 25 ms) with its
 ///   intensity × HapticIntensityControl and sharpness + HapticSharpnessControl taken at its start;
 ///   its EventDuration only pads the pattern.

@@ -159,7 +159,7 @@ public final class OSCCommands: @unchecked Sendable {
     /// What an address does with a checked message.
     typealias Handler = @Sendable (OSCCommands, Call) throws(CommandError) -> Outcome
 
-    /// One address: its arguments, what it does (for `/hapsync/help` and README) and its handler.
+    /// One address: its arguments, what it does (for `/hapsync/help` and docs/serve.md) and its handler.
     public struct Address: Sendable {
         /// `/hapsync/play`.
         public let path: String
@@ -217,7 +217,7 @@ public final class OSCCommands: @unchecked Sendable {
     }
 
     /// The address space: every address, its arguments and its handler, in the order
-    /// `/hapsync/help` answers them and README lists them.
+    /// `/hapsync/help` answers them and docs/serve.md lists them.
     public static let addresses: [Address] = [
         Address("/hapsync/load", [.string("name"), .string("path")], namesAPattern: true,
                 "load an AHAP file (a path relative to a resource root) as NAME") { c, call throws(CommandError) in try c.load(call) },

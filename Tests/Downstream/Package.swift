@@ -12,7 +12,7 @@ let package = Package(
     targets: [
         // Core Haptics code as Apple's documentation writes it, with `import CoreHaptics`.
         .executableTarget(name: "ios-port", dependencies: [.product(name: "CoreHaptics", package: "hapsync")]),
-        // HapSync's own API through the umbrella module, as README shows it.
+        // HapSync's own API through the umbrella module, as docs/swift-api.md shows it.
         .executableTarget(name: "hapsync-api", dependencies: [.product(name: "HapSync", package: "hapsync")]),
     ]
 )

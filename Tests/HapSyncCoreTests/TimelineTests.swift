@@ -13,7 +13,7 @@ func timeline(_ build: (AHAPPatternBuilder) -> AHAPPatternBuilder, options: Rend
     try PatternTimeline(pattern: try build(AHAPPatternBuilder()).build(), options: options, audioLength: audioLength)
 }
 
-/// Every expectation below is worked out by hand from the documented semantics (README "Rendering");
+/// Every expectation below is worked out by hand from the documented semantics (docs/rendering.md);
 /// the arithmetic is in the comments.
 @Suite("Rendering semantics")
 struct TimelineTests {

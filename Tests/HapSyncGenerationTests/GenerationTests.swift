@@ -413,7 +413,7 @@ struct GenerationEdgeTests {
         }
         let g = try HapticGenerator.generate(mono: signal, sampleRate: 48_000)
         // The hits' transients (the bed's fade-in from digital silence can add weak ones of its
-        // own: see README, "Haptics from sound", limits).
+        // own: see docs/generate.md, limits).
         let hits = [0.5, 1.5, 2.0, 2.5].compactMap { t in g.transients.first { abs($0.time - t) < 0.005 } }
         #expect(hits.count == 4, "\(g.transients)")
         guard hits.count == 4 else { return }

@@ -18,7 +18,7 @@ func tap(_ i: Float, _ s: Float) -> OutputCommand {
 }
 let ms: UInt64 = 1_000_000
 
-/// Expected magnitudes are worked out from the mapping's formula (README table):
+/// Expected magnitudes are worked out from the mapping's formula (docs/devices.md table):
 /// level = 0.10 + 0.90 × I^0.7, strong = level × cos(S·π/2), weak = level × sin(S·π/2), × 65535.
 @Suite("evdev backend against a mock device")
 struct EvdevBackendTests {

@@ -4,8 +4,8 @@ import HapSyncHapticOutput
 import HapSyncRuntime
 import Testing
 
-/// The engine example README.md shows, compiled here. The test below checks that README quotes
-/// exactly these lines, so the documentation cannot drift from code that builds.
+/// The engine example docs/swift-api.md shows, compiled here (`swift test` catches a break before
+/// `.ci/doc-examples` runs it). The test below checks that the page quotes exactly these lines.
 func readmeEngineExample() throws {
     // README-BEGIN
     let engine = try HapticEngine(configuration: .init(backend: TraceBackend(path: "taps.jsonl", replacing: true)))
@@ -28,15 +28,15 @@ func readmeEngineExample() throws {
     // README-END
 }
 
-@Suite("README")
+@Suite("docs/swift-api.md")
 struct ReadmeExampleTests {
-    @Test func readmeQuotesTheCompiledExample() throws {
+    @Test func thePageQuotesTheCompiledExample() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let begin = try #require(source.range(of: "    // README-BEGIN\n")), end = try #require(source.range(of: "    // README-END"))
         let example = source[begin.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains(example), "README.md must quote the example in ReadmeExampleTests.swift exactly:\n\(example)")
+        let page = try String(contentsOf: root.appendingPathComponent("docs/swift-api.md"), encoding: .utf8)
+        #expect(page.contains(example), "docs/swift-api.md must quote the example in ReadmeExampleTests.swift exactly:\n\(example)")
     }
 }

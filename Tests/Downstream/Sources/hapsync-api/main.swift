@@ -1,7 +1,7 @@
 import Foundation
 import HapSync
 
-// HapSync's own API through `import HapSync`, as README shows it: a pattern built in code, an
+// HapSync's own API through `import HapSync`, as docs/swift-api.md shows it: a pattern built in code, an
 // engine on a trace, an advanced player with a live parameter and a curve, async start and stop.
 // (In an async function: in main.swift's top-level code Swift picks the synchronous overloads of
 // start() and stop(), a quirk of top-level code that Apple's CHHapticEngine shares.)
