@@ -109,7 +109,7 @@ let package = Package(
         .executableTarget(name: "hapsync-fakepad", dependencies: ["HapSyncSystem", "CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapSyncHapticOutput"]),
         // Benchmarks (see README "Performance").
-        .executableTarget(name: "hapsync-bench", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncAudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncCAPI", "CHapSync", "HapSyncGeneration", "HapSyncHapticOutput"], path: "Bench", exclude: ["results"]),
+        .executableTarget(name: "hapsync-bench", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncAudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncCAPI", "CHapSync", "HapSyncGeneration", "HapSyncHapticOutput"], path: "Bench", exclude: ["results", "README.md"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),
         .testTarget(name: "HapSyncAHAPTests", dependencies: ["HapSyncAHAP", "HapSyncTestSupport"]),
@@ -124,6 +124,6 @@ let package = Package(
         .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncHapticOutput"]),
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncSystem", "HapSyncCLI", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncSystem", "HapSyncCLI", "HapSyncPulseAudio", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
     ]
 )

@@ -18,26 +18,50 @@ enum DevicesCommand {
 
             Then, when a sound server answers, its sinks, for voice-coil actuators driven as
             audio ('--haptics waveform:SINK[:CHANNELS]'): a DualSense shows as a four-channel
-            USB sink. (--json lists the input devices only.)
+            USB sink.
+
+            --json prints one object: "devices" (path, name, rumble, effects, usable, problem),
+            "auto" (the path evdev:auto plays on, or null), and "sinks" (name, description,
+            channels, dualsense, haptics: the output to give), null with "sinksProblem" when no
+            sound server answers.
             """,
         groups: [OptionGroup([CommonOptions.json])], positionals: .none, run: { parsed, context throws(CLIError) in
             list(json: parsed[CommonOptions.json], console: context.console)
         })
 
-    /// Prints the devices `system` finds, as a table or JSON.
-    static func list(json: Bool, console: HapSyncCLI.Console, system: EvdevSystem = LinuxEvdevSystem()) {
+    /// Prints the devices `system` finds and the sound server's sinks (`sinks`: nil asks the
+    /// server), as tables or one JSON object.
+    static func list(json: Bool, console: HapSyncCLI.Console, system: EvdevSystem = LinuxEvdevSystem(),
+                     sinks: Result<[WaveformOutput.Sink], any Error>? = nil) {
         let devices = InputDeviceProbe.list(system: system)
+        let sinks = sinks ?? Result { try WaveformOutput.sinks(server: nil) }
         if json {
-            console.out(JSONWriter.string(.array(devices.map { d in
-                .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
-                         ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
-                         ("problem", d.openProblem.map { .string($0) } ?? JSONValue(.null))])
-            })))
+            let auto = devices.first { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }
+            var fields: [(String, JSONValue)] = [
+                ("devices", .array(devices.map { d in
+                    .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
+                             ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
+                             ("problem", d.openProblem.map { .string($0) } ?? JSONValue(.null))])
+                })),
+                ("auto", auto.map { .string($0.path) } ?? JSONValue(.null)),
+            ]
+            switch sinks {
+            case .success(let list):
+                fields.append(("sinks", .array(list.map { sink in
+                    .object([("name", .string(sink.name)), ("description", .string(sink.description)),
+                             ("channels", .integer(sink.channels)), ("dualsense", .bool(sink.isDualSense)),
+                             ("haptics", .string(sink.suggested))])
+                })))
+            case .failure(let error):
+                fields.append(("sinks", JSONValue(.null)))
+                fields.append(("sinksProblem", .string("no sound server answers (\(error))")))
+            }
+            console.out(JSONWriter.string(.object(fields)) + "\n")
             return
         }
         guard !devices.isEmpty else {
             console.out("no input devices: /dev/input has no event nodes (no gamepad plugged in, or no evdev driver loaded)\n")
-            listSinks(console: console)
+            listSinks(sinks, console: console)
             return
         }
         let nameWidth = min(40, max(4, devices.map(\.name.count).max() ?? 4))
@@ -57,12 +81,12 @@ enum DevicesCommand {
         } else {
             console.out("\nno device here can rumble for this user; evdev:auto has nothing to play on\n")
         }
-        listSinks(console: console)
+        listSinks(sinks, console: console)
     }
 
     /// The sound server's sinks, for waveform haptics; a line saying why when no server answers.
-    static func listSinks(console: HapSyncCLI.Console, server: String? = nil) {
-        guard let sinks = try? WaveformOutput.sinks(server: server) else {
+    static func listSinks(_ found: Result<[WaveformOutput.Sink], any Error>, console: HapSyncCLI.Console) {
+        guard case .success(let sinks) = found else {
             console.out("\nno sound server answers: audio sinks for waveform haptics not listed\n")
             return
         }

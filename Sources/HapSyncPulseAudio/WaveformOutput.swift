@@ -305,6 +305,13 @@ extension WaveformOutput {
         /// Its channel count.
         public var channels: Int
 
+        /// A sink named `name` (described by the server as `description`) with `channels` channels.
+        public init(name: String, description: String, channels: Int) {
+            self.name = name
+            self.description = description
+            self.channels = channels
+        }
+
         /// A DualSense (its USB audio device, by name), or nil when the name does not say so.
         public var isDualSense: Bool {
             let text = (name + " " + description).lowercased()

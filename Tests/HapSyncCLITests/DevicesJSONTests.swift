@@ -1,0 +1,45 @@
+import Foundation
+import HapSyncPulseAudio
+import Synchronization
+import Testing
+@testable import HapSyncCLI
+
+/// `hapsync devices --json` holds what its text lists: the input devices and the sound server's
+/// sinks (before, the sinks were in the text only).
+@Suite("hapsync devices --json")
+struct DevicesJSONTests {
+    static let sinks = [
+        WaveformOutput.Sink(name: "hapsync", description: "Null Output", channels: 2),
+        WaveformOutput.Sink(name: "alsa_output.usb-Sony_Interactive_Entertainment_Wireless_Controller-00.analog-surround-40",
+                            description: "DualSense wireless controller (PS5) Analog Surround 4.0", channels: 4),
+    ]
+
+    /// What `list` printed.
+    private func listed(json: Bool, sinks: Result<[WaveformOutput.Sink], any Error>) -> String {
+        let out = Mutex("")
+        let console = HapSyncCLI.Console(out: { s in out.withLock { $0 += s } }, err: { _ in })
+        DevicesCommand.list(json: json, console: console, sinks: sinks)
+        return out.withLock { $0 }
+    }
+
+    @Test func theJSONListsTheSinksTheTextLists() throws {
+        let json = listed(json: true, sinks: .success(Self.sinks))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
+        #expect(object["devices"] is [Any])
+        let sinks = try #require(object["sinks"] as? [[String: Any]], "\(json)")
+        #expect(sinks.map { $0["name"] as? String } == Self.sinks.map(\.name))
+        #expect(sinks.map { $0["channels"] as? Int } == [2, 4])
+        #expect(sinks.map { $0["dualsense"] as? Bool } == [false, true])
+        #expect(sinks.last?["haptics"] as? String == "waveform:\(Self.sinks[1].name):rear")
+        let text = listed(json: false, sinks: .success(Self.sinks))
+        for sink in Self.sinks { #expect(text.contains(sink.name), "the text lists \(sink.name) too") }
+    }
+
+    @Test func noServerIsNullWithItsReason() throws {
+        struct NoServer: Error, CustomStringConvertible { var description: String { "connection refused" } }
+        let json = listed(json: true, sinks: .failure(NoServer()))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
+        #expect(object["sinks"] is NSNull)
+        #expect((object["sinksProblem"] as? String)?.contains("connection refused") == true)
+    }
+}
