@@ -73,6 +73,9 @@ public struct OptionDeclaration: Sendable {
     let expectation: String
     /// The accepted range, for help.
     let rangeText: String?
+    /// The words it accepts when they are a fixed set (its parser's), for completions and the
+    /// reference; nil for a flag and any other value.
+    let choices: [String]?
     /// Its text to its value, nil when not accepted; nil for a flag.
     let convert: (@Sendable (String) -> (any Sendable)?)?
 
@@ -85,6 +88,7 @@ public struct OptionDeclaration: Sendable {
         isRepeatable = false
         expectation = ""
         rangeText = nil
+        choices = nil
         convert = nil
     }
 
@@ -97,6 +101,7 @@ public struct OptionDeclaration: Sendable {
         self.isRequired = isRequired
         self.isRepeatable = isRepeatable
         expectation = parser.expectation
+        choices = parser.choices
         rangeText = parser.rangeText
         convert = { parser.convert($0) }
     }

@@ -9,9 +9,7 @@ enum PlotCommand {
     static let out = Option<String>(required: "out", "PATH.svg", .text,
                                     help: "the SVG file to write; an existing file is not replaced unless --force is given")
     static let width = Option<Int>("width", "PX", .integer("pixels", 300...20_000), default: 1000, help: "picture width")
-    static let waveform = Option<String?>("waveform", "PROFILE", ValueParser(
-        expectation: ActuatorProfile.all.map(\.name).joined(separator: ", "),
-        convert: { name in ActuatorProfile.all.contains { $0.name == name } ? name : nil }, show: { $0 }),
+    static let waveform = Option<String?>("waveform", "PROFILE", .oneOf(ActuatorProfile.all.map(\.name)),
         help: "also draw the drive signal a voice-coil actuator gets (\(ActuatorProfile.all.map(\.name).joined(separator: ", ")))")
 
     static let command = Command(

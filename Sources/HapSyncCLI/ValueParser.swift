@@ -10,16 +10,20 @@ public struct ValueParser<Value: Sendable>: Sendable {
     public let rangeText: String?
     /// The value's placeholder when the option declares none ("jsonl|csv" for a choice).
     public let placeholder: String?
+    /// The words it accepts when they are a fixed set (`jsonl`, `csv`), for completions and the
+    /// reference; nil for any other value.
+    public let choices: [String]?
     let convert: @Sendable (String) -> Value?
     let show: @Sendable (Value) -> String
 
     /// Makes a parser: `convert` returns nil for text it does not accept; `show` writes a default
     /// value for help.
-    public init(expectation: String, rangeText: String? = nil, placeholder: String? = nil,
+    public init(expectation: String, rangeText: String? = nil, placeholder: String? = nil, choices: [String]? = nil,
                 convert: @escaping @Sendable (String) -> Value?, show: @escaping @Sendable (Value) -> String) {
         self.expectation = expectation
         self.rangeText = rangeText
         self.placeholder = placeholder
+        self.choices = choices
         self.convert = convert
         self.show = show
     }
@@ -67,10 +71,22 @@ extension ValueParser where Value: RawRepresentable & CaseIterable, Value.RawVal
     /// One of an enumeration's raw values ("jsonl or csv").
     public static var choice: Self {
         let names = Value.allCases.map(\.rawValue)
-        let listed = names.count <= 2 ? names.joined(separator: " or ") : names.dropLast().joined(separator: ", ") + " or " + names.last!
-        return ValueParser(expectation: listed, placeholder: names.joined(separator: "|"),
+        return ValueParser(expectation: listing(names), placeholder: names.joined(separator: "|"), choices: names,
                            convert: { Value(rawValue: $0) }, show: { $0.rawValue })
     }
+}
+
+extension ValueParser where Value == String {
+    /// One of `names` ("dualsense, shaker or generic").
+    public static func oneOf(_ names: [String]) -> Self {
+        ValueParser(expectation: listing(names), choices: names, convert: { names.contains($0) ? $0 : nil }, show: { $0 })
+    }
+}
+
+/// Words as a sentence lists them: "a or b", "a, b or c".
+private func listing(_ names: [String]) -> String {
+    guard let last = names.last else { return "" }
+    return names.count <= 2 ? names.joined(separator: " or ") : names.dropLast().joined(separator: ", ") + " or " + last
 }
 
 /// A range of numbers with a closed or open lower end and an optional upper end, written out the
