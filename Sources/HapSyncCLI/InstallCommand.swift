@@ -17,7 +17,8 @@ enum InstallCommand {
             (patchelf) so nothing else must be installed; and writes the manual page
             share/man/man1/hapsync.1 and completions for bash
             (share/bash-completion/completions/hapsync), zsh (share/zsh/site-functions/_hapsync)
-            and fish (share/fish/vendor_completions.d/hapsync.fish). Then
+            and fish (share/fish/vendor_completions.d/hapsync.fish), with LICENSE and NOTICE in
+            share/doc/hapsync (the Apache License goes with the copies). Then
               cc game.c $(PKG_CONFIG_PATH=DIR/lib/pkgconfig pkg-config --cflags --libs hapsync) -o game
             builds a program that runs with no LD_LIBRARY_PATH. At the end it says what, if
             anything, a shell needs to find them (PATH, fpath for zsh). DIR is created if missing
@@ -30,11 +31,15 @@ enum InstallCommand {
         run: run)
 
     /// Where the parts come from: beside the running binary (a build folder, or an installed
-    /// prefix's bin), and the headers from the source tree this binary was built from.
+    /// prefix's bin), and the headers and licence files from the source tree this binary was
+    /// built from (or the installed prefix's own).
     struct Sources {
         var binary: URL
         var library: URL
         var headers: [URL]
+        /// LICENSE and NOTICE: the Apache License asks that they go with the copies made (the
+        /// Swift runtime libraries among them).
+        var licence: [URL]
     }
 
     static func locate() throws(CLIError) -> Sources {
@@ -52,7 +57,13 @@ enum InstallCommand {
         guard let headers = candidates.first(where: { $0.allSatisfy { fm.fileExists(atPath: $0.path) } }) else {
             throw .failure("cannot find hapsync.h and hapsync.hpp (looked in \(candidates.flatMap { $0.map(\.path) }.joined(separator: ", ")))")
         }
-        return Sources(binary: binary, library: library, headers: headers)
+        let checkout = source.deletingLastPathComponent().deletingLastPathComponent()
+        let licences = [["LICENSE", "NOTICE"].map { dir.appendingPathComponent("../" + docFolder + "/" + $0).standardizedFileURL },
+                        ["LICENSE", "NOTICE"].map { checkout.appendingPathComponent($0) }]
+        guard let licence = licences.first(where: { $0.allSatisfy { fm.fileExists(atPath: $0.path) } }) else {
+            throw .failure("cannot find LICENSE and NOTICE (looked in \(licences.flatMap { $0.map(\.path) }.joined(separator: ", ")))")
+        }
+        return Sources(binary: binary, library: library, headers: headers, licence: licence)
     }
 
     static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
@@ -88,6 +99,13 @@ enum InstallCommand {
         for h in parts.headers where h.deletingLastPathComponent().path != include.path {
             try copy(h, to: include.appendingPathComponent(h.lastPathComponent))
         }
+        let doc = root.appendingPathComponent(docFolder)
+        do { try fm.createDirectory(at: doc, withIntermediateDirectories: true) } catch {
+            throw .failure("cannot create \(doc.path): \(error.localizedDescription)")
+        }
+        for l in parts.licence where l.deletingLastPathComponent().path != doc.path {
+            try copy(l, to: doc.appendingPathComponent(l.lastPathComponent))
+        }
         // The Swift runtime libraries both load from the toolchain (ldd's answer).
         var runtime: [URL] = []
         for object in [parts.binary, parts.library] {
@@ -121,6 +139,9 @@ enum InstallCommand {
         for file in generated { try write(file.text, to: root.appendingPathComponent(file.path)) }
         context.console.out(report(prefix: root.path, runtimeLibraries: runtime.count, environment: context.environment))
     }
+
+    /// Where LICENSE and NOTICE go under the prefix.
+    static let docFolder = "share/doc/hapsync"
 
     /// The files install writes rather than copies, by their path under the prefix: the manual
     /// page (naming `prefix` in its FILES, dated `date`) and each shell's completions.
@@ -173,7 +194,8 @@ enum InstallCommand {
             installed into \(root):
               bin/hapsync, lib/libhapsync.so, \(runtimeLibraries) Swift runtime libraries in lib/
               include/hapsync.h, include/hapsync.hpp, lib/pkgconfig/hapsync.pc
-              share/man/man1/hapsync.1, and completions for bash, zsh and fish under share/
+              share/man/man1/hapsync.1, completions for bash, zsh and fish under share/,
+              LICENSE and NOTICE in share/doc/hapsync
             build with: cc game.c $(PKG_CONFIG_PATH=\(pkgconfig) pkg-config --cflags --libs hapsync) -o game
 
             """

@@ -55,7 +55,8 @@ struct InstallCommandTests {
             installed into /home/ana/.local:
               bin/hapsync, lib/libhapsync.so, 9 Swift runtime libraries in lib/
               include/hapsync.h, include/hapsync.hpp, lib/pkgconfig/hapsync.pc
-              share/man/man1/hapsync.1, and completions for bash, zsh and fish under share/
+              share/man/man1/hapsync.1, completions for bash, zsh and fish under share/,
+              LICENSE and NOTICE in share/doc/hapsync
             build with: cc game.c $(PKG_CONFIG_PATH=/home/ana/.local/lib/pkgconfig pkg-config --cflags --libs hapsync) -o game
 
             /home/ana/.local/bin is not on PATH. To run hapsync by name, add this line to ~/.profile
@@ -127,7 +128,7 @@ struct InstallCommandTests {
         let r = try BinaryTests.run(["install", "--prefix", prefix], environment: ["HOME": home.path, "XDG_DATA_HOME": "", "XDG_DATA_DIRS": ""])
         #expect(r.status == 0 && r.err.isEmpty, "\(r.err)")
         let files = ["bin/hapsync", "lib/libhapsync.so", "include/hapsync.h", "include/hapsync.hpp", "lib/pkgconfig/hapsync.pc",
-                     "share/man/man1/hapsync.1"]
+                     "share/man/man1/hapsync.1", "share/doc/hapsync/LICENSE", "share/doc/hapsync/NOTICE"]
             + ShellCompletions.Shell.allCases.map(\.installPath)
         for file in files { #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file)") }
         let buildLine = "cc game.c $(PKG_CONFIG_PATH=\(prefix)/lib/pkgconfig pkg-config --cflags --libs hapsync) -o game"
