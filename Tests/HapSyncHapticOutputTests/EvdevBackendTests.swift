@@ -157,7 +157,14 @@ struct EvdevBackendTests {
         denied.openErrno = EACCES
         #expect(throws: EvdevError.opening("/dev/input/event1", SystemErrno(EACCES))) { try opened(denied) }
         let text = EvdevError.opening("/dev/input/event1", SystemErrno(EACCES)).description
-        #expect(text.contains("permission denied") && text.contains("'input' group") && text.contains("udev rule"))
+        #expect(text.contains("permission denied") && text.contains("udev rule") && text.contains(InputDeviceProbe.udevRule))
+        #expect(!text.contains("'input' group"), "the input group opens keyboards too: never advised")
+        // The rule the hint gives is the one the source ships (Assets/udev/70-hapsync.rules), and it
+        // opens joysticks only.
+        let shipped = try String(contentsOf: TestFiles.assets.appendingPathComponent("udev/70-hapsync.rules"), encoding: .utf8)
+            .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        #expect(shipped == [Substring(InputDeviceProbe.udevRule)])
+        #expect(InputDeviceProbe.udevRule.contains("ID_INPUT_JOYSTICK"))
 
         let noRumble = MockEvdevSystem()
         noRumble.hasRumble = false

@@ -19,6 +19,10 @@ public struct InputDeviceInfo: Sendable, Equatable {
 
 /// Reads device capabilities through `EvdevSystem`.
 public enum InputDeviceProbe {
+    /// The udev rule that gives the user at the seat read-write access to game controllers'
+    /// event nodes (as Assets/udev/70-hapsync.rules has it): only joysticks, never keyboards.
+    public static let udevRule = #"SUBSYSTEM=="input", KERNEL=="event*", ENV{ID_INPUT_JOYSTICK}=="1", TAG+="uaccess""#
+
     /// Name, rumble bit and effect slots of an open device.
     static func probe(fd: Int32, system: EvdevSystem) throws -> (name: String, hasRumble: Bool, effectSlots: Int) {
         var nameBuffer = [UInt8](repeating: 0, count: 256)
@@ -93,9 +97,8 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .opening(let path, let e) where e.code == EACCES || e.code == EPERM:
             return "cannot open \(path): permission denied. Rumble needs read-write access to the device: "
-                + "add your user to the 'input' group (sudo usermod -aG input $USER, then log in again), "
-                + "or install a udev rule such as /etc/udev/rules.d/70-hapsync.rules containing "
-                + "KERNEL==\"event*\", SUBSYSTEM==\"input\", TAG+=\"uaccess\" and run 'sudo udevadm trigger'"
+                + "install HapSync's udev rule (Assets/udev/70-hapsync.rules in the source), /etc/udev/rules.d/70-hapsync.rules containing "
+                + InputDeviceProbe.udevRule + ", then run 'sudo udevadm control --reload && sudo udevadm trigger' and plug the pad in again"
         case .opening(let path, let e) where e.code == ENOENT || e.code == ENODEV || e.code == ENXIO:
             return "cannot open \(path): no such device (unplugged?); 'hapsync devices' lists what is there"
         case .opening(let path, let e):
