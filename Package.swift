@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// HapSync: Core Haptics for Linux. See README.md for the layer map.
+// HapSync: Core Haptics for Linux. See docs/development.md for the layer map.
 import PackageDescription
 
 let package = Package(
@@ -108,7 +108,7 @@ let package = Package(
         // (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["HapSyncSystem", "CLinuxInput"]),
         .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapSyncHapticOutput"]),
-        // Benchmarks (see README "Performance").
+        // Benchmarks (see Bench/README.md).
         .executableTarget(name: "hapsync-bench", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncAudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncCAPI", "CHapSync", "HapSyncGeneration", "HapSyncHapticOutput"], path: "Bench", exclude: ["results", "README.md"]),
         // One test target per module, named after it.
         .testTarget(name: "HapSyncConcurrencyTests", dependencies: ["HapSyncConcurrency", "HapSyncTestSupport"]),

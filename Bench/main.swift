@@ -164,7 +164,7 @@ let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
 let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
-    audio rows of cpu need a PulseAudio server: run under .ci/with-pulse). Default: all.
+    audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all.
     """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption, setOption, loadOption])], positionals: .any("NAME"))
 let parsed: ParsedArguments
 do throws(CLIError) {

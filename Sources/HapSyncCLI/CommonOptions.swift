@@ -7,7 +7,7 @@ enum CommonOptions {
 
     /// `--resources DIR`: more folders to find audio files in.
     static let resources = Option<[URL]>(repeatable: "resources", "DIR", .folder,
-                                         help: "also look for audio files (EventWaveformPath) here; repeatable, searched after the AHAP file's own folder")
+                                         help: "also look for audio files (EventWaveformPath) here, after the AHAP file's own folder")
 
     /// `--rate HZ`: the control rate of the continuous haptic signal.
     static let controlRate = Option<Double>("rate", "HZ", .decimal("Hz", .above(0, upTo: 100_000)), default: 1000,

@@ -14,8 +14,8 @@ enum PlayCommand {
             Plays a pattern on the real-time engine: a scheduler thread on CLOCK_MONOTONIC
             (SCHED_FIFO where the system allows) releases each haptic command at its deadline
             into a lock-free ring, an output thread hands it to the backend. A pattern with
-            audio events plays them through PulseAudio, and its haptics follow the audio
-            clock: pattern time t is the moment its audio frame is heard.
+            audio events plays them through PipeWire or PulseAudio (--audio), and its haptics
+            follow the audio clock: pattern time t is the moment its audio frame is heard.
 
             At the end it prints a summary: commands played, dispatch error (released −
             scheduled) and apply latency (applied − released) percentiles, ring overflows,
