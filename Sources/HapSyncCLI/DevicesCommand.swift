@@ -11,7 +11,10 @@ enum DevicesCommand {
             many force-feedback effects it holds, and whether this user can open it
             read-write (which playing rumble needs). Use a listed path with
             'hapsync play FILE --haptics evdev:PATH', or 'evdev:auto' for the first usable
-            rumble device.
+            rumble device. Each pad is then named by model (DualSense, DualSense Edge,
+            DualShock 4, Switch Pro Controller, Xbox controllers) from its vendor and product
+            ids, with its bus and the kernel driver that serves it (hid-playstation, hid-sony,
+            hid-nintendo, hid-microsoft, xpad; none for uinput devices).
 
             A device that another program has grabbed (EVIOCGRAB) accepts effects but the
             kernel drops them silently: close that program if a pad listed here stays still.
@@ -20,7 +23,8 @@ enum DevicesCommand {
             audio ('--haptics waveform:SINK[:CHANNELS]'): a DualSense shows as a four-channel
             USB sink.
 
-            --json prints one object: "devices" (path, name, rumble, effects, usable, problem),
+            --json prints one object: "devices" (path, name, rumble, effects, usable, problem,
+            bus, vendorProduct, model, driver),
             "auto" (the path evdev:auto plays on, or null), and "sinks" (name, description,
             channels, dualsense, haptics: the output to give), null with "sinksProblem" when no
             sound server answers.
@@ -41,7 +45,11 @@ enum DevicesCommand {
                 ("devices", .array(devices.map { d in
                     .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
                              ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
-                             ("problem", d.openProblem.map { .string($0) } ?? JSONValue(.null))])
+                             ("problem", d.openProblem.map { .string($0) } ?? JSONValue(.null)),
+                             ("bus", d.id.map { .string($0.busName) } ?? JSONValue(.null)),
+                             ("vendorProduct", d.id.map { .string($0.vendorProduct) } ?? JSONValue(.null)),
+                             ("model", d.model.map { .string($0.name) } ?? JSONValue(.null)),
+                             ("driver", d.driver.map { .string($0) } ?? JSONValue(.null))])
                 })),
                 ("auto", auto.map { .string($0.path) } ?? JSONValue(.null)),
             ]
@@ -73,6 +81,9 @@ enum DevicesCommand {
                         + (d.hasRumble ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                         + String(d.effectSlots).padding(toLength: 9, withPad: " ", startingAt: 0) + opens + "\n")
         }
+        for d in devices where d.hasRumble || d.model != nil {
+            console.out("\n" + identity(d))
+        }
         for d in devices where d.hasRumble {
             if let problem = d.openProblem { console.out("\n\(problem)\n") }
         }
@@ -82,6 +93,27 @@ enum DevicesCommand {
             console.out("\nno device here can rumble for this user; evdev:auto has nothing to play on\n")
         }
         listSinks(sinks, console: console)
+    }
+
+    /// One line naming a pad's model and the kernel driver that serves it: "/dev/input/event5:
+    /// DualSense (054c:0ce6, USB), driver hid-playstation". A known model under another driver
+    /// says which it expected (hid-generic gives no rumble).
+    static func identity(_ d: InputDeviceInfo) -> String {
+        var line = d.path + ": "
+        if let model = d.model, let id = d.id {
+            line += "\(model.name) (\(id.vendorProduct), \(id.busName))"
+        } else if let id = d.id {
+            line += "\(id.vendorProduct), \(id.busName), a model HapSync does not know"
+        } else {
+            line += "ids not readable"
+        }
+        if let driver = d.driver {
+            line += ", driver " + driver
+            if let expected = d.model?.driver, expected != driver { line += " (\(expected) is the one with rumble for it)" }
+        } else {
+            line += ", no kernel driver of its own (uinput or virtual)"
+        }
+        return line + "\n"
     }
 
     /// The sound server's sinks, for waveform haptics; a line saying why when no server answers.

@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncHapticOutput
 import HapSyncPulseAudio
 import Synchronization
 import Testing
@@ -41,5 +42,24 @@ struct DevicesJSONTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
         #expect(object["sinks"] is NSNull)
         #expect((object["sinksProblem"] as? String)?.contains("connection refused") == true)
+    }
+}
+
+/// The line `hapsync devices` gives each pad: model, ids, bus and driver, and a hint when a known
+/// pad is served by a driver without rumble.
+@Suite("hapsync devices: model and driver")
+struct DevicesIdentityTests {
+    @Test func thePadsLineNamesModelAndDriver() {
+        let pad = InputDeviceInfo(path: "/dev/input/event5", name: "Sony Interactive Entertainment DualSense Wireless Controller",
+                                  hasRumble: true, effectSlots: 16, id: InputDeviceID(bus: 0x03, vendor: 0x054c, product: 0x0ce6),
+                                  driver: "hid-playstation")
+        #expect(DevicesCommand.identity(pad) == "/dev/input/event5: DualSense (054c:0ce6, USB), driver hid-playstation\n")
+        var generic = pad
+        generic.driver = "hid-generic"
+        #expect(DevicesCommand.identity(generic).contains("driver hid-generic (hid-playstation is the one with rumble for it)"))
+        let fake = InputDeviceInfo(path: "/dev/input/event1", name: "HapSync Fake Rumble Pad", hasRumble: true, effectSlots: 16,
+                                   id: InputDeviceID(bus: 0x06, vendor: 0x1209, product: 0x0001))
+        #expect(DevicesCommand.identity(fake)
+                    == "/dev/input/event1: 1209:0001, virtual, a model HapSync does not know, no kernel driver of its own (uinput or virtual)\n")
     }
 }

@@ -235,3 +235,37 @@ struct DisconnectTests {
         #expect(!engine.isRunning)
     }
 }
+
+/// `hapsync devices` names each pad's model by its ids (EVIOCGID) and the kernel driver sysfs says
+/// serves it.
+@Suite("Input devices: model and driver")
+struct InputDeviceIdentityTests {
+    @Test func aKnownPadIsNamedWithItsDriver() {
+        let mock = MockEvdevSystem()
+        mock.ids = ["/dev/input/event1": (0x03, 0x054c, 0x0ce6), "/dev/input/event0": (0x11, 0x0001, 0x0001)]
+        mock.drivers = ["/dev/input/event1": "hid-playstation", "/dev/input/event0": "atkbd"]
+        let list = InputDeviceProbe.list(system: mock)
+        let pad = list[1]
+        #expect(pad.id == InputDeviceID(bus: 0x03, vendor: 0x054c, product: 0x0ce6))
+        #expect(pad.model?.name == "DualSense" && pad.model?.driver == "hid-playstation")
+        #expect(pad.driver == "hid-playstation" && pad.id?.busName == "USB" && pad.id?.vendorProduct == "054c:0ce6")
+        #expect(list[0].model == nil && list[0].driver == "atkbd")
+    }
+
+    @Test func everyKnownModelIsFoundByEachOfItsIds() {
+        for model in GamepadModel.known {
+            for product in model.products {
+                #expect(GamepadModel.named(vendor: model.vendor, product: product) == model, "\(model.name)")
+            }
+        }
+        #expect(GamepadModel.named(vendor: 0x054c, product: 0x0268) == nil, "a DualShock 3 has no FF_RUMBLE driver HapSync knows")
+        #expect(GamepadModel.named(vendor: 0x054c, product: 0x0df2)?.name == "DualSense Edge")
+        #expect(GamepadModel.named(vendor: 0x057e, product: 0x2009)?.driver == "hid-nintendo")
+    }
+
+    @Test func idsThatCannotBeReadLeaveTheModelUnknown() {
+        let mock = MockEvdevSystem()
+        let list = InputDeviceProbe.list(system: mock)
+        #expect(list.allSatisfy { $0.id == nil && $0.model == nil && $0.driver == nil })
+    }
+}

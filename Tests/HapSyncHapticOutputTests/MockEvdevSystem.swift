@@ -9,7 +9,7 @@ import HapSyncSystem
 final class MockEvdevSystem: EvdevSystem {
     enum Call: Equatable, CustomStringConvertible {
         case open(String, readWrite: Bool)
-        case getName, getFFBits, getEffects
+        case getName, getFFBits, getEffects, getID
         case upload(id: Int16, strong: UInt16, weak: UInt16, length: UInt16)
         case erase(Int32)
         case play(code: UInt16, value: Int32)
@@ -21,6 +21,7 @@ final class MockEvdevSystem: EvdevSystem {
             case .getName: return "EVIOCGNAME"
             case .getFFBits: return "EVIOCGBIT(EV_FF)"
             case .getEffects: return "EVIOCGEFFECTS"
+            case .getID: return "EVIOCGID"
             case .upload(let id, let s, let w, let l): return "EVIOCSFF(id \(id), strong \(s), weak \(w), length \(l) ms)"
             case .erase(let id): return "EVIOCRMFF(\(id))"
             case .play(let code, let value): return "write(EV_FF, code \(code), value \(value))"
@@ -38,6 +39,10 @@ final class MockEvdevSystem: EvdevSystem {
     var assignedID: Int16 = 3
     var devices = ["/dev/input/event0", "/dev/input/event1"]
     var rumbleDevices: Set<String> = ["/dev/input/event1"]
+    /// EVIOCGID's answer (bus, vendor, product), nil to fail it.
+    var ids: [String: (bus: UInt16, vendor: UInt16, product: UInt16)] = [:]
+    /// What sysfs says drives each node.
+    var drivers: [String: String] = [:]
     private var openedPath = ""
 
     func open(_ path: String, readWrite: Bool) -> Result<Int32, SystemErrno> {
@@ -61,6 +66,13 @@ final class MockEvdevSystem: EvdevSystem {
         case EvdevABI.EVIOCGEFFECTS:
             calls.append(.getEffects)
             argument.assumingMemoryBound(to: Int32.self).pointee = slots
+        case EvdevABI.EVIOCGID:
+            calls.append(.getID)
+            guard let id = ids[openedPath] else { return .failure(SystemErrno(ENOTTY)) }
+            let out = argument.assumingMemoryBound(to: input_id.self)
+            out.pointee.bustype = id.bus
+            out.pointee.vendor = id.vendor
+            out.pointee.product = id.product
         case EvdevABI.EVIOCSFF:
             let effect = argument.assumingMemoryBound(to: ff_effect.self)
             calls.append(.upload(id: effect.pointee.id, strong: effect.pointee.u.rumble.strong_magnitude,
@@ -90,6 +102,8 @@ final class MockEvdevSystem: EvdevSystem {
     func close(_ fd: Int32) { calls.append(.close) }
 
     func eventDevicePaths() -> [String] { devices }
+
+    func driver(ofEventDevice path: String) -> String? { drivers[path] }
 
     /// The calls after the open sequence, then forgets them.
     func take() -> [Call] {

@@ -17,6 +17,8 @@ static inline unsigned long hapsync_EVIOCGEFFECTS(void) { return EVIOCGEFFECTS; 
 static inline unsigned long hapsync_EVIOCGBIT(unsigned int ev, unsigned int len) { return EVIOCGBIT(ev, len); }
 /// EVIOCGNAME(len): the device's name.
 static inline unsigned long hapsync_EVIOCGNAME(unsigned int len) { return EVIOCGNAME(len); }
+/// EVIOCGID: the device's bus type, vendor, product and version (struct input_id).
+static inline unsigned long hapsync_EVIOCGID(void) { return EVIOCGID; }
 
 /// uinput requests, for the fake gamepad used in the real-kernel test.
 static inline unsigned long hapsync_UI_SET_EVBIT(void) { return UI_SET_EVBIT; }

@@ -22,6 +22,9 @@ public protocol EvdevSystem: AnyObject {
     func close(_ fd: Int32)
     /// Paths of /dev/input/event*, sorted by number.
     func eventDevicePaths() -> [String]
+    /// The kernel driver behind an event node, as its module is named (`hid-playstation`,
+    /// `hid-sony`, `xpad`); nil for a device with no driver of its own (uinput, virtual).
+    func driver(ofEventDevice path: String) -> String?
 }
 
 /// The real system calls.
@@ -58,6 +61,22 @@ public final class LinuxEvdevSystem: EvdevSystem {
         }
         return names.sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/input/" + $0 }
     }
+    /// From sysfs: /sys/class/input/eventN/device (the input device), its parent device (the HID
+    /// device or USB interface), that one's driver and the driver's module (`hid_playstation`
+    /// read as `hid-playstation`; a driver built into the kernel has no module: its own name).
+    public func driver(ofEventDevice path: String) -> String? {
+        let node = path.split(separator: "/").last.map(String.init) ?? path
+        let driver = "/sys/class/input/\(node)/device/device/driver"
+        func linkTarget(_ link: String) -> String? {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let n = readlink(link, &buffer, buffer.count - 1)
+            guard n > 0 else { return nil }
+            let target = String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return target.split(separator: "/").last.map(String.init)
+        }
+        guard let name = linkTarget(driver) else { return nil }
+        return String((linkTarget(driver + "/module") ?? name).map { $0 == "_" ? "-" : $0 })
+    }
 }
 
 /// Kernel ABI numbers and sizes the backend relies on (checked by tests).
@@ -72,6 +91,8 @@ public enum EvdevABI {
     public static var EVIOCGBIT_FF: UInt { hapsync_EVIOCGBIT(UInt32(EV_FF), 16) }
     /// EVIOCGNAME(256).
     public static var EVIOCGNAME: UInt { hapsync_EVIOCGNAME(256) }
+    /// EVIOCGID: bus, vendor, product, version.
+    public static var EVIOCGID: UInt { hapsync_EVIOCGID() }
     /// EV_FF event type.
     public static let EV_FF = UInt16(0x15)
     /// FF_RUMBLE effect type and capability bit.

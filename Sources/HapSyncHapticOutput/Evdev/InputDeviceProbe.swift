@@ -15,6 +15,88 @@ public struct InputDeviceInfo: Sendable, Equatable {
     public var effectSlots: Int
     /// Whether it opens read-write (needed to play effects); when not, why.
     public var openProblem: String?
+    /// EVIOCGID: its bus, vendor and product, when the device answered.
+    public var id: InputDeviceID?
+    /// The kernel driver behind it (`hid-playstation`), nil for uinput and virtual devices.
+    public var driver: String?
+
+    /// A device as `InputDeviceProbe.list` describes it.
+    public init(path: String, name: String, hasRumble: Bool, effectSlots: Int, openProblem: String? = nil,
+                id: InputDeviceID? = nil, driver: String? = nil) {
+        self.path = path
+        self.name = name
+        self.hasRumble = hasRumble
+        self.effectSlots = effectSlots
+        self.openProblem = openProblem
+        self.id = id
+        self.driver = driver
+    }
+
+    /// The pad model its ids name (`GamepadModel.known`), if HapSync knows it.
+    public var model: GamepadModel? { id.flatMap { GamepadModel.named(vendor: $0.vendor, product: $0.product) } }
+}
+
+/// An input device's identity as the kernel reports it (EVIOCGID's struct input_id).
+public struct InputDeviceID: Sendable, Equatable {
+    /// The bus type (BUS_USB 0x03, BUS_BLUETOOTH 0x05, BUS_VIRTUAL 0x06, ...).
+    public var bus: UInt16
+    /// The USB or Bluetooth vendor id.
+    public var vendor: UInt16
+    /// The product id.
+    public var product: UInt16
+
+    /// A device with these ids.
+    public init(bus: UInt16, vendor: UInt16, product: UInt16) {
+        self.bus = bus
+        self.vendor = vendor
+        self.product = product
+    }
+
+    /// The bus by name: "USB", "Bluetooth", "virtual", or its number.
+    public var busName: String {
+        switch bus {
+        case 0x03: return "USB"
+        case 0x05: return "Bluetooth"
+        case 0x06: return "virtual"
+        default: return "bus 0x" + String(bus, radix: 16)
+        }
+    }
+
+    /// "054c:0ce6".
+    public var vendorProduct: String { Self.hex(vendor) + ":" + Self.hex(product) }
+
+    private static func hex(_ v: UInt16) -> String {
+        let digits = String(v, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}
+
+/// A game controller model HapSync recognises by its ids, and the kernel driver that serves it.
+public struct GamepadModel: Sendable, Equatable {
+    /// What people call it ("DualSense").
+    public var name: String
+    /// The USB or Bluetooth vendor id.
+    public var vendor: UInt16
+    /// Its product ids (a model may have several revisions).
+    public var products: [UInt16]
+    /// The Linux driver module that binds it (`hid-playstation`).
+    public var driver: String
+
+    /// The models HapSync knows: the ones whose kernel drivers give them FF_RUMBLE.
+    public static let known: [GamepadModel] = [
+        GamepadModel(name: "DualSense", vendor: 0x054c, products: [0x0ce6], driver: "hid-playstation"),
+        GamepadModel(name: "DualSense Edge", vendor: 0x054c, products: [0x0df2], driver: "hid-playstation"),
+        GamepadModel(name: "DualShock 4", vendor: 0x054c, products: [0x05c4, 0x09cc, 0x0ba0], driver: "hid-sony"),
+        GamepadModel(name: "Switch Pro Controller", vendor: 0x057e, products: [0x2009], driver: "hid-nintendo"),
+        GamepadModel(name: "Xbox One S controller (Bluetooth)", vendor: 0x045e, products: [0x02e0, 0x02fd, 0x0b20], driver: "hid-microsoft"),
+        GamepadModel(name: "Xbox Series controller (Bluetooth)", vendor: 0x045e, products: [0x0b13], driver: "hid-microsoft"),
+        GamepadModel(name: "Xbox controller (USB)", vendor: 0x045e, products: [0x02ea, 0x0b12], driver: "xpad"),
+    ]
+
+    /// The known model with these ids, or nil.
+    public static func named(vendor: UInt16, product: UInt16) -> GamepadModel? {
+        known.first { $0.vendor == vendor && $0.products.contains(product) }
+    }
 }
 
 /// Reads device capabilities through `EvdevSystem`.
@@ -56,11 +138,18 @@ public enum InputDeviceProbe {
                 problem = EvdevError.opening(path, e).description
                 if case .success(let f) = system.open(path, readWrite: false) { fd = f }
             }
-            guard fd >= 0 else { return InputDeviceInfo(path: path, name: "?", hasRumble: false, effectSlots: 0, openProblem: problem) }
+            let driver = system.driver(ofEventDevice: path)
+            guard fd >= 0 else {
+                return InputDeviceInfo(path: path, name: "?", hasRumble: false, effectSlots: 0, openProblem: problem, driver: driver)
+            }
             defer { system.close(fd) }
             let info = try? probe(fd: fd, system: system)
+            var id = input_id()
+            let ids = withUnsafeMutableBytes(of: &id) { system.ioctl(fd, EvdevABI.EVIOCGID, $0.baseAddress!) }
             return InputDeviceInfo(path: path, name: info?.name ?? "?", hasRumble: info?.hasRumble ?? false,
-                                   effectSlots: info?.effectSlots ?? 0, openProblem: problem)
+                                   effectSlots: info?.effectSlots ?? 0, openProblem: problem,
+                                   id: (try? ids.get()).map { _ in InputDeviceID(bus: id.bustype, vendor: id.vendor, product: id.product) },
+                                   driver: driver)
         }
     }
 
