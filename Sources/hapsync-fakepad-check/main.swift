@@ -5,6 +5,7 @@ import Foundation
 //
 //   hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]
 //                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250] [--any-pattern]
+//   hapsync-fakepad-check --dualsense PAD.jsonl --trace TRACE.jsonl [--interval-ms 10]
 //
 // --any-pattern: the trace is not rumble-steps.ahap (Apple's sample code): the rules are checked,
 // not that the pattern exercises them.
@@ -17,6 +18,27 @@ func value(_ args: [String], _ name: String) -> String? {
 func warn(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
 
 let args = Array(CommandLine.arguments.dropFirst())
+// A DualSense faked over uhid, driven through the kernel's hid-playstation.
+if let dualsense = value(args, "--dualsense") {
+    guard let tracePath = value(args, "--trace") else {
+        warn("usage: hapsync-fakepad-check --dualsense PAD.jsonl --trace TRACE.jsonl\n")
+        exit(64)
+    }
+    let check = DualSenseCheck(interval: (value(args, "--interval-ms").flatMap { UInt64($0) } ?? 10) * 1_000_000)
+    do {
+        check.check(pad: try DualSenseCheck.log(dualsense), trace: try LogCheck.trace(tracePath))
+    } catch {
+        warn("hapsync-fakepad-check: cannot read the logs: \(error)\n")
+        exit(1)
+    }
+    for line in check.report { print("  " + line) }
+    if check.failures.isEmpty {
+        print("PASS: the DualSense's own output reports carry what HapSync's rumble rules say")
+        exit(0)
+    }
+    for f in check.failures { print("FAIL: " + f) }
+    exit(1)
+}
 guard let padPath = value(args, "--pad"), let tracePath = value(args, "--trace") else {
     warn("usage: hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]\n")
     exit(64)

@@ -1,0 +1,123 @@
+import Foundation
+import HapSyncHapticOutput
+
+/// Checks what a DualSense faked over uhid received from the kernel's own driver (hid-playstation)
+/// while `hapsync play` drove it: decoded from the pad's output reports, the way a real pad reads
+/// them (Tests/VM/fake-dualsense.c logs each with CLOCK_MONOTONIC ns).
+///
+/// - Probe: the driver asked for feature reports 0x09, 0x20 and 0x05, answered at 20, 64 and 41
+///   bytes.
+/// - Motors follow `RumbleMapping.standard` within the driver's quantization: output report 0x02
+///   carries strong >> 8 (byte 4, the left, heavy motor) and weak >> 8 (byte 3). For each steady
+///   level of the trace, the pad plays exactly that pair `settle` after it.
+/// - Nothing left running: the last motor report is 0/0, after the trace's last command.
+/// - The rate limit: motor reports with new values no closer than the update interval (less
+///   the kernel's timer slack).
+/// - Latency from each level HapSync applied to the first report carrying it, reported.
+final class DualSenseCheck {
+    /// One line of the fake DualSense's log.
+    struct Event: Decodable {
+        var t: UInt64
+        var kind: String
+        var report: Int?
+        var size: Int?
+        var flags0: Int?
+        var weak: Int?
+        var strong: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case t = "t_ns"
+            case kind = "event"
+            case report, size, flags0, weak, strong
+        }
+    }
+
+    /// hid-playstation's valid_flag0 bits for the motors (compatible vibration, haptics select).
+    static let motorFlags = 0x03
+    let interval: UInt64
+    /// How long after a level the pad must play it: ff-memless's timer and the driver's work queue
+    /// under software emulation (the fake uinput pad's check allows 60 ms too).
+    let settle: UInt64 = 60_000_000
+    /// Timer slack when comparing report gaps with the rate limit (HZ=250: 4 ms ticks).
+    let slack: UInt64 = 4_000_000
+    var failures: [String] = []
+    var report: [String] = []
+
+    init(interval: UInt64) { self.interval = interval }
+
+    /// Reads the log at `path`; a line that is not an event names the file and line.
+    static func log(_ path: String) throws -> [Event] {
+        let decoder = JSONDecoder()
+        var events: [Event] = []
+        for (i, line) in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").enumerated() {
+            do { events.append(try decoder.decode(Event.self, from: Data(line.utf8))) } catch {
+                throw CheckError("\(path):\(i + 1): not a fake-dualsense event (\(error))")
+            }
+        }
+        return events
+    }
+
+    func expect(_ ok: Bool, _ what: @autoclosure () -> String) {
+        if !ok { failures.append(what()) }
+    }
+
+    /// The motors (strong, weak) the pad plays at `t`: the last motor report before it.
+    func motors(_ reports: [Event], at t: UInt64) -> (strong: Int, weak: Int) {
+        let last = reports.last { $0.t <= t }
+        return (last?.strong ?? 0, last?.weak ?? 0)
+    }
+
+    func check(pad: [Event], trace: [TraceRecord.Command]) {
+        // 1. The probe, as the real pad answers it.
+        let asked = pad.filter { $0.kind == "get-report" }.map { ($0.report ?? -1, $0.size ?? -1) }
+        for (id, size) in [(0x09, 20), (0x20, 64), (0x05, 41)] {
+            expect(asked.contains { $0 == (id, size) }, "the driver should ask for feature report 0x\(String(id, radix: 16)) (\(size) bytes); asked \(asked)")
+        }
+        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & Self.motorFlags != 0 }
+        report.append("probe: feature reports \(asked.map { "0x\(String($0.0, radix: 16)) (\($0.1) B)" }.joined(separator: ", ")); "
+                      + "output reports: \(pad.filter { $0.kind == "output" }.count), \(motorReports.count) with motors")
+
+        // 2. Steady levels: `settle` after a level that holds, the pad plays its mapping >> 8.
+        let map = RumbleMapping.standard.map
+        let commands = trace.filter { $0.kind == .level || $0.kind == .transient }
+        var steady = 0
+        var latencies: [UInt64] = []
+        for (k, c) in commands.enumerated() where c.kind == .level {
+            let next = k + 1 < commands.count ? commands[k + 1].appliedNs : UInt64.max
+            let nearTap = commands.contains { $0.kind == .transient && $0.appliedNs + 30_000_000 + interval + slack >= c.appliedNs && $0.appliedNs <= c.appliedNs + settle }
+            guard next >= c.appliedNs + settle + 20_000_000, !nearTap else { continue }
+            steady += 1
+            let want = map(c.intensity, c.sharpness)
+            let wanted = (strong: Int(want.strong >> 8), weak: Int(want.weak >> 8))
+            let plays = motors(motorReports, at: c.appliedNs + settle)
+            expect(plays == wanted, "level \(c.intensity)/\(c.sharpness) at \(c.appliedNs): the pad should play strong \(wanted.strong), weak \(wanted.weak) "
+                   + "(the mapping >> 8) \(settle / 1_000_000) ms later, plays \(plays.strong), \(plays.weak)")
+            if let first = motorReports.first(where: { $0.t >= c.appliedNs && ($0.strong ?? 0, $0.weak ?? 0) == wanted }) {
+                latencies.append(first.t - c.appliedNs)
+            }
+        }
+        expect(steady >= 3, "the pattern should have at least 3 steady levels to check, found \(steady)")
+        report.append("steady levels checked against the mapping >> 8: \(steady)")
+        if !latencies.isEmpty {
+            let sorted = latencies.sorted()
+            let p = { (q: Double) in Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count - 1)))]) / 1e6 }
+            report.append(String(format: "HapSync applied -> output report: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d levels)",
+                                 p(0.5), p(0.99), p(1), sorted.count))
+        }
+
+        // 3. Nothing left running.
+        let last = motorReports.last
+        expect(last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "the last motor report should turn both motors off, is \(String(describing: last))")
+        if let end = trace.last?.appliedNs, let last {
+            expect(last.t >= end, "the motors should go off after the trace's last command")
+        }
+
+        // 4. The rate limit: reports with new motor values no closer than the interval.
+        var changes: [Event] = []
+        for r in motorReports where changes.last.map({ ($0.strong, $0.weak) != (r.strong, r.weak) }) ?? true { changes.append(r) }
+        let gaps = zip(changes.dropFirst(), changes).map { $0.t - $1.t }
+        let closest = gaps.min() ?? .max
+        expect(closest + slack >= interval, "motor changes came \(closest / 1_000) µs apart, under the \(interval / 1_000_000) ms rate limit")
+        report.append("motor changes: \(changes.count), closest \(String(format: "%.1f", Double(closest == .max ? 0 : closest) / 1e6)) ms apart")
+    }
+}

@@ -1,0 +1,208 @@
+/* fake-dualsense: a DualSense on USB (054c:0ce6) made through /dev/uhid, for the real-kernel test.
+ *
+ * The kernel's own driver (hid-playstation) binds to it as to the real pad: it asks for feature
+ * reports 0x09 (pairing info: the MAC), 0x20 (firmware info) and 0x05 (calibration), each answered
+ * here at its exact size with the report id first; it then exposes the gamepad's evdev node with
+ * FF_RUMBLE (through ff-memless) and sends output report 0x02 whenever the motors change. Every
+ * output report is logged as a JSON line with CLOCK_MONOTONIC ns and its decoded motors (byte 3:
+ * the right, light motor = weak >> 8; byte 4: the left, heavy motor = strong >> 8), so a check on
+ * the host can compare what reached the "pad" with HapSync's trace.
+ *
+ *   fake-dualsense LOG.jsonl     runs until SIGTERM (destroys the device, exits 0); SIGUSR1
+ *                                destroys it at once, as an unplugged pad, and exits 0.
+ * Built static (cc -static) so the test VM's initramfs needs nothing else. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/uhid.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The DualSense's USB report descriptor, as the pad sends it: report 1 (input: sticks, triggers,
+ * hat, 15 buttons, vendor data), report 2 (output, 47 bytes after the id: the 63-byte report the
+ * driver sends), and its feature reports (0x05 calibration, 0x09 pairing, 0x20 firmware, ...). */
+static const uint8_t descriptor[] = {
+    0x05, 0x01, 0x09, 0x05, 0xa1, 0x01, 0x85, 0x01, 0x09, 0x30, 0x09, 0x31, 0x09, 0x32, 0x09, 0x35,
+    0x09, 0x33, 0x09, 0x34, 0x15, 0x00, 0x26, 0xff, 0x00, 0x75, 0x08, 0x95, 0x06, 0x81, 0x02, 0x06,
+    0x00, 0xff, 0x09, 0x20, 0x95, 0x01, 0x81, 0x02, 0x05, 0x01, 0x09, 0x39, 0x15, 0x00, 0x25, 0x07,
+    0x35, 0x00, 0x46, 0x3b, 0x01, 0x65, 0x14, 0x75, 0x04, 0x95, 0x01, 0x81, 0x42, 0x65, 0x00, 0x05,
+    0x09, 0x19, 0x01, 0x29, 0x0f, 0x15, 0x00, 0x25, 0x01, 0x75, 0x01, 0x95, 0x0f, 0x81, 0x02, 0x06,
+    0x00, 0xff, 0x09, 0x21, 0x95, 0x0d, 0x81, 0x02, 0x06, 0x00, 0xff, 0x09, 0x22, 0x15, 0x00, 0x26,
+    0xff, 0x00, 0x75, 0x08, 0x95, 0x34, 0x81, 0x02, 0x85, 0x02, 0x09, 0x23, 0x95, 0x2f, 0x91, 0x02,
+    0x85, 0x05, 0x09, 0x23, 0x95, 0x28, 0xb1, 0x02, 0x85, 0x08, 0x09, 0x24, 0x95, 0x2f, 0xb1, 0x02,
+    0x85, 0x09, 0x09, 0x24, 0x95, 0x13, 0xb1, 0x02, 0x85, 0x0a, 0x09, 0x25, 0x95, 0x1a, 0xb1, 0x02,
+    0x85, 0x20, 0x09, 0x26, 0x95, 0x3f, 0xb1, 0x02, 0x85, 0x21, 0x09, 0x27, 0x95, 0x04, 0xb1, 0x02,
+    0x85, 0x22, 0x09, 0x40, 0x95, 0x3f, 0xb1, 0x02, 0x85, 0x80, 0x09, 0x28, 0x95, 0x3f, 0xb1, 0x02,
+    0x85, 0x81, 0x09, 0x29, 0x95, 0x3f, 0xb1, 0x02, 0x85, 0x82, 0x09, 0x2a, 0x95, 0x09, 0xb1, 0x02,
+    0x85, 0x83, 0x09, 0x2b, 0x95, 0x3f, 0xb1, 0x02, 0x85, 0x84, 0x09, 0x2c, 0x95, 0x3f, 0xb1, 0x02,
+    0x85, 0x85, 0x09, 0x2d, 0x95, 0x02, 0xb1, 0x02, 0x85, 0xa0, 0x09, 0x2e, 0x95, 0x01, 0xb1, 0x02,
+    0x85, 0xe0, 0x09, 0x2f, 0x95, 0x3f, 0xb1, 0x02, 0x85, 0xf0, 0x09, 0x30, 0x95, 0x3f, 0xb1, 0x02,
+    0x85, 0xf1, 0x09, 0x31, 0x95, 0x3f, 0xb1, 0x02, 0x85, 0xf2, 0x09, 0x32, 0x95, 0x0f, 0xb1, 0x02,
+    0xc0,
+};
+
+static FILE *logfile;
+static volatile sig_atomic_t stop_asked, unplug_asked;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void on_signal(int sig) {
+    if (sig == SIGUSR1) unplug_asked = 1;
+    else stop_asked = 1;
+}
+
+/* Writes one uhid event; exits on failure (the test reads the log and sees it end early). */
+static void send_event(int fd, const struct uhid_event *ev) {
+    ssize_t n = write(fd, ev, sizeof *ev);
+    if (n != (ssize_t)sizeof *ev) {
+        fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"error\",\"what\":\"write /dev/uhid: %s\"}\n",
+                (unsigned long long)now_ns(), n < 0 ? strerror(errno) : "short write");
+        fflush(logfile);
+        exit(1);
+    }
+}
+
+static void put_le16(uint8_t *p, int v) { p[0] = (uint8_t)(v & 0xff); p[1] = (uint8_t)((v >> 8) & 0xff); }
+
+/* A feature report the driver asks for at probe, at the size the real pad answers with. */
+static size_t feature_report(uint8_t id, uint8_t *out) {
+    memset(out, 0, 64);
+    out[0] = id;
+    switch (id) {
+    case 0x09: /* pairing info: the pad's MAC, least significant byte first, at 1-6 */
+        for (int i = 0; i < 6; i++) out[1 + i] = (uint8_t)(0x10 + i);
+        return 20;
+    case 0x20: /* firmware info: hardware version at 24, firmware at 28, feature version at 44 */
+        memcpy(out + 1, "Jun 18 2021", 11);
+        memcpy(out + 12, "10:20:30", 8);
+        put_le16(out + 24, 0x0413); put_le16(out + 26, 0x0000);
+        put_le16(out + 28, 0x0240); put_le16(out + 30, 0x0100);
+        put_le16(out + 44, 0x0204); /* below 0x0215: the driver's first vibration flags */
+        return 64;
+    case 0x05: { /* calibration: gyro biases, +/- per axis, speed, accelerometer +/- per axis */
+        int v[20] = {0, 0, 0, 8192, -8192, 8192, -8192, 8192, -8192, 540, 540,
+                     8192, -8192, 8192, -8192, 8192, -8192, 0, 0, 0};
+        for (int i = 0; i < 17; i++) put_le16(out + 1 + 2 * i, v[i]);
+        return 41;
+    }
+    default:
+        return 0;
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: fake-dualsense LOG.jsonl\n");
+        return 64;
+    }
+    logfile = fopen(argv[1], "w");
+    if (!logfile) {
+        fprintf(stderr, "fake-dualsense: cannot open %s: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    int fd = open("/dev/uhid", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"error\",\"what\":\"open /dev/uhid: %s\"}\n",
+                (unsigned long long)now_ns(), strerror(errno));
+        fclose(logfile);
+        return 1;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+
+    struct uhid_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = UHID_CREATE2;
+    snprintf((char *)ev.u.create2.name, sizeof ev.u.create2.name, "Sony Interactive Entertainment DualSense Wireless Controller");
+    snprintf((char *)ev.u.create2.phys, sizeof ev.u.create2.phys, "usb-hapsync-fake/input0");
+    snprintf((char *)ev.u.create2.uniq, sizeof ev.u.create2.uniq, "15:14:13:12:11:10");
+    memcpy(ev.u.create2.rd_data, descriptor, sizeof descriptor);
+    ev.u.create2.rd_size = sizeof descriptor;
+    ev.u.create2.bus = 0x03; /* BUS_USB */
+    ev.u.create2.vendor = 0x054c;
+    ev.u.create2.product = 0x0ce6;
+    ev.u.create2.version = 0x0100;
+    send_event(fd, &ev);
+    fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"created\"}\n", (unsigned long long)now_ns());
+    fflush(logfile);
+
+    while (!stop_asked && !unplug_asked) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, 100);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) continue;
+        memset(&ev, 0, sizeof ev);
+        ssize_t n = read(fd, &ev, sizeof ev);
+        if (n <= 0) continue;
+        uint64_t t = now_ns();
+        switch (ev.type) {
+        case UHID_START:
+            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"start\"}\n", (unsigned long long)t);
+            break;
+        case UHID_OPEN:
+            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"open\"}\n", (unsigned long long)t);
+            break;
+        case UHID_CLOSE:
+            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"close\"}\n", (unsigned long long)t);
+            break;
+        case UHID_GET_REPORT: {
+            struct uhid_event reply;
+            memset(&reply, 0, sizeof reply);
+            reply.type = UHID_GET_REPORT_REPLY;
+            reply.u.get_report_reply.id = ev.u.get_report.id;
+            size_t size = feature_report(ev.u.get_report.rnum, reply.u.get_report_reply.data);
+            reply.u.get_report_reply.err = size ? 0 : EIO;
+            reply.u.get_report_reply.size = (uint16_t)size;
+            send_event(fd, &reply);
+            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"get-report\",\"report\":%u,\"size\":%zu}\n",
+                    (unsigned long long)t, ev.u.get_report.rnum, size);
+            break;
+        }
+        case UHID_SET_REPORT: {
+            struct uhid_event reply;
+            memset(&reply, 0, sizeof reply);
+            reply.type = UHID_SET_REPORT_REPLY;
+            reply.u.set_report_reply.id = ev.u.set_report.id;
+            send_event(fd, &reply);
+            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"set-report\",\"report\":%u}\n", (unsigned long long)t,
+                    ev.u.set_report.rnum);
+            break;
+        }
+        case UHID_OUTPUT: {
+            const uint8_t *d = ev.u.output.data;
+            if (ev.u.output.size >= 5 && d[0] == 0x02) {
+                fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"output\",\"size\":%u,\"flags0\":%u,\"flags1\":%u,\"weak\":%u,\"strong\":%u}\n",
+                        (unsigned long long)t, ev.u.output.size, d[1], d[2], d[3], d[4]);
+            } else {
+                fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"output\",\"size\":%u,\"report\":%u}\n", (unsigned long long)t,
+                        ev.u.output.size, ev.u.output.size ? d[0] : 0);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        fflush(logfile);
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.type = UHID_DESTROY;
+    send_event(fd, &ev);
+    fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"destroyed\",\"why\":\"%s\"}\n", (unsigned long long)now_ns(),
+            unplug_asked ? "unplugged" : "stopped");
+    fclose(logfile);
+    close(fd);
+    return 0;
+}
