@@ -120,4 +120,36 @@ final class DualSenseCheck {
         expect(closest + slack >= interval, "motor changes came \(closest / 1_000) µs apart, under the \(interval / 1_000_000) ms rate limit")
         report.append("motor changes: \(changes.count), closest \(String(format: "%.1f", Double(closest == .max ? 0 : closest) / 1e6)) ms apart")
     }
+
+    /// The player killed with SIGKILL while the motors ran (at the log's mark): the kernel, closing
+    /// the evdev file, stops the effect, and the driver turns both motors off within the dead-man
+    /// window (250 ms).
+    func checkKilled(pad: [Event]) {
+        guard let mark = pad.first(where: { $0.kind == "mark" })?.t else {
+            failures.append("killed run: no mark in the pad's log (the kill was not recorded)")
+            return
+        }
+        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & Self.motorFlags != 0 }
+        let before = motors(motorReports, at: mark)
+        expect(before != (0, 0), "killed run: the motors should run when the player is killed")
+        let off = motorReports.first { $0.t >= mark && $0.strong == 0 && $0.weak == 0 }
+        expect(off.map { $0.t - mark <= 250_000_000 + slack } ?? false,
+               "killed run: both motors should be off within 250 ms of the SIGKILL; \(off.map { "\(($0.t - mark) / 1_000_000) ms" } ?? "never")")
+        expect(motorReports.last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "killed run: the last motor report should be off")
+        if let off { report.append(String(format: "killed run: motors off %.1f ms after the SIGKILL", Double(off.t - mark) / 1e6)) }
+    }
+
+    /// The pad unplugged mid-play (UHID_DESTROY while the motors ran): the pad is gone, and the
+    /// trace beside it carries on to the pattern's end.
+    func checkUnplugged(pad: [Event], trace: [TraceRecord.Command]) {
+        guard let gone = pad.first(where: { $0.kind == "destroyed" }) else {
+            failures.append("unplugged run: the fake pad never destroyed itself")
+            return
+        }
+        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & Self.motorFlags != 0 }
+        expect(motors(motorReports, at: gone.t) != (0, 0), "unplugged run: the motors should run when the pad is unplugged")
+        let after = trace.filter { $0.appliedNs > gone.t + 100_000_000 }
+        expect(!after.isEmpty, "unplugged run: the trace should go on after the pad went away")
+        report.append("unplugged run: \(after.count) trace records after the unplug, the last \(String(format: "%.2f", Double((trace.last?.appliedNs ?? gone.t) - gone.t) / 1e9)) s after it")
+    }
 }

@@ -6,6 +6,7 @@ import Foundation
 //   hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]
 //                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250] [--any-pattern]
 //   hapsync-fakepad-check --dualsense PAD.jsonl --trace TRACE.jsonl [--interval-ms 10]
+//                         [--killed PAD2.jsonl] [--unplugged PAD3.jsonl --unplugged-trace TRACE3.jsonl]
 //
 // --any-pattern: the trace is not rumble-steps.ahap (Apple's sample code): the rules are checked,
 // not that the pattern exercises them.
@@ -27,6 +28,10 @@ if let dualsense = value(args, "--dualsense") {
     let check = DualSenseCheck(interval: (value(args, "--interval-ms").flatMap { UInt64($0) } ?? 10) * 1_000_000)
     do {
         check.check(pad: try DualSenseCheck.log(dualsense), trace: try LogCheck.trace(tracePath))
+        if let killed = value(args, "--killed") { check.checkKilled(pad: try DualSenseCheck.log(killed)) }
+        if let unplugged = value(args, "--unplugged"), let trace = value(args, "--unplugged-trace") {
+            check.checkUnplugged(pad: try DualSenseCheck.log(unplugged), trace: try LogCheck.trace(trace))
+        }
     } catch {
         warn("hapsync-fakepad-check: cannot read the logs: \(error)\n")
         exit(1)

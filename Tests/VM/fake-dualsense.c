@@ -9,7 +9,8 @@
  * the host can compare what reached the "pad" with HapSync's trace.
  *
  *   fake-dualsense LOG.jsonl     runs until SIGTERM (destroys the device, exits 0); SIGUSR1
- *                                destroys it at once, as an unplugged pad, and exits 0.
+ *                                destroys it at once, as an unplugged pad, and exits 0; SIGUSR2
+ *                                logs a mark with the time it came (the test's "killed now").
  * Built static (cc -static) so the test VM's initramfs needs nothing else. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,7 +49,8 @@ static const uint8_t descriptor[] = {
 };
 
 static FILE *logfile;
-static volatile sig_atomic_t stop_asked, unplug_asked;
+static volatile sig_atomic_t stop_asked, unplug_asked, mark_asked;
+static volatile uint64_t mark_ns;
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -58,7 +60,10 @@ static uint64_t now_ns(void) {
 
 static void on_signal(int sig) {
     if (sig == SIGUSR1) unplug_asked = 1;
-    else stop_asked = 1;
+    else if (sig == SIGUSR2) {
+        mark_ns = now_ns(); /* clock_gettime is async-signal-safe */
+        mark_asked = 1;
+    } else stop_asked = 1;
 }
 
 /* Writes one uhid event; exits on failure (the test reads the log and sees it end early). */
@@ -122,6 +127,7 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
 
     struct uhid_event ev;
     memset(&ev, 0, sizeof ev);
@@ -140,6 +146,11 @@ int main(int argc, char **argv) {
     fflush(logfile);
 
     while (!stop_asked && !unplug_asked) {
+        if (mark_asked) {
+            mark_asked = 0;
+            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"mark\"}\n", (unsigned long long)mark_ns);
+            fflush(logfile);
+        }
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int r = poll(&p, 1, 100);
         if (r < 0 && errno == EINTR) continue;
