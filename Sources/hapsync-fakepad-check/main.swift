@@ -5,7 +5,7 @@ import Foundation
 //
 //   hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]
 //                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250] [--any-pattern]
-//   hapsync-fakepad-check --dualsense PAD.jsonl --trace TRACE.jsonl [--interval-ms 10]
+//   hapsync-fakepad-check --dualsense|--dualshock4 PAD.jsonl --trace TRACE.jsonl [--interval-ms 10]
 //                         [--killed PAD2.jsonl] [--unplugged PAD3.jsonl --unplugged-trace TRACE3.jsonl]
 //
 // --any-pattern: the trace is not rumble-steps.ahap (Apple's sample code): the rules are checked,
@@ -19,18 +19,18 @@ func value(_ args: [String], _ name: String) -> String? {
 func warn(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
 
 let args = Array(CommandLine.arguments.dropFirst())
-// A DualSense faked over uhid, driven through the kernel's hid-playstation.
-if let dualsense = value(args, "--dualsense") {
+// A real pad faked over uhid, driven through its kernel driver.
+if let (model, padLog) = [HIDPadCheck.dualsense, HIDPadCheck.dualshock4].lazy.compactMap({ m in value(args, "--" + m.name).map { (m, $0) } }).first {
     guard let tracePath = value(args, "--trace") else {
-        warn("usage: hapsync-fakepad-check --dualsense PAD.jsonl --trace TRACE.jsonl\n")
+        warn("usage: hapsync-fakepad-check --\(model.name) PAD.jsonl --trace TRACE.jsonl\n")
         exit(64)
     }
-    let check = DualSenseCheck(interval: (value(args, "--interval-ms").flatMap { UInt64($0) } ?? 10) * 1_000_000)
+    let check = HIDPadCheck(model: model, interval: (value(args, "--interval-ms").flatMap { UInt64($0) } ?? 10) * 1_000_000)
     do {
-        check.check(pad: try DualSenseCheck.log(dualsense), trace: try LogCheck.trace(tracePath))
-        if let killed = value(args, "--killed") { check.checkKilled(pad: try DualSenseCheck.log(killed)) }
+        check.check(pad: try HIDPadCheck.log(padLog), trace: try LogCheck.trace(tracePath))
+        if let killed = value(args, "--killed") { check.checkKilled(pad: try HIDPadCheck.log(killed)) }
         if let unplugged = value(args, "--unplugged"), let trace = value(args, "--unplugged-trace") {
-            check.checkUnplugged(pad: try DualSenseCheck.log(unplugged), trace: try LogCheck.trace(trace))
+            check.checkUnplugged(pad: try HIDPadCheck.log(unplugged), trace: try LogCheck.trace(trace))
         }
     } catch {
         warn("hapsync-fakepad-check: cannot read the logs: \(error)\n")
@@ -38,7 +38,7 @@ if let dualsense = value(args, "--dualsense") {
     }
     for line in check.report { print("  " + line) }
     if check.failures.isEmpty {
-        print("PASS: the DualSense's own output reports carry what HapSync's rumble rules say")
+        print("PASS: the \(model.name)'s own output reports carry what HapSync's rumble rules say")
         exit(0)
     }
     for f in check.failures { print("FAIL: " + f) }

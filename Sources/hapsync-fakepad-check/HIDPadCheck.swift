@@ -1,20 +1,34 @@
 import Foundation
 import HapSyncHapticOutput
 
-/// Checks what a DualSense faked over uhid received from the kernel's own driver (hid-playstation)
-/// while `hapsync play` drove it: decoded from the pad's output reports, the way a real pad reads
-/// them (Tests/VM/fake-dualsense.c logs each with CLOCK_MONOTONIC ns).
+/// Checks what a real pad faked over uhid received from its kernel driver (hid-playstation,
+/// hid-sony) while `hapsync play` drove it: decoded from the pad's output reports, the way the pad
+/// reads them (Tests/VM/fake-hid-pad.c logs each with CLOCK_MONOTONIC ns and its motors).
 ///
-/// - Probe: the driver asked for feature reports 0x09, 0x20 and 0x05, answered at 20, 64 and 41
-///   bytes.
-/// - Motors follow `RumbleMapping.standard` within the driver's quantization: output report 0x02
-///   carries strong >> 8 (byte 4, the left, heavy motor) and weak >> 8 (byte 3). For each steady
-///   level of the trace, the pad plays exactly that pair `settle` after it.
-/// - Nothing left running: the last motor report is 0/0, after the trace's last command.
-/// - The rate limit: motor reports with new values no closer than the update interval (less
-///   the kernel's timer slack).
+/// - Probe: the driver asked for the model's feature reports, answered at their exact sizes.
+/// - Motors follow `RumbleMapping.standard` within the driver's quantization: both drivers send
+///   strong >> 8 (the left, heavy motor) and weak >> 8. For each steady level of the trace, the pad
+///   plays exactly that pair `settle` after it.
+/// - Nothing left running: the last motor report is 0/0, after the pattern's last level.
+/// - The rate limit: at most 100 ms / interval + 3 changes to new motor values in any 100 ms
+///   (ff-memless's timer and the driver's work queue can bunch them; a stop is never held back).
 /// - Latency from each level HapSync applied to the first report carrying it, reported.
-final class DualSenseCheck {
+final class HIDPadCheck {
+    /// What differs between the pads checked.
+    struct Model {
+        /// As the VM test names it ("dualsense").
+        var name: String
+        /// The output report's flag bits (byte 1) that say it carries the motors.
+        var motorFlags: Int
+        /// The feature reports the driver must ask for at probe, with the sizes answered.
+        var probe: [(id: Int, size: Int)]
+    }
+
+    /// DualSense on USB (hid-playstation): compatible vibration and haptics select.
+    static let dualsense = Model(name: "dualsense", motorFlags: 0x03, probe: [(0x09, 20), (0x20, 64), (0x05, 41)])
+    /// DualShock 4 on USB (hid-sony in 6.1): the rumble flag.
+    static let dualshock4 = Model(name: "dualshock4", motorFlags: 0x01, probe: [(0x02, 37), (0x81, 7), (0xa3, 49)])
+
     /// One line of the fake DualSense's log.
     struct Event: Decodable {
         var t: UInt64
@@ -32,8 +46,7 @@ final class DualSenseCheck {
         }
     }
 
-    /// hid-playstation's valid_flag0 bits for the motors (compatible vibration, haptics select).
-    static let motorFlags = 0x03
+    let model: Model
     let interval: UInt64
     /// How long after a level the pad must play it: ff-memless's timer and the driver's work queue
     /// under software emulation (the fake uinput pad's check allows 60 ms too).
@@ -43,7 +56,10 @@ final class DualSenseCheck {
     var failures: [String] = []
     var report: [String] = []
 
-    init(interval: UInt64) { self.interval = interval }
+    init(model: Model, interval: UInt64) {
+        self.model = model
+        self.interval = interval
+    }
 
     /// Reads the log at `path`; a line that is not an event names the file and line.
     static func log(_ path: String) throws -> [Event] {
@@ -51,7 +67,7 @@ final class DualSenseCheck {
         var events: [Event] = []
         for (i, line) in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").enumerated() {
             do { events.append(try decoder.decode(Event.self, from: Data(line.utf8))) } catch {
-                throw CheckError("\(path):\(i + 1): not a fake-dualsense event (\(error))")
+                throw CheckError("\(path):\(i + 1): not a fake-hid-pad event (\(error))")
             }
         }
         return events
@@ -70,10 +86,10 @@ final class DualSenseCheck {
     func check(pad: [Event], trace: [TraceRecord.Command]) {
         // 1. The probe, as the real pad answers it.
         let asked = pad.filter { $0.kind == "get-report" }.map { ($0.report ?? -1, $0.size ?? -1) }
-        for (id, size) in [(0x09, 20), (0x20, 64), (0x05, 41)] {
+        for (id, size) in model.probe {
             expect(asked.contains { $0 == (id, size) }, "the driver should ask for feature report 0x\(String(id, radix: 16)) (\(size) bytes); asked \(asked)")
         }
-        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & Self.motorFlags != 0 }
+        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
         report.append("probe: feature reports \(asked.map { "0x\(String($0.0, radix: 16)) (\($0.1) B)" }.joined(separator: ", ")); "
                       + "output reports: \(pad.filter { $0.kind == "output" }.count), \(motorReports.count) with motors")
 
@@ -108,17 +124,26 @@ final class DualSenseCheck {
         // 3. Nothing left running.
         let last = motorReports.last
         expect(last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "the last motor report should turn both motors off, is \(String(describing: last))")
-        if let end = trace.last?.appliedNs, let last {
-            expect(last.t >= end, "the motors should go off after the trace's last command")
+        // After the pattern's last level (the engine's final stop-all comes later, and finds the
+        // motors already off: it changes nothing the driver would report).
+        if let end = trace.last(where: { $0.kind == .level })?.appliedNs, let last {
+            expect(last.t >= end, "the motors should go off after the pattern's last level")
         }
 
-        // 4. The rate limit: reports with new motor values no closer than the interval.
+        // 4. The rate limit, as the pad sees it: changes reach it through ff-memless's timer and
+        // the driver's work queue, so one can come late and bunch with the next (a gap of 5 ms
+        // between two uploads 10 ms apart has been seen). Held instead to a count: in any 100 ms at
+        // most 100 ms / interval + 3 changes to new values (a stop is never held back, so changes
+        // to off do not count). A flood (an update per command) would be ten times that.
         var changes: [Event] = []
         for r in motorReports where changes.last.map({ ($0.strong, $0.weak) != (r.strong, r.weak) }) ?? true { changes.append(r) }
-        let gaps = zip(changes.dropFirst(), changes).map { $0.t - $1.t }
-        let closest = gaps.min() ?? .max
-        expect(closest + slack >= interval, "motor changes came \(closest / 1_000) µs apart, under the \(interval / 1_000_000) ms rate limit")
-        report.append("motor changes: \(changes.count), closest \(String(format: "%.1f", Double(closest == .max ? 0 : closest) / 1e6)) ms apart")
+        let moving = changes.filter { ($0.strong ?? 0, $0.weak ?? 0) != (0, 0) }
+        let window: UInt64 = 100_000_000
+        let allowed = Int(window / interval) + 3
+        let busiest = moving.indices.map { i in moving[i...].prefix { $0.t < moving[i].t + window }.count }.max() ?? 0
+        expect(busiest <= allowed, "\(busiest) motor changes within 100 ms, over the \(allowed) the \(interval / 1_000_000) ms rate limit allows")
+        let gaps = zip(moving.dropFirst(), moving).map { $0.t - $1.t }
+        report.append("motor changes: \(changes.count), at most \(busiest) in any 100 ms (limit \(allowed)), closest \(String(format: "%.1f", Double(gaps.min() ?? 0) / 1e6)) ms apart")
     }
 
     /// The player killed with SIGKILL while the motors ran (at the log's mark): the kernel, closing
@@ -129,7 +154,7 @@ final class DualSenseCheck {
             failures.append("killed run: no mark in the pad's log (the kill was not recorded)")
             return
         }
-        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & Self.motorFlags != 0 }
+        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
         let before = motors(motorReports, at: mark)
         expect(before != (0, 0), "killed run: the motors should run when the player is killed")
         let off = motorReports.first { $0.t >= mark && $0.strong == 0 && $0.weak == 0 }
@@ -146,7 +171,7 @@ final class DualSenseCheck {
             failures.append("unplugged run: the fake pad never destroyed itself")
             return
         }
-        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & Self.motorFlags != 0 }
+        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
         expect(motors(motorReports, at: gone.t) != (0, 0), "unplugged run: the motors should run when the pad is unplugged")
         let after = trace.filter { $0.appliedNs > gone.t + 100_000_000 }
         expect(!after.isEmpty, "unplugged run: the trace should go on after the pad went away")
