@@ -45,7 +45,15 @@ if let (model, padLog) = [HIDPadCheck.dualsense, HIDPadCheck.dualshock4].lazy.co
         warn("usage: hapsync-fakepad-check --\(model.name) PAD.jsonl --trace TRACE.jsonl\n")
         exit(64)
     }
-    let check = HIDPadCheck(model: model, interval: ms("--interval-ms", 10))
+    guard ms("--interval-ms", 10) > 0 else {
+        warn("hapsync-fakepad-check: --interval-ms must be at least 1\n")
+        exit(64)
+    }
+    guard (value(args, "--unplugged") == nil) == (value(args, "--unplugged-trace") == nil) else {
+        warn("hapsync-fakepad-check: --unplugged PAD.jsonl and --unplugged-trace TRACE.jsonl go together\n")
+        exit(64)
+    }
+    let check = HIDPadCheck(model: model, interval: ms("--interval-ms", 10), burst: ms("--burst-ms", 30))
     reading {
         check.check(pad: try HIDPadCheck.log(padLog), trace: try LogCheck.trace(tracePath))
         if let killed = value(args, "--killed") { check.checkKilled(pad: try HIDPadCheck.log(killed)) }

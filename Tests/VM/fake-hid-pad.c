@@ -31,8 +31,9 @@
 #include <unistd.h>
 
 /* The DualSense's USB report descriptor, as the pad sends it: report 1 (input: sticks, triggers,
- * hat, 15 buttons, vendor data), report 2 (output, 47 bytes after the id: the 63-byte report the
- * driver sends), and its feature reports (0x05 calibration, 0x09 pairing, 0x20 firmware, ...). */
+ * hat, 15 buttons, vendor data), report 2 (output; the real pad declares 47 bytes after the id, and
+ * hid-playstation sends 63 all the same, as to the real pad), and its feature reports (0x05
+ * calibration, 0x09 pairing, 0x20 firmware, ...). */
 static const uint8_t dualsense_descriptor[] = {
     0x05, 0x01, 0x09, 0x05, 0xa1, 0x01, 0x85, 0x01, 0x09, 0x30, 0x09, 0x31, 0x09, 0x32, 0x09, 0x35,
     0x09, 0x33, 0x09, 0x34, 0x15, 0x00, 0x26, 0xff, 0x00, 0x75, 0x08, 0x95, 0x06, 0x81, 0x02, 0x06,
@@ -111,7 +112,7 @@ static const struct model *pad;
 
 static FILE *logfile;
 static volatile sig_atomic_t stop_asked, unplug_asked, mark_asked;
-static volatile uint64_t mark_ns;
+static _Atomic uint64_t mark_ns; /* lock-free on x86_64: safe to store from a handler */
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -136,6 +137,14 @@ static void send_event(int fd, const struct uhid_event *ev) {
         fflush(logfile);
         exit(1);
     }
+}
+
+/* Logs the mark SIGUSR2 asked for, if one is pending, with the time it came. */
+static void log_mark(void) {
+    if (!mark_asked) return;
+    mark_asked = 0;
+    fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"mark\"}\n", (unsigned long long)mark_ns);
+    fflush(logfile);
 }
 
 static void put_le16(uint8_t *p, int v) { p[0] = (uint8_t)(v & 0xff); p[1] = (uint8_t)((v >> 8) & 0xff); }
@@ -231,11 +240,7 @@ int main(int argc, char **argv) {
     fflush(logfile);
 
     while (!stop_asked && !unplug_asked) {
-        if (mark_asked) {
-            mark_asked = 0;
-            fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"mark\"}\n", (unsigned long long)mark_ns);
-            fflush(logfile);
-        }
+        log_mark();
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int r = poll(&p, 1, 100);
         if (r < 0 && errno == EINTR) continue;
@@ -259,7 +264,9 @@ int main(int argc, char **argv) {
             memset(&reply, 0, sizeof reply);
             reply.type = UHID_GET_REPORT_REPLY;
             reply.u.get_report_reply.id = ev.u.get_report.id;
-            size_t size = feature_report(ev.u.get_report.rnum, reply.u.get_report_reply.data);
+            /* Only feature reports are asked for at probe; anything else is refused and logged as size 0. */
+            size_t size = ev.u.get_report.rtype == UHID_FEATURE_REPORT
+                ? feature_report(ev.u.get_report.rnum, reply.u.get_report_reply.data) : 0;
             reply.u.get_report_reply.err = size ? 0 : EIO;
             reply.u.get_report_reply.size = (uint16_t)size;
             send_event(fd, &reply);
@@ -293,12 +300,17 @@ int main(int argc, char **argv) {
         }
         fflush(logfile);
     }
+    log_mark(); /* a mark that came just before the stop */
     memset(&ev, 0, sizeof ev);
     ev.type = UHID_DESTROY;
     send_event(fd, &ev);
     fprintf(logfile, "{\"t_ns\":%llu,\"event\":\"destroyed\",\"why\":\"%s\"}\n", (unsigned long long)now_ns(),
             unplug_asked ? "unplugged" : "stopped");
-    fclose(logfile);
+    int failed = ferror(logfile);
+    if (fclose(logfile) != 0 || failed) {
+        fprintf(stderr, "fake-hid-pad: the log could not be written whole\n");
+        return 1;
+    }
     close(fd);
     return 0;
 }
