@@ -70,15 +70,12 @@ final class HIDPadCheck {
 
     /// Reads the log at `path`; a line that is not an event names the file and line.
     static func log(_ path: String) throws -> [Event] {
-        let decoder = JSONDecoder()
-        var events: [Event] = []
-        for (i, line) in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-        where !line.isEmpty {
-            do { events.append(try decoder.decode(Event.self, from: Data(line.utf8))) } catch {
-                throw CheckError("\(path):\(i + 1): not a fake-hid-pad event (\(error))")
-            }
-        }
-        return events
+        try LogCheck.jsonLines(path, of: "a fake-hid-pad event")
+    }
+
+    /// The output reports that carry the motors (the model's flag bits set), in time order.
+    func motorReports(_ pad: [Event]) -> [Event] {
+        pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
     }
 
     func expect(_ ok: Bool, _ what: @autoclosure () -> String) {
@@ -110,7 +107,7 @@ final class HIDPadCheck {
         for (id, size) in model.probe {
             expect(asked.contains { $0 == (id, size) }, "the driver should ask for feature report 0x\(String(id, radix: 16)) (\(size) bytes); asked \(asked)")
         }
-        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
+        let motorReports = motorReports(pad)
         report.append("probe: feature reports \(asked.map { "0x\(String($0.0, radix: 16)) (\($0.1) B)" }.joined(separator: ", ")); "
                       + "output reports: \(pad.filter { $0.kind == "output" }.count), \(motorReports.count) with motors")
 
@@ -118,13 +115,10 @@ final class HIDPadCheck {
         let map = RumbleMapping.standard.map
         // The engine's final stop-all ends the last level as a level 0 would.
         let commands = trace.filter { $0.kind == .level || $0.kind == .transient || $0.kind == .stopAll }
-        var steady = 0
+        let steadyLevels = LogCheck.steadyLevels(commands, settle: settle, burst: burst, interval: interval, slack: slack)
+        let steady = steadyLevels.count
         var latencies: [UInt64] = []
-        for (k, c) in commands.enumerated() where c.kind == .level {
-            let next = k + 1 < commands.count ? commands[k + 1].appliedNs : UInt64.max
-            let nearTap = commands.contains { $0.kind == .transient && $0.appliedNs + burst + interval + slack >= c.appliedNs && $0.appliedNs <= c.appliedNs + settle }
-            guard next >= c.appliedNs + settle + 20_000_000, !nearTap else { continue }
-            steady += 1
+        for (c, next) in steadyLevels {
             let want = map(c.intensity, c.sharpness)
             let wanted = (strong: Int(want.strong >> 8), weak: Int(want.weak >> 8))
             let plays = motors(motorReports, at: c.appliedNs + settle)
@@ -184,7 +178,7 @@ final class HIDPadCheck {
             return
         }
         checkLog(pad, run: "killed run")
-        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
+        let motorReports = motorReports(pad)
         let before = motors(motorReports, at: mark)
         expect(before != (0, 0), "killed run: the motors should run when the player is killed")
         let off = motorReports.first { $0.t >= mark && $0.strong == 0 && $0.weak == 0 }
@@ -204,7 +198,7 @@ final class HIDPadCheck {
             return
         }
         checkLog(pad, run: "unplugged run")
-        let motorReports = pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
+        let motorReports = motorReports(pad)
         expect(motors(motorReports, at: gone.t) != (0, 0), "unplugged run: the motors should run when the pad is unplugged")
         // The pattern's own levels go on being played (into the trace) after the pad went away.
         let after = trace.filter { $0.kind == .level && $0.appliedNs > gone.t + 100_000_000 }

@@ -65,15 +65,36 @@ final class LogCheck {
 
     /// The events of the fake pad's log at `path`; a line that is not one fails naming file and line.
     static func pad(_ path: String) throws -> [PadEvent] {
+        try jsonLines(path, of: "a fake-pad event")
+    }
+
+    /// Each non-empty line of the JSON Lines log at `path` decoded as `T` (the fake pads' logs); a
+    /// line that is not one fails naming the file, the line (blank ones counted) and `what` it
+    /// should be.
+    static func jsonLines<T: Decodable>(_ path: String, of what: String) throws -> [T] {
         let decoder = JSONDecoder()
-        var events: [PadEvent] = []
+        var items: [T] = []
         for (i, line) in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
         where !line.isEmpty {
-            do { events.append(try decoder.decode(PadEvent.self, from: Data(line.utf8))) } catch {
-                throw CheckError("\(path):\(i + 1): not a fake-pad event (\(error))")
+            do { items.append(try decoder.decode(T.self, from: Data(line.utf8))) } catch {
+                throw CheckError("\(path):\(i + 1): not \(what) (\(error))")
             }
         }
-        return events
+        return items
+    }
+
+    /// The levels of `commands` (levels, taps and what else ends a level, in time order) steady
+    /// enough to check what a device plays: the next command comes at least `settle` + 20 ms
+    /// later, and no tap's burst (`burst` + `interval` + `slack` after it) reaches into it. Each
+    /// with the time of the command after it (`UInt64.max` for the last).
+    static func steadyLevels(_ commands: [TraceRecord.Command], settle: UInt64, burst: UInt64, interval: UInt64,
+                             slack: UInt64) -> [(level: TraceRecord.Command, next: UInt64)] {
+        commands.enumerated().compactMap { k, c in
+            guard c.kind == .level else { return nil }
+            let next = k + 1 < commands.count ? commands[k + 1].appliedNs : UInt64.max
+            let nearTap = commands.contains { $0.kind == .transient && $0.appliedNs + burst + interval + slack >= c.appliedNs && $0.appliedNs <= c.appliedNs + settle }
+            return next >= c.appliedNs + settle + 20_000_000 && !nearTap ? (c, next) : nil
+        }
     }
 
     /// The commands of the trace at `path` (the trace's own record type reads it).
@@ -116,12 +137,9 @@ final class LogCheck {
         // pad under software emulation, which has been seen to take 18 ms to answer.)
         let settle: UInt64 = 60_000_000
         let commands = trace.filter { $0.kind == .level || $0.kind == .transient }
-        var steady = 0
-        for (k, c) in commands.enumerated() where c.kind == .level {
-            let next = k + 1 < commands.count ? commands[k + 1].appliedNs : UInt64.max
-            let nearTap = commands.contains { $0.kind == .transient && $0.appliedNs + burst + interval + slack >= c.appliedNs && $0.appliedNs <= c.appliedNs + settle }
-            guard next >= c.appliedNs + settle + 20_000_000, !nearTap else { continue }
-            steady += 1
+        let steadyLevels = Self.steadyLevels(commands, settle: settle, burst: burst, interval: interval, slack: slack)
+        let steady = steadyLevels.count
+        for (c, _) in steadyLevels {
             let s = state(pad, at: c.appliedNs + settle)
             let want = map(c.intensity, c.sharpness)
             if want == (0, 0) {
