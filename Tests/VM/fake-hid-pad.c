@@ -92,6 +92,9 @@ static const uint8_t dualshock4_descriptor[] = {
     0xb1, 0x02, 0x85, 0xd4, 0x09, 0x59, 0x95, 0x3f, 0xb1, 0x02, 0xc0,
 };
 
+static size_t dualsense_feature_report(uint8_t id, uint8_t *out);
+static size_t dualshock4_feature_report(uint8_t id, uint8_t *out);
+
 /* What differs between the pads this program can be. */
 struct model {
     const char *name, *product_name;
@@ -100,13 +103,16 @@ struct model {
     size_t descriptor_size;
     uint8_t output_id;       /* the output report that carries the motors */
     int weak_at, strong_at;  /* their bytes in it */
+    /* Writes feature report `id` into `out` (its first byte already the id, the rest zero) and
+     * returns its size, 0 for a report the pad does not have. */
+    size_t (*feature_report)(uint8_t id, uint8_t *out);
 };
 
 static const struct model models[] = {
     {"dualsense", "Sony Interactive Entertainment DualSense Wireless Controller", 0x054c, 0x0ce6,
-     dualsense_descriptor, sizeof dualsense_descriptor, 0x02, 3, 4},
+     dualsense_descriptor, sizeof dualsense_descriptor, 0x02, 3, 4, dualsense_feature_report},
     {"dualshock4", "Sony Interactive Entertainment Wireless Controller", 0x054c, 0x09cc,
-     dualshock4_descriptor, sizeof dualshock4_descriptor, 0x05, 4, 5},
+     dualshock4_descriptor, sizeof dualshock4_descriptor, 0x05, 4, 5, dualshock4_feature_report},
 };
 static const struct model *pad;
 
@@ -149,14 +155,19 @@ static void log_mark(void) {
 
 static void put_le16(uint8_t *p, int v) { p[0] = (uint8_t)(v & 0xff); p[1] = (uint8_t)((v >> 8) & 0xff); }
 
+/* Motion-sensor calibration as both pads lay it out after the report id: gyro biases, gyro +/-
+ * per axis, gyro speed +/-, accelerometer +/- per axis, 17 little-endian 16-bit values. */
+static void put_calibration(uint8_t *out) {
+    static const int v[17] = {0, 0, 0, 8192, -8192, 8192, -8192, 8192, -8192, 540, 540, 8192, -8192, 8192, -8192, 8192, -8192};
+    for (int i = 0; i < 17; i++) put_le16(out + 1 + 2 * i, v[i]);
+}
+
 /* A DualShock 4 feature report hid-sony asks for at probe, at the size the real pad answers with. */
 static size_t dualshock4_feature_report(uint8_t id, uint8_t *out) {
     switch (id) {
-    case 0x02: { /* calibration: gyro biases, +/- per axis, speed, accelerometer +/- per axis */
-        int v[17] = {0, 0, 0, 8192, -8192, 8192, -8192, 8192, -8192, 540, 540, 8192, -8192, 8192, -8192, 8192, -8192};
-        for (int i = 0; i < 17; i++) put_le16(out + 1 + 2 * i, v[i]);
+    case 0x02:
+        put_calibration(out);
         return 37;
-    }
     case 0x81: /* the MAC, least significant byte first, at 1-6 */
         for (int i = 0; i < 6; i++) out[1 + i] = (uint8_t)(0x20 + i);
         return 7;
@@ -170,11 +181,8 @@ static size_t dualshock4_feature_report(uint8_t id, uint8_t *out) {
     }
 }
 
-/* A feature report the driver asks for at probe, at the size the real pad answers with. */
-static size_t feature_report(uint8_t id, uint8_t *out) {
-    memset(out, 0, 64);
-    out[0] = id;
-    if (pad->output_id == 0x05) return dualshock4_feature_report(id, out);
+/* A DualSense feature report hid-playstation asks for at probe, at the size the real pad answers with. */
+static size_t dualsense_feature_report(uint8_t id, uint8_t *out) {
     switch (id) {
     case 0x09: /* pairing info: the pad's MAC, least significant byte first, at 1-6 */
         for (int i = 0; i < 6; i++) out[1 + i] = (uint8_t)(0x10 + i);
@@ -186,15 +194,19 @@ static size_t feature_report(uint8_t id, uint8_t *out) {
         put_le16(out + 28, 0x0240); put_le16(out + 30, 0x0100);
         put_le16(out + 44, 0x0204); /* below 0x0215: the driver's first vibration flags */
         return 64;
-    case 0x05: { /* calibration: gyro biases, +/- per axis, speed, accelerometer +/- per axis */
-        int v[20] = {0, 0, 0, 8192, -8192, 8192, -8192, 8192, -8192, 540, 540,
-                     8192, -8192, 8192, -8192, 8192, -8192, 0, 0, 0};
-        for (int i = 0; i < 17; i++) put_le16(out + 1 + 2 * i, v[i]);
+    case 0x05:
+        put_calibration(out);
         return 41;
-    }
     default:
         return 0;
     }
+}
+
+/* A feature report the driver asks for at probe, at the size the real pad answers with. */
+static size_t feature_report(uint8_t id, uint8_t *out) {
+    memset(out, 0, 64);
+    out[0] = id;
+    return pad->feature_report(id, out);
 }
 
 int main(int argc, char **argv) {
