@@ -1,6 +1,7 @@
 import HapSyncAHAP
 import HapSyncAudioOutput
 import HapSyncHapticOutput
+import HapSyncOutputs
 
 /// `hapsync devices`: the input devices, and which can rumble for HapSync.
 enum DevicesCommand {
@@ -21,55 +22,44 @@ enum DevicesCommand {
 
             Then, when a sound server answers, its sinks, for voice-coil actuators driven as
             audio ('--haptics waveform:SINK[:CHANNELS]'): a DualSense shows as a four-channel
-            USB sink.
+            USB sink, known by the USB ids the server gives for it (the name when it gives
+            none). Each DualSense (or DualSense Edge) gets a line pairing its event node with
+            its sink, the two found on one USB device in /sys ("DualSense: /dev/input/event5 +
+            sink NAME (rear channels)"), or saying why one has no partner (a pad on
+            Bluetooth has no sink); and the sink 'waveform:auto' plays on.
 
             --json prints one object: "devices" (path, name, rumble, effects, usable, problem,
             bus, vendorProduct, model, driver),
-            "auto" (the path evdev:auto plays on, or null), and "sinks" (name, description,
-            channels, dualsense, haptics: the output to give), null with "sinksProblem" when no
-            sound server answers.
+            "auto" (the path evdev:auto plays on, or null), "sinks" (name, description,
+            channels, dualsense, haptics: the output to give, model, vendorProduct, bus,
+            card, pad: the paired event node or null), null with "sinksProblem" when no
+            sound server answers, "pairs" (model, pad, sink, haptics, usbDevice, note; null
+            where one is missing), and "waveformAuto" (the sink waveform:auto plays on, or
+            null with "waveformAutoProblem" saying why).
             """,
         groups: [OptionGroup([CommonOptions.json])], positionals: .none, run: { parsed, context throws(CLIError) in
             list(json: parsed[CommonOptions.json], console: context.console)
         })
 
     /// Prints the devices `system` finds and the sound server's sinks (`sinks`: nil asks the
-    /// server), as tables or one JSON object.
+    /// server), the DualSenses among them paired through `sysfs`, as tables or one JSON object.
     static func list(json: Bool, console: HapSyncCLI.Console, system: EvdevSystem = LinuxEvdevSystem(),
-                     sinks: Result<[WaveformOutput.Sink], any Error>? = nil) {
+                     sinks: Result<[WaveformOutput.Sink], any Error>? = nil, sysfs: SysfsReading = SysfsTree()) {
         let devices = InputDeviceProbe.list(system: system)
         let sinks = sinks ?? Result { try WaveformOutput.sinks(server: nil) }
+        let auto = InputDeviceProbe.firstRumbleDevice(in: devices)
+        let pairs = DualSensePairing.pairs(devices: devices, sinks: try? sinks.get(), sysfs: sysfs)
+        let waveformAuto = Result { () throws(WaveformAutoSink.Failure) in
+            try WaveformAutoSink.choose(sinks: sinks, devices: devices, rumblePad: nil, channels: nil, sysfs: sysfs)
+        }
         if json {
-            let auto = devices.first { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }
-            var fields: [(String, JSONValue)] = [
-                ("devices", .array(devices.map { d in
-                    .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
-                             ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
-                             ("problem", d.openProblem.map { .string($0) } ?? JSONValue(.null)),
-                             ("bus", d.id.map { .string($0.busName) } ?? JSONValue(.null)),
-                             ("vendorProduct", d.id.map { .string($0.vendorProduct) } ?? JSONValue(.null)),
-                             ("model", d.model.map { .string($0.name) } ?? JSONValue(.null)),
-                             ("driver", d.driver.map { .string($0) } ?? JSONValue(.null))])
-                })),
-                ("auto", auto.map { .string($0.path) } ?? JSONValue(.null)),
-            ]
-            switch sinks {
-            case .success(let list):
-                fields.append(("sinks", .array(list.map { sink in
-                    .object([("name", .string(sink.name)), ("description", .string(sink.description)),
-                             ("channels", .integer(sink.channels)), ("dualsense", .bool(sink.isDualSense)),
-                             ("haptics", .string(sink.suggested))])
-                })))
-            case .failure(let error):
-                fields.append(("sinks", JSONValue(.null)))
-                fields.append(("sinksProblem", .string("no sound server answers (\(error))")))
-            }
-            console.out(JSONWriter.string(.object(fields)) + "\n")
+            console.out(JSONWriter.string(jsonObject(devices: devices, auto: auto, sinks: sinks, pairs: pairs, waveformAuto: waveformAuto)) + "\n")
             return
         }
         guard !devices.isEmpty else {
             console.out("no input devices: /dev/input has no event nodes (no gamepad plugged in, or no evdev driver loaded)\n")
             listSinks(sinks, console: console)
+            listPairs(pairs, waveformAuto: waveformAuto, serverAnswered: (try? sinks.get()) != nil, console: console)
             return
         }
         let nameWidth = min(40, max(4, devices.map(\.name.count).max() ?? 4))
@@ -87,12 +77,55 @@ enum DevicesCommand {
         for d in devices where d.hasRumble {
             if let problem = d.openProblem { console.out("\n\(problem)\n") }
         }
-        if let first = devices.first(where: { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }) {
-            console.out("\nevdev:auto plays on \(first.path) (\(first.name))\n")
+        if let auto {
+            console.out("\nevdev:auto plays on \(auto.path) (\(auto.name))\n")
         } else {
             console.out("\nno device here can rumble for this user; evdev:auto has nothing to play on\n")
         }
         listSinks(sinks, console: console)
+        listPairs(pairs, waveformAuto: waveformAuto, serverAnswered: (try? sinks.get()) != nil, console: console)
+    }
+
+    /// The `--json` object: the devices, evdev:auto's choice, the sinks, the pairs and
+    /// waveform:auto's choice.
+    private static func jsonObject(devices: [InputDeviceInfo], auto: InputDeviceInfo?, sinks: Result<[WaveformOutput.Sink], any Error>,
+                                   pairs: [DualSensePair], waveformAuto: Result<WaveformAutoSink.Choice, WaveformAutoSink.Failure>) -> JSONValue {
+        func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? JSONValue(.null) }
+        var fields: [(String, JSONValue)] = [
+            ("devices", .array(devices.map { d in
+                .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
+                         ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
+                         ("problem", text(d.openProblem)), ("bus", text(d.id?.busName)), ("vendorProduct", text(d.id?.vendorProduct)),
+                         ("model", text(d.model?.name)), ("driver", text(d.driver))])
+            })),
+            ("auto", text(auto?.path)),
+        ]
+        switch sinks {
+        case .success(let list):
+            fields.append(("sinks", .array(list.map { sink in
+                let pad = pairs.first { $0.sink == sink }?.pad
+                return .object([("name", .string(sink.name)), ("description", .string(sink.description)),
+                                ("channels", .integer(sink.channels)), ("dualsense", .bool(sink.isDualSense)),
+                                ("haptics", .string(sink.suggested)), ("model", text((sink.actuatorModel ?? sink.model)?.name)),
+                                ("vendorProduct", text(sink.vendorProduct)), ("bus", text(sink.bus)),
+                                ("card", sink.alsaCard.map { .integer($0) } ?? JSONValue(.null)), ("pad", text(pad?.path))])
+            })))
+        case .failure(let error):
+            fields.append(("sinks", JSONValue(.null)))
+            fields.append(("sinksProblem", .string("no sound server answers (\(error))")))
+        }
+        fields.append(("pairs", .array(pairs.map { pair in
+            .object([("model", .string(pair.model.name)), ("pad", text(pair.pad?.path)), ("sink", text(pair.sink?.name)),
+                     ("haptics", text(pair.sink?.suggested)), ("usbDevice", text(pair.usbDevice)), ("note", text(pair.note))])
+        })))
+        switch waveformAuto {
+        case .success(let choice):
+            fields.append(("waveformAuto", .string(choice.sink.name)))
+        case .failure(let failure):
+            fields.append(("waveformAuto", JSONValue(.null)))
+            fields.append(("waveformAutoProblem", .string(failure.description)))
+        }
+        return .object(fields)
     }
 
     /// One line naming a pad's model and the kernel driver that serves it: "/dev/input/event5:
@@ -125,9 +158,48 @@ enum DevicesCommand {
         let width = min(60, max(4, sinks.map(\.name.count).max() ?? 4))
         console.out("\n" + "SINK".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "CHANNELS  HAPTICS\n")
         for sink in sinks {
-            let kind = sink.isDualSense ? "a DualSense: \(sink.suggested)" : sink.channels >= 4 ? "4+ channels: \(sink.suggested)" : "\(sink.suggested) (a shaker, say)"
+            let kind = sink.actuatorModel.map { "a \($0.name): \(sink.suggested)" }
+                ?? (sink.channels >= 4 ? "4+ channels: \(sink.suggested)" : "\(sink.suggested) (a shaker, say)")
             console.out(String(sink.name.prefix(width)).padding(toLength: width + 2, withPad: " ", startingAt: 0)
                         + String(sink.channels).padding(toLength: 10, withPad: " ", startingAt: 0) + kind + "\n")
+        }
+    }
+
+    /// A line for each DualSense, its event node and its sink paired ("DualSense: /dev/input/event5
+    /// + sink NAME (rear channels)") or why one is alone; then the sink `waveform:auto` plays on,
+    /// or why it has none (only said when there is a DualSense or a sound server to look on).
+    static func listPairs(_ pairs: [DualSensePair], waveformAuto: Result<WaveformAutoSink.Choice, WaveformAutoSink.Failure>,
+                          serverAnswered: Bool, console: HapSyncCLI.Console) {
+        if !pairs.isEmpty { console.out("\n") }
+        for pair in pairs { console.out(line(pair) + "\n") }
+        switch waveformAuto {
+        case .success(let choice):
+            console.out("\nwaveform:auto plays on \(choice.sink.name) (\(choice.reason))\n")
+        case .failure where !serverAnswered:
+            break
+        case .failure(let failure) where !pairs.isEmpty:
+            console.out("\nwaveform:auto has nothing to play on: \(failure)\n")
+        case .failure:
+            console.out("\nno DualSense sink here; waveform:auto has nothing to play on\n")
+        }
+    }
+
+    /// One pair's line: "DualSense: /dev/input/event5 + sink NAME (rear channels)", "DualSense:
+    /// /dev/input/event9, no sink: on Bluetooth ...", "DualSense Edge: sink NAME (rear
+    /// channels), no evdev node: ...".
+    static func line(_ pair: DualSensePair) -> String {
+        func channels(_ sink: WaveformOutput.Sink) -> String {
+            sink.channels >= 4 ? "rear channels" : "\(sink.channels) channels: no rear ones until its card's 4-channel profile is chosen"
+        }
+        switch (pair.pad, pair.sink) {
+        case (let pad?, let sink?):
+            return "\(pair.model.name): \(pad.path) + sink \(sink.name) (\(channels(sink)))"
+        case (let pad?, nil):
+            return "\(pair.model.name): \(pad.path), no sink: \(pair.note ?? "none found")"
+        case (nil, let sink?):
+            return "\(pair.model.name): sink \(sink.name) (\(channels(sink))), no evdev node: \(pair.note ?? "none found")"
+        case (nil, nil):
+            return "\(pair.model.name): \(pair.note ?? "neither its event node nor its sink found")"
         }
     }
 }

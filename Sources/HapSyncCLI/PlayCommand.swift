@@ -150,6 +150,7 @@ enum PlayCommand {
             throw .failure("\(error)")
         }
         if let chosen = made.chosenDevice { console.err("note: evdev:auto chose \(chosen.path) (\(chosen.name))\n") }
+        if let chosen = made.chosenSink { console.err("note: waveform:auto chose \(chosen.sink.name) (\(chosen.reason))\n") }
         return made.backend
     }
 }

@@ -27,6 +27,8 @@ struct PlaybackOptions {
                           shaker; default rear on 4-channel sinks, else all;
                           with the audio on the same sink, one stream
                           carries both, sample-locked
+              waveform:auto  a DualSense's sink, found by its ids and paired
+                          with its rumble pad through /sys (rear channels)
               trace:PATH  record every command with its scheduled, released and
                           applied times (CLOCK_MONOTONIC ns): PATH.jsonl gives
                           JSON Lines, PATH.json Chrome trace events (Perfetto)

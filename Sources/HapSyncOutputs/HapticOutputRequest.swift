@@ -15,7 +15,9 @@ public struct HapticOutputRequest {
     public var rumbleInterval: UInt64 = 10_000_000
     /// How long a rumble burst for a transient lasts, ns.
     public var rumbleBurst: UInt64 = 30_000_000
-    /// A waveform output: its sink and channels (nil: the sink's layout decides).
+    /// A waveform output: its sink and channels (nil: the sink's layout decides). The sink
+    /// `auto` (`HapticOutputSpec.auto`) is found by `makeBackend`: the DualSense's
+    /// (`WaveformAutoSink`).
     public var waveform: (sink: String, channels: HapticOutputSpec.WaveformChannels?)?
     /// The waveform stream's latency, seconds.
     public var waveformLatency = 0.020
@@ -38,11 +40,16 @@ public struct HapticOutputRequest {
         /// The waveform output, if one was made (its `configuration.lead` is the haptic latency it
         /// needs).
         public let waveform: WaveformOutput?
+        /// The sink `waveform:auto` chose and why, for a note (nil when a sink was named or none
+        /// plays).
+        public let chosenSink: WaveformAutoSink.Choice?
     }
 
     /// Makes the backends: the rumble pad (a device that cannot be used throws, naming it), the
     /// waveform output on the sound server `environment` names (`PULSE_SERVER`), mixed into
-    /// `audio`'s stream when that plays to its sink, and the traces.
+    /// `audio`'s stream when that plays to its sink, and the traces. For `waveform:auto` it asks
+    /// that server for its sinks and pairs them with the input devices through /sys; one it cannot
+    /// choose throws `.waveformAutoSink`, saying why.
     public func makeBackend(audio: SoundServerOutput?, environment: [String: String]) throws(EvdevError) -> Made {
         var backends: [HapticBackend] = []
         var chosen: InputDeviceInfo?
@@ -56,15 +63,28 @@ public struct HapticOutputRequest {
                                                               burstLength: rumbleBurst)))
         }
         var made: WaveformOutput?
-        if let (sink, channels) = waveform {
+        var chosenSink: WaveformAutoSink.Choice?
+        if var (sink, channels) = waveform {
+            let server = environment["PULSE_SERVER"]
+            if sink == HapticOutputSpec.auto {
+                do throws(WaveformAutoSink.Failure) {
+                    let choice = try WaveformAutoSink.choose(sinks: Result { try WaveformOutput.sinks(server: server) },
+                                                             devices: InputDeviceProbe.list(), rumblePad: chosen?.path ?? evdev,
+                                                             channels: channels, sysfs: SysfsTree())
+                    (sink, channels) = (choice.sink.name, choice.channels)
+                    chosenSink = choice
+                } catch {
+                    throw .waveformAutoSink(error.description)
+                }
+            }
             let output = WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: waveformLatency,
-                                                             server: environment["PULSE_SERVER"], audio: audio,
+                                                             server: server, audio: audio,
                                                              recorder: traces.first, advance: waveformAdvance))
             made = output
             backends.append(output)
         }
         backends += traces as [HapticBackend]
         let backend: HapticBackend = backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
-        return Made(backend: backend, chosenDevice: chosen, waveform: made)
+        return Made(backend: backend, chosenDevice: chosen, waveform: made, chosenSink: chosenSink)
     }
 }

@@ -181,9 +181,12 @@ package final class PulseConnection: @unchecked Sendable {
         package var name: String
         package var description: String
         package var channels: Int
+        /// Its property list (pa_sink_info.proplist), every key with a text value: the device's
+        /// ids, bus, ALSA card and sysfs path, as PulseAudio or pipewire-pulse spell them.
+        package var properties: [String: String] = [:]
     }
 
-    /// Every sink of the server. Inside `withLock`.
+    /// Every sink of the server, with its properties. Inside `withLock`.
     package func sinks() -> [SinkListing] {
         var reply = Reply<[SinkListing]>(mainloop: mainloop, value: [])
         withUnsafeMutablePointer(to: &reply) { reply in
@@ -191,12 +194,25 @@ package final class PulseConnection: @unchecked Sendable {
                 let reply = userdata!.assumingMemoryBound(to: Reply<[SinkListing]>.self)
                 if eol == 0, let i = info?.pointee {
                     reply.pointee.value.append(SinkListing(name: String(cString: i.name), description: i.description.map { String(cString: $0) } ?? "",
-                                                           channels: Int(i.sample_spec.channels)))
+                                                           channels: Int(i.sample_spec.channels),
+                                                           properties: PulseConnection.properties(of: i.proplist)))
                 }
                 pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
             }, reply))
         }
         return reply.value
+    }
+
+    /// A property list's entries that hold text (all a sink's do; a binary value is left out).
+    /// Mainloop thread or inside `withLock`: it allocates.
+    private static func properties(of list: OpaquePointer?) -> [String: String] {
+        guard let list else { return [:] }
+        var entries: [String: String] = [:]
+        var state: UnsafeMutableRawPointer?
+        while let key = pa_proplist_iterate(list, &state) {
+            if let value = pa_proplist_gets(list, key) { entries[String(cString: key)] = String(cString: value) }
+        }
+        return entries
     }
 
     /// Which server speaks the protocol: they count time differently (see

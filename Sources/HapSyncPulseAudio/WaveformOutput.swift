@@ -296,7 +296,12 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
 }
 
 extension WaveformOutput {
-    /// A sink of the sound server, and whether it looks like a haptic device.
+    /// A sink of the sound server: its name and channels, and what its property list
+    /// (pa_sink_info.proplist) says of the device behind it, which identifies a DualSense and
+    /// finds its sound card in sysfs. PulseAudio and PipeWire (pipewire-pulse) spell these
+    /// differently: ids "054c" or "0x054c", the card as `alsa.card` or `api.alsa.card`, the sysfs
+    /// path without or with "/sys"; each field reads both. A sink without them (a null sink, a
+    /// network sink) has nil there.
     public struct Sink: Sendable, Equatable {
         /// The sink's name (for `waveform:NAME`).
         public var name: String
@@ -304,28 +309,90 @@ extension WaveformOutput {
         public var description: String
         /// Its channel count.
         public var channels: Int
+        /// The USB (or PCI) vendor id of its device, `device.vendor.id`.
+        public var vendorID: UInt16?
+        /// The product id of its device, `device.product.id`.
+        public var productID: UInt16?
+        /// The bus its device is on, `device.bus`: "usb", "pci", "bluetooth".
+        public var bus: String?
+        /// The ALSA card number behind it: `alsa.card`, else PipeWire's `api.alsa.card` or
+        /// `api.alsa.pcm.card`. Its sysfs directory is /sys/class/sound/cardN.
+        public var alsaCard: Int?
+        /// udev's ID_PATH of its sound card, `device.bus_path`: "pci-0000:00:14.0-usb-0:4:1.0"
+        /// for a card on interface 0 of the USB device on port 4 of that controller.
+        public var busPath: String?
+        /// Its sound card's directory in sysfs, `sysfs.path`, always under /sys: PulseAudio writes
+        /// "/devices/.../sound/card1" (udev's devpath), PipeWire "/sys/devices/.../sound/card1".
+        public var sysfsPath: String?
 
-        /// A sink named `name` (described by the server as `description`) with `channels` channels.
-        public init(name: String, description: String, channels: Int) {
+        /// A sink named `name` (described by the server as `description`) with `channels` channels;
+        /// the device fields are read from `properties` (its property list, as
+        /// `pactl list sinks` prints it).
+        public init(name: String, description: String, channels: Int, properties: [String: String] = [:]) {
             self.name = name
             self.description = description
             self.channels = channels
+            vendorID = properties["device.vendor.id"].flatMap(Self.hexID)
+            productID = properties["device.product.id"].flatMap(Self.hexID)
+            bus = properties["device.bus"].flatMap { $0.isEmpty ? nil : $0 }
+            alsaCard = ["alsa.card", "api.alsa.card", "api.alsa.pcm.card"].lazy
+                .compactMap { properties[$0].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil } }.first
+            busPath = properties["device.bus_path"].flatMap { $0.isEmpty ? nil : $0 }
+            sysfsPath = properties["sysfs.path"].flatMap { path in
+                path.hasPrefix("/sys/") ? path : path.hasPrefix("/devices/") ? "/sys" + path : nil
+            }
         }
 
-        /// A DualSense (its USB audio device, by name), or nil when the name does not say so.
-        public var isDualSense: Bool {
+        /// A USB id as a server writes it: "054c" (PulseAudio, from udev) or "0x054c" (PipeWire).
+        private static func hexID(_ text: String) -> UInt16? {
+            UInt16(text.hasPrefix("0x") || text.hasPrefix("0X") ? String(text.dropFirst(2)) : text, radix: 16)
+        }
+
+        /// Its device's ids as "054c:0ce6", when the server gave both.
+        public var vendorProduct: String? {
+            guard let vendorID, let productID else { return nil }
+            return GamepadModel.hex(vendorID) + ":" + GamepadModel.hex(productID)
+        }
+
+        /// The pad model its vendor and product ids name (`GamepadModel.known`): nil without ids,
+        /// or for a device HapSync does not know as a pad.
+        public var model: GamepadModel? {
+            guard let vendorID, let productID else { return nil }
+            return GamepadModel.named(vendor: vendorID, product: productID)
+        }
+
+        /// Whether its name or description reads like a DualSense's USB audio device
+        /// ("...Sony_Interactive_Entertainment_Wireless_Controller..." or "DualSense"): the guess
+        /// for a sink whose server gave no ids.
+        public var nameSuggestsDualSense: Bool {
             let text = (name + " " + description).lowercased()
             return text.contains("dualsense") || text.contains("wireless_controller") || text.contains("wireless controller")
+        }
+
+        /// A DualSense or DualSense Edge: by its ids when the server gives them (a DualShock 4's
+        /// sink, also a "Wireless Controller", is not one), else by `nameSuggestsDualSense`.
+        public var isDualSense: Bool {
+            vendorID != nil && productID != nil ? model?.hasVoiceCoilActuators == true : nameSuggestsDualSense
+        }
+
+        /// The pad model with voice-coil actuators it is: by ids, or for a name that suggests a
+        /// DualSense, the DualSense (nil when it is not one).
+        public var actuatorModel: GamepadModel? {
+            guard isDualSense else { return nil }
+            return model ?? GamepadModel.withVoiceCoilActuators.first
         }
 
         /// The output to give it: `rear` on four channels or more, else `all`.
         public var suggested: String { "waveform:\(name):\(channels >= 4 ? "rear" : "all")" }
     }
 
-    /// The sinks of the sound server (`server`: nil for the default), or why not.
+    /// The sinks of the sound server (`server`: nil for the default), with their properties, or
+    /// why not.
     public static func sinks(server: String? = nil) throws -> [Sink] {
         let connection = try PulseConnection(clientName: "HapSync devices", server: server, threadName: "hapsync-probe", onFailure: { _ in })
         defer { connection.close() }
-        return connection.withLock { connection.sinks() }.map { Sink(name: $0.name, description: $0.description, channels: $0.channels) }
+        return connection.withLock { connection.sinks() }.map {
+            Sink(name: $0.name, description: $0.description, channels: $0.channels, properties: $0.properties)
+        }
     }
 }

@@ -1,7 +1,13 @@
 import HapSyncCore
 
 /// Where haptic commands go, as `hapsync --haptics`, `HAPSYNC_HAPTICS` and the APIs spell it:
-/// `evdev:PATH`, `evdev:auto`, `trace:PATH` or `none`. The one parser of that spelling.
+/// `evdev:PATH`, `evdev:auto`, `trace:PATH`, `waveform:SINK[:CHANNELS]`, `waveform:auto[:CHANNELS]`
+/// or `none`. The one parser of that spelling.
+///
+/// `auto` (`HapticOutputSpec.auto`) is a word, not a name, in both places it can stand: the
+/// first rumble pad for evdev, a DualSense's sink found by its device ids for waveform
+/// (`WaveformAutoSink` in HapSyncOutputs resolves it). A sink that is itself named "auto" (no
+/// sound server makes one; only a `sink_name=auto` given by hand) cannot be named here.
 public enum HapticOutputSpec: Sendable, Equatable, CustomStringConvertible {
     /// No haptic output (timing is still measured).
     case none
@@ -10,8 +16,12 @@ public enum HapticOutputSpec: Sendable, Equatable, CustomStringConvertible {
     /// A trace file (`.json`: Chrome trace events; anything else: JSON Lines).
     case trace(String)
     /// A voice-coil actuator's drive signal on channels of an audio sink (nil: `rear` on a sink
-    /// of four channels or more, else `all`).
+    /// of four channels or more, else `all`); the sink `auto` is the DualSense's the sound server
+    /// has (the one paired with the rumble pad when it has several).
     case waveform(sink: String, channels: WaveformChannels?)
+
+    /// The word that asks HapSync to find the device: `evdev:auto`, `waveform:auto`.
+    public static let auto = "auto"
 
     /// Which channels of a sink carry the drive signal, and with which actuator profile.
     public enum WaveformChannels: String, CaseIterable, Sendable {
@@ -39,7 +49,7 @@ public enum HapticOutputSpec: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What a spec may be, for error messages.
-    public static let expectation = "evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:\(WaveformChannels.allCases.map(\.rawValue).joined(separator: "|"))] or none"
+    public static let expectation = "evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:\(WaveformChannels.allCases.map(\.rawValue).joined(separator: "|"))], waveform:auto or none"
 
     /// Parses a spec; nil when `text` is not one.
     public init?(parsing text: String) {

@@ -86,7 +86,7 @@ struct CommandTableTests {
         let two = HapSyncCLITests.hapsync("feedback", "success", "warning")
         #expect(two.status == 64 && two.err.hasPrefix("error: feedback takes one NAME (got 2)"))
         let policy = hapsync(["feedback", "success"], environment: ["HAPSYNC_HAPTICS": "maybe"])
-        #expect(policy.status == 64 && policy.err.hasPrefix("error: HAPSYNC_HAPTICS: 'maybe' is not on, off or an output (evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:rear|mono|left|right|all] or none)"))
+        #expect(policy.status == 64 && policy.err.hasPrefix("error: HAPSYNC_HAPTICS: 'maybe' is not on, off or an output (evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:rear|mono|left|right|all], waveform:auto or none)"))
     }
 
     @Test func anExistingTraceIsRefusedBeforeAnythingPlays() throws {

@@ -136,7 +136,7 @@ struct PlayTests {
 
     @Test func usageErrors() {
         let taps = packageRoot.appendingPathComponent("Assets/taps.ahap").path
-        #expect(hapsync("play", "--haptics", "rumble", taps).err.hasPrefix("error: --haptics must be evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:rear|mono|left|right|all] or none, not 'rumble'"))
+        #expect(hapsync("play", "--haptics", "rumble", taps).err.hasPrefix("error: --haptics must be evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:rear|mono|left|right|all], waveform:auto or none, not 'rumble'"))
         #expect(hapsync("play", "--rumble-interval", "0", taps).err.hasPrefix("error: --rumble-interval must be a number of milliseconds from 1 to 10000, not '0'"))
         let missing = hapsync("play", "--haptics", "evdev:/dev/input/event99", taps)
         #expect(missing.status == 1 && missing.err.contains("error: cannot open /dev/input/event99: no such device (unplugged?); 'hapsync devices' lists what is there"))

@@ -228,7 +228,7 @@ struct LifecycleTests {
         #expect(throws: HapticPolicy.Invalid(source: "HAPSYNC_INTENSITY_SCALE", value: "lots", expected: "a number from 0 to 1")) {
             try HapticPolicy().applying(environment: ["HAPSYNC_INTENSITY_SCALE": "lots"])
         }
-        #expect(throws: HapticPolicy.Invalid(source: "HAPSYNC_HAPTICS", value: "maybe", expected: "on, off or an output (evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:rear|mono|left|right|all] or none)")) {
+        #expect(throws: HapticPolicy.Invalid(source: "HAPSYNC_HAPTICS", value: "maybe", expected: "on, off or an output (evdev:PATH, evdev:auto, trace:PATH, waveform:SINK[:rear|mono|left|right|all], waveform:auto or none)")) {
             try HapticPolicy().applying(environment: ["HAPSYNC_HAPTICS": "maybe"])
         }
     }

@@ -63,40 +63,7 @@ public struct InputDeviceID: Sendable, Equatable {
     }
 
     /// "054c:0ce6".
-    public var vendorProduct: String { Self.hex(vendor) + ":" + Self.hex(product) }
-
-    private static func hex(_ v: UInt16) -> String {
-        let digits = String(v, radix: 16)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-}
-
-/// A game controller model HapSync recognises by its ids, and the kernel driver that serves it.
-public struct GamepadModel: Sendable, Equatable {
-    /// What people call it ("DualSense").
-    public var name: String
-    /// The USB or Bluetooth vendor id.
-    public var vendor: UInt16
-    /// Its product ids (a model may have several revisions).
-    public var products: [UInt16]
-    /// The Linux driver module that binds it (`hid-playstation`).
-    public var driver: String
-
-    /// The models HapSync knows: the ones whose kernel drivers give them FF_RUMBLE.
-    public static let known: [GamepadModel] = [
-        GamepadModel(name: "DualSense", vendor: 0x054c, products: [0x0ce6], driver: "hid-playstation"),
-        GamepadModel(name: "DualSense Edge", vendor: 0x054c, products: [0x0df2], driver: "hid-playstation"),
-        GamepadModel(name: "DualShock 4", vendor: 0x054c, products: [0x05c4, 0x09cc, 0x0ba0], driver: "hid-sony"),
-        GamepadModel(name: "Switch Pro Controller", vendor: 0x057e, products: [0x2009], driver: "hid-nintendo"),
-        GamepadModel(name: "Xbox One S controller (Bluetooth)", vendor: 0x045e, products: [0x02e0, 0x02fd, 0x0b20], driver: "hid-microsoft"),
-        GamepadModel(name: "Xbox Series controller (Bluetooth)", vendor: 0x045e, products: [0x0b13], driver: "hid-microsoft"),
-        GamepadModel(name: "Xbox controller (USB)", vendor: 0x045e, products: [0x02ea, 0x0b12], driver: "xpad"),
-    ]
-
-    /// The known model with these ids, or nil.
-    public static func named(vendor: UInt16, product: UInt16) -> GamepadModel? {
-        known.first { $0.vendor == vendor && $0.products.contains(product) }
-    }
+    public var vendorProduct: String { GamepadModel.hex(vendor) + ":" + GamepadModel.hex(product) }
 }
 
 /// Reads device capabilities through `EvdevSystem`.
@@ -155,20 +122,49 @@ public enum InputDeviceProbe {
 
     /// The first device that can rumble and opens read-write (`evdev:auto`).
     public static func firstRumbleDevice(system: EvdevSystem = LinuxEvdevSystem()) -> InputDeviceInfo? {
-        list(system: system).first { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }
+        firstRumbleDevice(in: list(system: system))
+    }
+
+    /// The device `evdev:auto` chooses among `devices`: the first that can rumble, opens
+    /// read-write and holds an effect.
+    public static func firstRumbleDevice(in devices: [InputDeviceInfo]) -> InputDeviceInfo? {
+        devices.first { $0.hasRumble && $0.openProblem == nil && $0.effectSlots > 0 }
     }
 
     /// The device an `evdev:` output names: `path` itself, or for `auto` the first rumble device
     /// (`chosen` then says which). Throws `.noRumbleDevice` when `auto` finds none.
     public static func device(named path: String, system: EvdevSystem = LinuxEvdevSystem()) throws(EvdevError)
         -> (path: String, chosen: InputDeviceInfo?) {
-        guard path == "auto" else { return (path, nil) }
+        guard path == HapticOutputSpec.auto else { return (path, nil) }
         guard let found = firstRumbleDevice(system: system) else { throw .noRumbleDevice }
         return (found.path, found)
     }
+
+    // MARK: - Where a node sits in sysfs
+
+    /// The sysfs path of an event node: "/dev/input/event5" (or "event5") is
+    /// "/sys/class/input/event5".
+    public static func sysfsPath(ofEventDevice path: String) -> String {
+        "/sys/class/input/" + (path.split(separator: "/").last.map(String.init) ?? path)
+    }
+
+    /// The device an event node's input device belongs to, links resolved: for a pad, its HID
+    /// device ("/sys/devices/.../1-4:1.3/0003:054C:0CE6.0002", from
+    /// /sys/class/input/eventN/device/device), which every node of that pad (its buttons, motion
+    /// sensors, touchpad) shares; or why it cannot be read.
+    public static func parentDevice(ofEventDevice path: String, sysfs: SysfsReading) -> Result<String, SysfsProblem> {
+        sysfs.resolve(sysfsPath(ofEventDevice: path) + "/device/device")
+    }
+
+    /// The USB device an event node's pad is (the first directory above its HID device with
+    /// idVendor and idProduct), or that it is on Bluetooth, virtual, or not to be found (why).
+    public static func usbDevice(ofEventDevice path: String, sysfs: SysfsReading) -> USBDeviceLookup {
+        sysfs.usbDevice(above: sysfsPath(ofEventDevice: path) + "/device/device")
+    }
 }
 
-/// What goes wrong with evdev devices, in words a user can act on.
+/// What goes wrong with the pads HapSync opens or looks for, in words a user can act on: evdev
+/// devices, and a DualSense's sink that `waveform:auto` looks for beside them.
 public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The device could not be opened.
     case opening(String, SystemErrno)
@@ -180,6 +176,10 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
     case noRumbleDevice
     /// Another system call failed.
     case system(path: String, what: String, errno: SystemErrno)
+    /// `waveform:auto` found no DualSense sink to play on, or several it cannot choose between, or
+    /// one it cannot drive: the text says what it looked for and found, and what to do
+    /// (`WaveformAutoSink.Failure` in HapSyncOutputs writes it).
+    case waveformAutoSink(String)
 
     /// A sentence for the user, with how to fix it where there is a way.
     public var description: String {
@@ -200,6 +200,8 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no rumble-capable input device that this user can open; 'hapsync devices' lists devices and what is wrong with each"
         case .system(let path, let what, let e):
             return "\(path.isEmpty ? "" : path + ": ")\(what) failed: \(e)"
+        case .waveformAutoSink(let text):
+            return text
         }
     }
 }
