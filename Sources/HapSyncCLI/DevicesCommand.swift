@@ -15,7 +15,9 @@ enum DevicesCommand {
             rumble device. Each pad is then named by model (DualSense, DualSense Edge,
             DualShock 4, Switch Pro Controller, Xbox controllers) from its vendor and product
             ids, with its bus and the kernel driver that serves it (hid-playstation, hid-sony,
-            hid-nintendo, hid-microsoft, xpad; none for uinput devices).
+            hid-nintendo, hid-microsoft, xpad; none for uinput devices), and a line on how
+            that driver plays rumble and how HapSync plays it there (a Switch Pro Controller:
+            the level on both grips, at most every 40 ms).
 
             A device that another program has grabbed (EVIOCGRAB) accepts effects but the
             kernel drops them silently: close that program if a pad listed here stays still.
@@ -29,7 +31,7 @@ enum DevicesCommand {
             Bluetooth has no sink); and the sink 'waveform:auto' plays on.
 
             --json prints one object: "devices" (path, name, rumble, effects, usable, problem,
-            bus, vendorProduct, model, driver),
+            bus, vendorProduct, model, driver, rumbleNote: how the driver plays rumble),
             "auto" (the path evdev:auto plays on, or null), "sinks" (name, description,
             channels, dualsense, haptics: the output to give, model, vendorProduct, bus,
             card, pad: the paired event node or null), null with "sinksProblem" when no
@@ -96,7 +98,8 @@ enum DevicesCommand {
                 .object([("path", .string(d.path)), ("name", .string(d.name)), ("rumble", .bool(d.hasRumble)),
                          ("effects", .integer(d.effectSlots)), ("usable", .bool(d.hasRumble && d.openProblem == nil && d.effectSlots > 0)),
                          ("problem", text(d.openProblem)), ("bus", text(d.id?.busName)), ("vendorProduct", text(d.id?.vendorProduct)),
-                         ("model", text(d.model?.name)), ("driver", text(d.driver))])
+                         ("model", text(d.model?.name)), ("driver", text(d.driver)),
+                         ("rumbleNote", text(d.hasRumble ? PadRumble.of(driver: d.driver).note.nilIfEmpty : nil))])
             })),
             ("auto", text(auto?.path)),
         ]
@@ -130,7 +133,9 @@ enum DevicesCommand {
 
     /// One line naming a pad's model and the kernel driver that serves it: "/dev/input/event5:
     /// DualSense (054c:0ce6, USB), driver hid-playstation". A known model under another driver
-    /// says which it expected (hid-generic gives no rumble).
+    /// says which it expected (hid-generic gives no rumble). A rumble pad whose driver HapSync
+    /// knows gets a second line, "  rumble: ...", saying how the driver plays it and how HapSync
+    /// plays it there (`PadRumble`).
     static func identity(_ d: InputDeviceInfo) -> String {
         var line = d.path + ": "
         if let model = d.model, let id = d.id {
@@ -146,6 +151,9 @@ enum DevicesCommand {
         } else {
             line += ", no kernel driver of its own (uinput or virtual)"
         }
+        // How its driver plays rumble, where HapSync knows it (PadRumble), on a line of its own.
+        let rumble = PadRumble.of(driver: d.driver)
+        if d.hasRumble, !rumble.note.isEmpty { line += "\n  rumble: " + rumble.note }
         return line + "\n"
     }
 
@@ -202,4 +210,9 @@ enum DevicesCommand {
             return "\(pair.model.name): \(pair.note ?? "neither its event node nor its sink found")"
         }
     }
+}
+
+extension String {
+    /// nil for "", else the string.
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }

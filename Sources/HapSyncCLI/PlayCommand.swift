@@ -151,6 +151,11 @@ enum PlayCommand {
         }
         if let chosen = made.chosenDevice { console.err("note: evdev:auto chose \(chosen.path) (\(chosen.name))\n") }
         if let chosen = made.chosenSink { console.err("note: waveform:auto chose \(chosen.sink.name) (\(chosen.reason))\n") }
+        // Where the pad's driver plays rumble its own way, say how HapSync plays it there.
+        if let path = made.chosenDevice?.path ?? options.evdevPath, let driver = LinuxEvdevSystem().driver(ofEventDevice: path) {
+            let rumble = PadRumble.of(driver: driver)
+            if !rumble.note.isEmpty { console.err("note: \(path), driver \(driver): \(rumble.note)\n") }
+        }
         return made.backend
     }
 }

@@ -53,10 +53,16 @@ struct DevicesIdentityTests {
         let pad = InputDeviceInfo(path: "/dev/input/event5", name: "Sony Interactive Entertainment DualSense Wireless Controller",
                                   hasRumble: true, effectSlots: 16, id: InputDeviceID(bus: 0x03, vendor: 0x054c, product: 0x0ce6),
                                   driver: "hid-playstation")
-        #expect(DevicesCommand.identity(pad) == "/dev/input/event5: DualSense (054c:0ce6, USB), driver hid-playstation\n")
+        #expect(DevicesCommand.identity(pad) == "/dev/input/event5: DualSense (054c:0ce6, USB), driver hid-playstation\n"
+                    + "  rumble: " + PadRumble.of(driver: "hid-playstation").note + "\n")
+        let pro = InputDeviceInfo(path: "/dev/input/event7", name: "Nintendo Switch Pro Controller", hasRumble: true, effectSlots: 16,
+                                  id: InputDeviceID(bus: 0x03, vendor: 0x057e, product: 0x2009), driver: "hid-nintendo")
+        #expect(DevicesCommand.identity(pro).hasPrefix("/dev/input/event7: Switch Pro Controller (057e:2009, USB), driver hid-nintendo\n  rumble: "))
+        #expect(DevicesCommand.identity(pro).contains("HapSync plays the level on both grips"))
         var generic = pad
         generic.driver = "hid-generic"
         #expect(DevicesCommand.identity(generic).contains("driver hid-generic (hid-playstation is the one with rumble for it)"))
+        #expect(!DevicesCommand.identity(generic).contains("rumble: "), "hid-generic plays no rumble: no note")
         let fake = InputDeviceInfo(path: "/dev/input/event1", name: "HapSync Fake Rumble Pad", hasRumble: true, effectSlots: 16,
                                    id: InputDeviceID(bus: 0x06, vendor: 0x1209, product: 0x0001))
         #expect(DevicesCommand.identity(fake)

@@ -36,6 +36,10 @@ final class MockEvdevSystem: EvdevSystem {
     var slots: Int32 = 16
     var openErrno: Int32?
     var writeErrno: Int32?
+    /// What EVIOCSFF fails with (a driver refusing the effect), nil to accept it.
+    var uploadErrno: Int32?
+    /// What EVIOCGBIT fails with (a pad gone between open and probe), nil to answer.
+    var probeErrno: Int32?
     var assignedID: Int16 = 3
     var devices = ["/dev/input/event0", "/dev/input/event1"]
     var rumbleDevices: Set<String> = ["/dev/input/event1"]
@@ -60,6 +64,7 @@ final class MockEvdevSystem: EvdevSystem {
             argument.copyMemory(from: bytes, byteCount: bytes.count)
         case EvdevABI.EVIOCGBIT_FF:
             calls.append(.getFFBits)
+            if let e = probeErrno { return .failure(SystemErrno(e)) }
             let bits = argument.assumingMemoryBound(to: UInt8.self)
             let rumble = devices.count > 1 ? rumbleDevices.contains(openedPath) && hasRumble : hasRumble
             if rumble { bits[Int(EvdevABI.FF_RUMBLE) / 8] |= 1 << (EvdevABI.FF_RUMBLE % 8) }
@@ -77,6 +82,7 @@ final class MockEvdevSystem: EvdevSystem {
             let effect = argument.assumingMemoryBound(to: ff_effect.self)
             calls.append(.upload(id: effect.pointee.id, strong: effect.pointee.u.rumble.strong_magnitude,
                                  weak: effect.pointee.u.rumble.weak_magnitude, length: effect.pointee.replay.length))
+            if let e = uploadErrno { return .failure(SystemErrno(e)) }
             if effect.pointee.id == -1 { effect.pointee.id = assignedID }
         default:
             fatalError("unexpected ioctl 0x\(String(request, radix: 16))")

@@ -10,11 +10,13 @@ import HapSyncSystem
 /// - Uses one FF_RUMBLE effect for the whole session: uploaded once (EVIOCSFF with id −1, the
 ///   kernel assigns the id), then updated in place (EVIOCSFF with that id) and played / stopped by
 ///   writing EV_FF events. Erased (EVIOCRMFF) when the backend closes.
-/// - Maps (intensity, sharpness) to (strong, weak) with a replaceable `RumbleMapping`.
+/// - Maps (intensity, sharpness) to (strong, weak) with a replaceable `RumbleMapping`; by default
+///   the one its kernel driver calls for (`PadRumble`, found at `open`).
 /// - Combines the continuous level with transient bursts of at least `burstLength` (motors need
 ///   tens of ms to spin up) by the rendering's overlap rule.
 /// - Rate-limits: updates at most every `minimumUpdateInterval` (10 ms by default, as USB pads
-///   need), coalescing to the latest value, so a 1 kHz command stream never floods the device.
+///   need; longer where the pad's driver keeps a slower pace of its own, `PadRumble`),
+///   coalescing to the latest value, so a 1 kHz command stream never floods the device.
 /// - Dead-man safety: the effect's replay length is `deadManWindow` (250 ms), re-triggered every
 ///   half window while playing, so if the process dies or hangs the motors stop within the window
 ///   (the kernel also erases a dead process's effects when its file closes). `stopAll` and
@@ -27,8 +29,9 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The device, e.g. /dev/input/event5.
         public var path: String
-        /// (intensity, sharpness) → (strong, weak).
-        public var mapping: RumbleMapping
+        /// (intensity, sharpness) → (strong, weak); nil: the one the pad's kernel driver calls for
+        /// (`PadRumble.of(driver:)`, the standard mapping for most pads).
+        public var mapping: RumbleMapping?
         /// Shortest time between two updates of the effect, ns (default 10 ms).
         public var minimumUpdateInterval: UInt64
         /// Shortest rumble a transient produces, ns (default 30 ms).
@@ -38,7 +41,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         public var deadManWindow: UInt64
 
         /// Makes a configuration; defaults as described on each property.
-        public init(path: String, mapping: RumbleMapping = .standard, minimumUpdateInterval: UInt64 = 10_000_000,
+        public init(path: String, mapping: RumbleMapping? = nil, minimumUpdateInterval: UInt64 = 10_000_000,
                     burstLength: UInt64 = 30_000_000, deadManWindow: UInt64 = 250_000_000) {
             self.path = path
             self.mapping = mapping
@@ -56,6 +59,13 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     public private(set) var deviceName = ""
     /// How many effects the device holds at once (after `open`).
     public private(set) var effectSlots = 0
+    /// How the pad's driver plays rumble (after `open`; the standard mapping before).
+    public private(set) var padRumble = PadRumble.of(driver: nil)
+    /// The mapping in use: the configuration's, else `padRumble`'s (set at `open`).
+    private var mapping = RumbleMapping.standard
+    /// The shortest time between updates in use: the configuration's, or the pad driver's own
+    /// pace where that is longer (set at `open`).
+    public private(set) var updateInterval: UInt64
 
     private var effectID: Int16 = -1
     private var uploaded: (strong: UInt16, weak: UInt16)?
@@ -73,6 +83,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     public init(configuration: Configuration, system: EvdevSystem = LinuxEvdevSystem()) {
         self.configuration = configuration
         self.system = system
+        updateInterval = configuration.minimumUpdateInterval
     }
 
     deinit { bursts.deallocate() }
@@ -85,7 +96,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     /// Two: the strong (low-frequency) and weak (high-frequency) rumble motors.
     public var motors: Int { 2 }
     /// Its update interval: a level is applied at most that often.
-    public var timingResolution: UInt64 { configuration.minimumUpdateInterval }
+    public var timingResolution: UInt64 { updateInterval }
     private var deviceDescription: String { deviceName.isEmpty ? configuration.path : "\(configuration.path) (\(deviceName))" }
 
     /// Opens the device and checks that it can rumble.
@@ -101,6 +112,15 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
             guard info.effectSlots > 0 else { throw EvdevError.noEffectSlots(path: configuration.path, name: info.name) }
             deviceName = info.name
             effectSlots = info.effectSlots
+            padRumble = PadRumble.of(driver: system.driver(ofEventDevice: configuration.path))
+            mapping = configuration.mapping ?? padRumble.mapping
+            updateInterval = max(configuration.minimumUpdateInterval, padRumble.minimumUpdateInterval)
+        } catch let EvdevError.system(path, what, e) where path.isEmpty {
+            // The probe's calls name no device: a pad gone between open and probe (unplugged)
+            // says so, anything else names the path.
+            system.close(fd)
+            if Self.isGone(e) { throw EvdevError.opening(configuration.path, e) }
+            throw EvdevError.system(path: configuration.path, what: what, errno: e)
         } catch {
             system.close(fd)
             throw error
@@ -123,7 +143,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         case .level:
             level = (Double(command.intensity), Double(command.sharpness))
         case .transient:
-            let start = max(now, lastUpdate &+ configuration.minimumUpdateInterval)
+            let start = max(now, lastUpdate &+ updateInterval)
             addBurst(Burst(end: start &+ configuration.burstLength, intensity: Double(command.intensity), sharpness: Double(command.sharpness)))
         case .stopAll:
             level = (0, 0)
@@ -132,7 +152,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
             try stopMotors(now)
             return
         }
-        if now >= lastUpdate &+ configuration.minimumUpdateInterval || lastUpdate == 0 {
+        if now >= lastUpdate &+ updateInterval || lastUpdate == 0 {
             try update(now)
         } else {
             pending = true
@@ -152,7 +172,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
                 i += 1
             }
         }
-        if pending, now >= lastUpdate &+ configuration.minimumUpdateInterval {
+        if pending, now >= lastUpdate &+ updateInterval {
             try update(now)
         }
         let refresh = configuration.deadManWindow / 2
@@ -160,7 +180,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
             try play(now)
         }
         var next = UInt64.max
-        if pending { next = min(next, lastUpdate &+ configuration.minimumUpdateInterval) }
+        if pending { next = min(next, lastUpdate &+ updateInterval) }
         for j in 0..<burstCount { next = min(next, bursts[j].end) }
         if playing { next = min(next, lastPlay &+ refresh) }
         return next == .max ? nil : next
@@ -219,7 +239,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         pending = false
         lastUpdate = now
         let (intensity, sharpness) = effective()
-        let magnitudes = configuration.mapping.map(intensity, sharpness)
+        let magnitudes = mapping.map(intensity, sharpness)
         if magnitudes.strong == 0, magnitudes.weak == 0 {
             try stopMotors(now)
             return
@@ -270,10 +290,11 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         if case .failure(let e) = result { throw error(e, value == 0 ? "stopping the rumble effect" : "playing the rumble effect") }
     }
 
+    /// Whether a call failed because the device is gone (unplugged).
+    private static func isGone(_ e: SystemErrno) -> Bool { e.code == ENODEV || e.code == ENOENT || e.code == EIO || e.code == EBADF }
+
     private func error(_ e: SystemErrno, _ what: String) -> Error {
-        if e.code == ENODEV || e.code == ENOENT || e.code == EIO || e.code == EBADF {
-            return HapticDeviceDisconnected(device: deviceDescription, othersContinue: false)
-        }
-        return EvdevError.system(path: configuration.path, what: what, errno: e)
+        if Self.isGone(e) { return HapticDeviceDisconnected(device: deviceDescription, othersContinue: false) }
+        return EvdevError.refused(device: deviceDescription, driver: padRumble.driver.isEmpty ? nil : padRumble.driver, what: what, errno: e)
     }
 }

@@ -64,8 +64,13 @@ public final class LinuxEvdevSystem: EvdevSystem {
     /// From sysfs: /sys/class/input/eventN/device (the input device), its parent device (the HID
     /// device or USB interface), that one's driver and the driver's module (`hid_playstation`
     /// read as `hid-playstation`; a driver built into the kernel has no module: its own name).
+    /// A link to the node (/dev/input/by-id/...) is followed first.
     public func driver(ofEventDevice path: String) -> String? {
-        let node = path.split(separator: "/").last.map(String.init) ?? path
+        let real = realpath(path, nil).map { resolved in
+            defer { free(resolved) }
+            return String(cString: resolved)
+        } ?? path
+        let node = real.split(separator: "/").last.map(String.init) ?? real
         let driver = "/sys/class/input/\(node)/device/device/driver"
         func linkTarget(_ link: String) -> String? {
             var buffer = [CChar](repeating: 0, count: 4096)

@@ -176,6 +176,9 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
     case noRumbleDevice
     /// Another system call failed.
     case system(path: String, what: String, errno: SystemErrno)
+    /// The pad's kernel driver refused a rumble call (`what`, e.g. uploading the effect) on
+    /// `device` ("/dev/input/event5 (its name)"), served by `driver` when known.
+    case refused(device: String, driver: String?, what: String, errno: SystemErrno)
     /// `waveform:auto` found no DualSense sink to play on, or several it cannot choose between, or
     /// one it cannot drive: the text says what it looked for and found, and what to do
     /// (`WaveformAutoSink.Failure` in HapSyncOutputs writes it).
@@ -200,6 +203,9 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no rumble-capable input device that this user can open; 'hapsync devices' lists devices and what is wrong with each"
         case .system(let path, let what, let e):
             return "\(path.isEmpty ? "" : path + ": ")\(what) failed: \(e)"
+        case .refused(let device, let driver, let what, let e):
+            return "\(device): \(what) failed: \(e): the pad's driver\(driver.map { " (" + $0 + ")" } ?? "") refused it; "
+                + "'hapsync devices' shows the pad, its driver and whether it can rumble"
         case .waveformAutoSink(let text):
             return text
         }

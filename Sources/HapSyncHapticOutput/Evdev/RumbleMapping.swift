@@ -20,10 +20,18 @@ public struct RumbleMapping: Sendable {
 
     /// The documented standard mapping.
     public static let standard = RumbleMapping { intensity, sharpness in
-        let i = min(max(intensity, 0), 1), s = min(max(sharpness, 0), 1)
-        guard i >= 0.001 else { return (0, 0) }
-        let level = 0.10 + 0.90 * pow(i, 0.7)
+        let level = level(intensity), s = min(max(sharpness, 0), 1)
         let strong = level * cos(s * Double.pi / 2), weak = level * sin(s * Double.pi / 2)
-        return (UInt16((strong * 65535).rounded()), UInt16((weak * 65535).rounded()))
+        return (magnitude(strong), magnitude(weak))
     }
+
+    /// The standard level of an intensity, 0...1: 0 below 0.001, otherwise 0.10 + 0.90 ×
+    /// intensity^0.7 (intensity clamped to 0...1).
+    public static func level(_ intensity: Double) -> Double {
+        let i = min(max(intensity, 0), 1)
+        return i < 0.001 ? 0 : 0.10 + 0.90 * pow(i, 0.7)
+    }
+
+    /// A level 0...1 as an FF_RUMBLE magnitude: level × 65535, rounded.
+    public static func magnitude(_ level: Double) -> UInt16 { UInt16((min(max(level, 0), 1) * 65535).rounded()) }
 }
