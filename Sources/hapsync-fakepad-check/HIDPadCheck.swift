@@ -2,13 +2,14 @@ import Foundation
 import HapSyncHapticOutput
 
 /// Checks what a real pad faked over uhid received from its kernel driver (hid-playstation,
-/// hid-sony) while `hapsync play` drove it: decoded from the pad's output reports, the way the pad
-/// reads them (Tests/VM/fake-hid-pad.c logs each with CLOCK_MONOTONIC ns and its motors).
+/// hid-sony, hid-nintendo, hid-microsoft) while `hapsync play` drove it: decoded from the pad's
+/// output reports, the way the pad reads them (Tests/VM/fake-hid-pad.c logs each with
+/// CLOCK_MONOTONIC ns, and its motors in the report's own units).
 ///
 /// - Probe: the driver asked for the model's feature reports, answered at their exact sizes.
-/// - Motors follow `RumbleMapping.standard` within the driver's quantization: both drivers send
-///   strong >> 8 (the left, heavy motor) and weak >> 8. For each steady level of the trace, the pad
-///   plays exactly that pair `settle` after it.
+/// - Motors follow the mapping HapSync uses for the pad's driver (`PadRumble`), scaled as the
+///   driver scales it (`Model.scale`): for each steady level of the trace, the pad plays exactly
+///   that pair `settle` after it. Rumble flags exactly as the driver sets them for this pad.
 /// - Nothing left running: the last motor report is 0/0, after the pattern's last level.
 /// - The rate limit: at most 100 ms / interval + 3 changes to new motor values in any 100 ms
 ///   (ff-memless's timer and the driver's work queue can bunch them; a stop is never held back).
@@ -18,27 +19,83 @@ final class HIDPadCheck {
     struct Model {
         /// As the VM test names it ("dualsense").
         var name: String
-        /// The output report's flag bits (byte 1) that say it carries the motors.
-        var motorFlags: Int
+        /// The kernel driver that serves it (whose `PadRumble` mapping HapSync plays).
+        var driver: String
+        /// The valid-flag bits (valid flag 0) a report sets when it carries the motors (any of
+        /// them: the report is a rumble report), and exactly which of them it must set; 0: the
+        /// report has no flags, each motor report is a rumble report.
+        var rumbleFlags: (any: Int, exactly: Int)
+        /// A bit valid flag 2 must have in a rumble report (the DualSense's vibration v2), or 0.
+        var rumbleFlag2: Int = 0
         /// The feature reports the driver must ask for at probe, with the sizes answered.
         var probe: [(id: Int, size: Int)]
-        /// The size of the output report the driver sends (63 for the DualSense, 32 for the
-        /// DualShock 4 on USB).
-        var outputSize: Int
+        /// The size of the motor report the driver sends; nil where it varies (the fake checks
+        /// each report's form itself).
+        var outputSize: Int?
+        /// Output reports other than motor reports the driver may send (a handshake, subcommands).
+        var otherReports: Set<Int> = []
+        /// How the driver scales FF_RUMBLE's (strong, weak) magnitudes into the report, and that
+        /// rule in words for the report's lines.
+        var scale: @Sendable (UInt16) -> Int
+        var scaleRule: String
+        /// How long after a level the pad must play it: ff-memless's timer and the driver's work
+        /// queue under software emulation (the fake uinput pad's check allows 60 ms too).
+        var settle: UInt64 = 60_000_000
     }
 
-    /// DualSense on USB (hid-playstation): compatible vibration and haptics select.
-    static let dualsense = Model(name: "dualsense", motorFlags: 0x03, probe: [(0x09, 20), (0x20, 64), (0x05, 41)], outputSize: 63)
+    static let byteScale: @Sendable (UInt16) -> Int = { Int($0 >> 8) }
+    /// DualSense on USB (hid-playstation), an early firmware: vibration v1 (compatible vibration
+    /// and haptics select in valid flag 0).
+    static let dualsense = Model(name: "dualsense", driver: "hid-playstation", rumbleFlags: (0x03, 0x03),
+                                 probe: [(0x09, 20), (0x20, 64), (0x05, 41)], outputSize: 63, scale: byteScale, scaleRule: ">> 8")
+    /// DualSense on Bluetooth (hid-playstation), a current firmware: vibration v2 (haptics select
+    /// alone in valid flag 0, compatible vibration 2 in valid flag 2); report 0x31 with its CRC.
+    static let dualsenseBluetooth = Model(name: "dualsense-bt", driver: "hid-playstation", rumbleFlags: (0x03, 0x02), rumbleFlag2: 0x04,
+                                          probe: [(0x09, 20), (0x20, 64), (0x05, 41)], outputSize: 78, scale: byteScale, scaleRule: ">> 8")
     /// DualShock 4 on USB (hid-sony in 6.1): the rumble flag.
-    static let dualshock4 = Model(name: "dualshock4", motorFlags: 0x01, probe: [(0x02, 37), (0x81, 7), (0xa3, 49)], outputSize: 32)
+    static let dualshock4 = Model(name: "dualshock4", driver: "hid-sony", rumbleFlags: (0x01, 0x01),
+                                  probe: [(0x02, 37), (0x81, 7), (0xa3, 49)], outputSize: 32, scale: byteScale, scaleRule: ">> 8")
+    /// Xbox One S controller on Bluetooth (hid-microsoft): report 0x03, enable bits 3 in every
+    /// report (a stop too), each motor 0-100, u16 × 100 / 65535 truncated (`ms_play_effect`).
+    static let xboxBluetooth = Model(name: "xboxbt", driver: "hid-microsoft", rumbleFlags: (0x03, 0x03), probe: [], outputSize: 9,
+                                     scale: { Int(UInt32($0) * 100 / 65535) }, scaleRule: "× 100 / 65535")
+    /// hid-nintendo's HD-rumble amplitudes (joycon_rumble_amplitudes' amp column, 0-1003).
+    static let joyconAmplitudes = [
+        0, 10, 12, 14, 17, 20, 24, 28, 33, 40, 47, 56, 67, 80, 95, 112, 117, 123, 128, 134, 140, 146, 152, 159, 166, 173, 181,
+        189, 198, 206, 215, 225, 230, 235, 240, 245, 251, 256, 262, 268, 273, 279, 286, 292, 298, 305, 311, 318, 325, 332, 340,
+        347, 355, 362, 370, 378, 387, 395, 404, 413, 422, 431, 440, 450, 460, 470, 480, 491, 501, 512, 524, 535, 547, 559, 571,
+        584, 596, 609, 623, 636, 650, 665, 679, 694, 709, 725, 741, 757, 773, 790, 808, 825, 843, 862, 881, 900, 920, 940, 960,
+        981, 1003,
+    ]
+    /// Switch Pro Controller on USB (hid-nintendo): HD-rumble frames in report 0x10 and in every
+    /// subcommand (0x01), no flags; each grip's amplitude is magnitude × 1003 / 65535, rounded up
+    /// to the driver's table (`joycon_set_rumble`, `joycon_find_rumble_amp`). The driver sends
+    /// a change one report late (its queue sends the frame before it first) and no faster than
+    /// every 25 ms, right after an input report: a level is played within 150 ms.
+    static let switchPro = Model(name: "switchpro", driver: "hid-nintendo", rumbleFlags: (0, 0), probe: [], outputSize: nil,
+                                 otherReports: [0x80, 0x01],
+                                 scale: { magnitude in
+                                     let amp = Int(UInt32(magnitude) * 1003 / 65535)
+                                     guard amp > 0 else { return 0 }
+                                     return joyconAmplitudes.dropFirst().first { $0 >= amp } ?? 1003
+                                 },
+                                 scaleRule: "× 1003 / 65535 up to hid-nintendo's amplitude table", settle: 150_000_000)
+    /// Every model the VM test fakes, by the name its option takes (`--dualsense-bt`).
+    static let models = [dualsense, dualsenseBluetooth, dualshock4, xboxBluetooth, switchPro]
 
-    /// One line of the fake DualSense's log.
+    /// One line of the fake pad's log.
     struct Event: Decodable {
         var t: UInt64
         var kind: String
         var report: Int?
+        /// A get-report's kind: "feature" or "input".
+        var type: String?
         var size: Int?
+        var motors: Int?
+        var bad: Int?
+        var why: String?
         var flags0: Int?
+        var flags2: Int?
         var weak: Int?
         var strong: Int?
         var what: String?
@@ -46,7 +103,7 @@ final class HIDPadCheck {
         enum CodingKeys: String, CodingKey {
             case t = "t_ns"
             case kind = "event"
-            case report, size, flags0, weak, strong, what
+            case report, type, size, motors, bad, why, flags0, flags2, weak, strong, what
         }
     }
 
@@ -54,17 +111,18 @@ final class HIDPadCheck {
     let interval: UInt64
     /// A tap's burst length (`--burst-ms`): levels that near a tap are not steady.
     let burst: UInt64
-    /// How long after a level the pad must play it: ff-memless's timer and the driver's work queue
-    /// under software emulation (the fake uinput pad's check allows 60 ms too).
-    let settle: UInt64 = 60_000_000
+    /// How long after a level the pad must play it (`Model.settle`).
+    var settle: UInt64 { model.settle }
     /// Timer slack when comparing report gaps with the rate limit (HZ=250: 4 ms ticks).
     let slack: UInt64 = 4_000_000
     var failures: [String] = []
     var report: [String] = []
 
+    /// A check of `model`'s logs; `interval` is HapSync's rate limit as configured (the driver's
+    /// own pace, `PadRumble.minimumUpdateInterval`, where that is longer).
     init(model: Model, interval: UInt64, burst: UInt64) {
         self.model = model
-        self.interval = interval
+        self.interval = max(interval, PadRumble.of(driver: model.driver).minimumUpdateInterval)
         self.burst = burst
     }
 
@@ -73,9 +131,10 @@ final class HIDPadCheck {
         try LogCheck.jsonLines(path, of: "a fake-hid-pad event")
     }
 
-    /// The output reports that carry the motors (the model's flag bits set), in time order.
+    /// The output reports that carry the motors for the pad to play (any of the model's rumble
+    /// flags set), in time order.
     func motorReports(_ pad: [Event]) -> [Event] {
-        pad.filter { $0.kind == "output" && $0.report == nil && ($0.flags0 ?? 0) & model.motorFlags != 0 }
+        pad.filter { $0.kind == "output" && $0.motors == 1 && (model.rumbleFlags.any == 0 || ($0.flags0 ?? 0) & model.rumbleFlags.any != 0) }
     }
 
     func expect(_ ok: Bool, _ what: @autoclosure () -> String) {
@@ -89,30 +148,44 @@ final class HIDPadCheck {
     }
 
     /// What every run's log must show: the fake pad met no error, answered every feature report
-    /// asked for, and every output report the driver sent was the model's motor report at its size.
+    /// asked for, every output report the driver sent was the model's motor report at its size
+    /// (or one of its other reports), well formed, and each rumble report set exactly the flags
+    /// the driver sets for this pad.
     func checkLog(_ pad: [Event], run: String) {
         for e in pad where e.kind == "error" { failures.append("\(run): the fake pad failed: \(e.what ?? "?")") }
         for e in pad where e.kind == "get-report" && (e.size ?? 0) == 0 {
-            failures.append("\(run): the driver asked for feature report 0x\(String(e.report ?? -1, radix: 16)), which the fake pad does not know")
+            failures.append("\(run): the driver asked for \(e.type ?? "?") report 0x\(String(e.report ?? -1, radix: 16)), which the fake pad does not know")
         }
-        for e in pad where e.kind == "output" && (e.report != nil || e.size != model.outputSize) {
-            failures.append("\(run): an output report that is not the \(model.outputSize)-byte motor report: \(e)")
+        for e in pad where e.kind == "output" {
+            if e.bad == 1 {
+                failures.append("\(run): a malformed motor report at \(e.t): \(e.why ?? "?")")
+            } else if e.motors == 1 ? model.outputSize.map({ e.size != $0 }) ?? false : !model.otherReports.contains(e.report ?? -1) {
+                failures.append("\(run): an output report that is not the \(model.outputSize.map { "\($0)-byte " } ?? "")motor report: report \(e.report ?? -1), \(e.size ?? -1) bytes")
+            }
+        }
+        for e in motorReports(pad) where model.rumbleFlags.any != 0 {
+            let flags = (e.flags0 ?? 0) & model.rumbleFlags.any
+            expect(flags == model.rumbleFlags.exactly && (e.flags2 ?? 0) & model.rumbleFlag2 == model.rumbleFlag2,
+                   "\(run): a rumble report at \(e.t) with valid flags 0x\(String(flags, radix: 16))/flag 2 0x\(String(e.flags2 ?? 0, radix: 16)), "
+                   + "the driver sets 0x\(String(model.rumbleFlags.exactly, radix: 16))" + (model.rumbleFlag2 != 0 ? " and 0x\(String(model.rumbleFlag2, radix: 16)) in flag 2" : ""))
         }
     }
 
     func check(pad: [Event], trace: [TraceRecord.Command]) {
         checkLog(pad, run: "play")
         // 1. The probe, as the real pad answers it.
-        let asked = pad.filter { $0.kind == "get-report" }.map { ($0.report ?? -1, $0.size ?? -1) }
+        let asked = pad.filter { $0.kind == "get-report" && $0.type == "feature" }.map { ($0.report ?? -1, $0.size ?? -1) }
         for (id, size) in model.probe {
             expect(asked.contains { $0 == (id, size) }, "the driver should ask for feature report 0x\(String(id, radix: 16)) (\(size) bytes); asked \(asked)")
         }
         let motorReports = motorReports(pad)
-        report.append("probe: feature reports \(asked.map { "0x\(String($0.0, radix: 16)) (\($0.1) B)" }.joined(separator: ", ")); "
+        let gets = pad.filter { $0.kind == "get-report" }.map { "\($0.type ?? "?") 0x\(String($0.report ?? -1, radix: 16)) (\($0.size ?? -1) B)" }
+        report.append("probe: reports asked for: \(gets.isEmpty ? "none" : gets.joined(separator: ", ")); "
                       + "output reports: \(pad.filter { $0.kind == "output" }.count), \(motorReports.count) with motors")
 
-        // 2. Steady levels: `settle` after a level that holds, the pad plays its mapping >> 8.
-        let map = RumbleMapping.standard.map
+        // 2. Steady levels: `settle` after a level that holds, the pad plays its mapping as the
+        // driver scales it.
+        let map = PadRumble.of(driver: model.driver).mapping.map
         // The engine's final stop-all ends the last level as a level 0 would.
         let commands = trace.filter { $0.kind == .level || $0.kind == .transient || $0.kind == .stopAll }
         let steadyLevels = LogCheck.steadyLevels(commands, settle: settle, burst: burst, interval: interval, slack: slack)
@@ -120,10 +193,10 @@ final class HIDPadCheck {
         var latencies: [UInt64] = []
         for (c, next) in steadyLevels {
             let want = map(c.intensity, c.sharpness)
-            let wanted = (strong: Int(want.strong >> 8), weak: Int(want.weak >> 8))
+            let wanted = (strong: model.scale(want.strong), weak: model.scale(want.weak))
             let plays = motors(motorReports, at: c.appliedNs + settle)
             expect(plays == wanted, "level \(c.intensity)/\(c.sharpness) at \(c.appliedNs): the pad should play strong \(wanted.strong), weak \(wanted.weak) "
-                   + "(the mapping >> 8) \(settle / 1_000_000) ms later, plays \(plays.strong), \(plays.weak)")
+                   + "(the mapping \(model.scaleRule)) \(settle / 1_000_000) ms later, plays \(plays.strong), \(plays.weak)")
             // Latency only where the level changed what the pad plays: the first report carrying
             // it before the next command.
             if motors(motorReports, at: c.appliedNs) != wanted,
@@ -132,7 +205,7 @@ final class HIDPadCheck {
             }
         }
         expect(steady >= 3, "the pattern should have at least 3 steady levels to check, found \(steady)")
-        report.append("steady levels checked against the mapping >> 8: \(steady)")
+        report.append("steady levels checked against the mapping \(model.scaleRule): \(steady)")
         if !latencies.isEmpty {
             let sorted = latencies.sorted()
             let p = { (q: Double) in Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count - 1)))]) / 1e6 }
@@ -140,17 +213,24 @@ final class HIDPadCheck {
                                  p(0.5), p(0.99), p(1), sorted.count))
         }
 
-        // 3. Nothing left running.
+        // 3. Nothing left running: after the pattern's last level the motors go off, and stay
+        // off (a driver may send the off state again: hid-nintendo does, up to five times). The
+        // engine's final stop-all comes later and finds them off already: it changes nothing the
+        // driver would report. And promptly: within `settle` of that level, not when the effect's
+        // 250 ms replay length runs out (which would turn them off with no stop from HapSync).
         let last = motorReports.last
         expect(last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "the last motor report should turn both motors off, is \(String(describing: last))")
-        // After the pattern's last level (the engine's final stop-all comes later, and finds the
-        // motors already off: it changes nothing the driver would report).
-        // And promptly: within `settle` of it, not when the effect's 250 ms replay length runs
-        // out (which would turn the motors off with no stop from HapSync at all).
-        if let end = trace.last(where: { $0.kind == .level })?.appliedNs, let last {
-            expect(last.t >= end && last.t - end <= settle,
+        if let end = trace.last(where: { $0.kind == .level })?.appliedNs {
+            let after = motorReports.filter { $0.t >= end }
+            let off = after.firstIndex { $0.strong == 0 && $0.weak == 0 }
+            expect(off.map { after[$0].t - end <= settle } ?? false,
                    "the motors should go off within \(settle / 1_000_000) ms of the pattern's last level; "
-                   + (last.t >= end ? "\((last.t - end) / 1_000_000) ms" : "before it"))
+                   + (off.map { "\((after[$0].t - end) / 1_000_000) ms" } ?? "never"))
+            if let off {
+                report.append(String(format: "motors off %.1f ms after the pattern's last level", Double(after[off].t - end) / 1e6))
+                let again = after[off...].first { $0.strong != 0 || $0.weak != 0 }
+                expect(again == nil, "the motors should stay off after the pattern's end; on again at \(again?.t ?? 0)")
+            }
         }
 
         // 4. The rate limit, as the pad sees it: changes reach it through ff-memless's timer and

@@ -5,9 +5,10 @@ import Foundation
 //
 //   hapsync-fakepad-check --pad PAD.jsonl --trace TRACE.jsonl [--killed PAD2.jsonl]
 //                         [--interval-ms 10] [--burst-ms 30] [--window-ms 250] [--any-pattern]
-//   hapsync-fakepad-check --dualsense|--dualshock4 PAD.jsonl --trace TRACE.jsonl [--interval-ms 10]
+//   hapsync-fakepad-check --MODEL PAD.jsonl --trace TRACE.jsonl [--interval-ms 10]
 //                         [--killed PAD2.jsonl] [--unplugged PAD3.jsonl --unplugged-trace TRACE3.jsonl]
 //
+// MODEL: a pad fake-hid-pad fakes (HIDPadCheck.models: dualsense, dualsense-bt, dualshock4, ...).
 // --any-pattern: the trace is not rumble-steps.ahap (Apple's sample code): the rules are checked,
 // not that the pattern exercises them.
 
@@ -40,7 +41,7 @@ func reading(_ body: () throws -> Void) {
 let args = Array(CommandLine.arguments.dropFirst())
 let ms = { (name: String, d: UInt64) in (value(args, name).flatMap { UInt64($0) } ?? d) * 1_000_000 }
 // A real pad faked over uhid, driven through its kernel driver.
-if let (model, padLog) = [HIDPadCheck.dualsense, HIDPadCheck.dualshock4].lazy.compactMap({ m in value(args, "--" + m.name).map { (m, $0) } }).first {
+if let (model, padLog) = HIDPadCheck.models.lazy.compactMap({ m in value(args, "--" + m.name).map { (m, $0) } }).first {
     guard let tracePath = value(args, "--trace") else {
         warn("usage: hapsync-fakepad-check --\(model.name) PAD.jsonl --trace TRACE.jsonl\n")
         exit(64)
