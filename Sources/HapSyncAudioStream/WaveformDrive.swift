@@ -38,6 +38,11 @@ package final class WaveformDrive: @unchecked Sendable {
     package var nextFrame: Int64 { rendered.load(ordering: .acquiring) }
     /// Where each block's record goes (a trace), set before the stream starts.
     package var recorder: WaveformBlockRecorder?
+    /// How far ahead of its sound the stream renders (`RenderAheadGauge`), ns. Does not
+    /// allocate, lock or block.
+    package var renderAhead: UInt64 { gauge.value }
+    /// Where `render` notes how far ahead it renders (given at init: it may outlive the drive).
+    package let gauge: RenderAheadGauge
 
     /// Producers: the output thread, and the engine's stopping thread once the output thread has
     /// been joined: one at a time.
@@ -47,9 +52,10 @@ package final class WaveformDrive: @unchecked Sendable {
     private let late = Atomic<Int>(0)
     private let rendered = Atomic<Int64>(0)
 
-    /// A silent drive for `channels` at `sampleRate`.
-    package init(channels: HapticOutputSpec.WaveformChannels, sampleRate: Double) {
+    /// A silent drive for `channels` at `sampleRate`, noting its render-ahead in `gauge`.
+    package init(channels: HapticOutputSpec.WaveformChannels, sampleRate: Double, gauge: RenderAheadGauge = RenderAheadGauge()) {
         self.channels = channels
+        self.gauge = gauge
         synth = WaveformSynth(profile: channels.profile, sampleRate: sampleRate)
     }
 
@@ -82,9 +88,11 @@ package final class WaveformDrive: @unchecked Sendable {
     }
 
     /// Renders the next `frames` frames (mono, the drive signal) into `output`; `time`: when the
-    /// block's first frame is heard (for the block record). Audio thread; does not allocate,
-    /// lock or block.
-    package func render(into output: UnsafeMutablePointer<Float>, frames: Int, time: UInt64) {
+    /// block's first frame is heard (for the block record; 0 when not known yet), `now`: the
+    /// clock's time at this render (for `renderAhead`). Audio thread; does not allocate, lock or
+    /// block.
+    package func render(into output: UnsafeMutablePointer<Float>, frames: Int, time: UInt64, now: UInt64 = MonotonicClock.nanoseconds()) {
+        if time > 0 { gauge.note(time > now ? time - now : 0) }
         let first = rendered.load(ordering: .relaxed)
         var position = 0, transients: Int32 = 0
         while position < frames {
@@ -116,5 +124,36 @@ package final class WaveformDrive: @unchecked Sendable {
         rendered.store(first + Int64(frames), ordering: .releasing)
         recorder?.record(WaveformBlock(frame: first, frames: Int32(clamping: frames), time: time, intensity: Float(synth.levelIntensity),
                                        sharpness: Float(synth.levelSharpness), frequency: Float(synth.currentFrequency), transients: transients))
+    }
+}
+
+/// How far ahead of its sound a stream renders a waveform drive, ns: over each `window` blocks the
+/// least time from a block's render to its first frame being heard, and the greatest such least
+/// so far (a single block rendered late does not count; it only grows). A command must reach the
+/// drive at least this long before its sound. Kept apart from the drive so that it outlives a
+/// drive made anew when its output reopens. `value` is read from any thread; `note` is the audio
+/// thread's. Neither allocates, locks or blocks.
+package final class RenderAheadGauge: @unchecked Sendable {
+    /// Blocks in one window (about 100 ms at 10 ms blocks).
+    package static let window = 8
+    private let greatest = Atomic<UInt64>(0)
+    private var windowLeast: UInt64 = .max
+    private var windowBlocks = 0
+
+    /// A gauge that has seen nothing (0).
+    package init() {}
+
+    /// The greatest window least so far, ns.
+    package var value: UInt64 { greatest.load(ordering: .relaxed) }
+
+    /// Takes one block's render-ahead into the current window; a full window's least raises
+    /// `value` when greater.
+    package func note(_ ns: UInt64) {
+        windowLeast = min(windowLeast, ns)
+        windowBlocks += 1
+        guard windowBlocks >= Self.window else { return }
+        if windowLeast > greatest.load(ordering: .relaxed) { greatest.store(windowLeast, ordering: .relaxed) }
+        windowLeast = .max
+        windowBlocks = 0
     }
 }

@@ -66,7 +66,7 @@ struct PlaySummary {
             }
             // Commands go out `hapticLatency` before they are felt (a waveform stream's buffer, a
             // pad's delay): the sync is what is felt against what is heard.
-            let lead = Int64(engine.configuration.hapticLatency)
+            let lead = Int64(engine.effectiveHapticLatency)
             let sorted = offsets.map { $0 + lead }.sorted()
             if !sorted.isEmpty {
                 line("sync", "haptic applied" + (lead > 0 ? " + \(Self.micro(lead)) haptic latency" : "") + " − audio heard: p50 \(Self.micro(Self.percentile(sorted, 50))), p99 \(Self.micro(Self.percentile(sorted, 99))), max |\(Self.micro(sorted.map { abs($0) }.max()!))| over \(sorted.count) commands (engine's audio clock)")
@@ -75,7 +75,10 @@ struct PlaySummary {
         if let waveform = Self.waveform(in: engine.configuration.backend) {
             line("waveform", "\(waveform.device): "
                  + (waveform.mixesIntoAudio ? "each tap and level of a player with audio at its sound's own frame (sample-locked), " : "placed on the sink's clock, ")
-                 + "\(plural(waveform.lateCommands, "command")) late")
+                 + "\(plural(waveform.lateCommands, "command")) late"
+                 + (waveform.extraLead > 0
+                    ? "; haptic latency raised by \(Self.micro(Int64(waveform.extraLead))): the sink renders further ahead of its sound than the stream's latency asked"
+                    : ""))
         }
         if let trace {
             line("trace", "\(trace.path) (\(trace.format == .chrome ? "Chrome trace events" : "JSON Lines"), \(trace.recordsWritten) records)")

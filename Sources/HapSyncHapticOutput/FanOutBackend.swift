@@ -5,16 +5,19 @@ import HapSyncRuntime
 /// When a device among them disconnects it is dropped and the others go on: the error is passed
 /// to the engine as `HapticDeviceDisconnected` with `othersContinue` set, so the engine reports
 /// the disconnect and keeps running. Other errors pass through unchanged.
-public final class FanOutBackend: HapticBackend, RealtimeThreaded, @unchecked Sendable {
+public final class FanOutBackend: HapticBackend, RealtimeThreaded, HapticLeadAdjusting, @unchecked Sendable {
     private var backends: [HapticBackend]
     /// Every backend it was made with (`backends` shrinks on the output thread; this never changes).
     private let all: [HapticBackend]
+    /// Those of them that may ask for more lead (found once, off the real-time threads).
+    private let leadSources: [HapticLeadAdjusting]
 
     /// Makes a fan-out over `backends` (at least one).
     public init(_ backends: [HapticBackend]) {
         precondition(!backends.isEmpty, "FanOutBackend needs at least one backend")
         self.backends = backends
         all = backends
+        leadSources = backends.compactMap { $0 as? HapticLeadAdjusting }
     }
 
     /// Every backend's report together.
@@ -28,6 +31,14 @@ public final class FanOutBackend: HapticBackend, RealtimeThreaded, @unchecked Se
     public var motors: Int { backends.map(\.motors).max() ?? 0 }
     /// The finest of its backends' (a trace beside a pad: exact).
     public var timingResolution: UInt64 { backends.map(\.timingResolution).min() ?? 0 }
+
+    /// The greatest extra lead any of its backends asks for (`HapticLeadAdjusting`). Does not
+    /// allocate, lock or block.
+    public var extraLead: UInt64 {
+        var most: UInt64 = 0
+        for b in leadSources { most = max(most, b.extraLead) }
+        return most
+    }
 
     /// The backends still in use.
     public var children: [HapticBackend] { backends }

@@ -30,7 +30,7 @@ import Synchronization
 ///
 /// `apply` (output thread) and the stream's write callback (the PulseAudio mainloop thread) do not
 /// allocate, lock or block; they meet through a lock-free ring.
-public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked Sendable {
+public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAdjusting, @unchecked Sendable {
     /// Which channels of the stream carry the drive signal (`HapticOutputSpec.WaveformChannels`).
     public typealias Channels = HapticOutputSpec.WaveformChannels
 
@@ -88,7 +88,22 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
 
     /// The lead the engine must give this output (its `hapticLatency`): the stream's latency and
     /// 15 ms for the output thread and the server's request cycle. The one place it is worked out.
-    public static func lead(latency: Double) -> UInt64 { UInt64(nanosecondsOf: latency + 0.015) }
+    public static func lead(latency: Double) -> UInt64 { UInt64(nanosecondsOf: latency) &+ leadMargin }
+
+    /// What a command needs beyond the stream's buffer to reach the drive before its frame is
+    /// rendered (the scheduler's and output thread's way to it, with room for their jitter), ns.
+    public static let leadMargin: UInt64 = 15_000_000
+
+    /// How much more lead than `configuration.lead` the stream has shown it needs, ns: its sink
+    /// renders further ahead of the sound than the stream's latency asked for (a sink of fixed
+    /// latency, a buffer grown after underruns): the drive's `renderAhead` plus `leadMargin`,
+    /// beyond the configured lead (0 while within it; it only grows). The engine's scheduler
+    /// releases commands that much earlier (`HapticLeadAdjusting`). Does not allocate, lock or
+    /// block.
+    public var extraLead: UInt64 {
+        let need = gauge.value &+ Self.leadMargin
+        return need > configuration.lead ? need - configuration.lead : 0
+    }
 
     /// The settings.
     public let configuration: Configuration
@@ -124,6 +139,8 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
 
     private let ownClock = AudioClock(sampleRate: 48_000)
     private var drive: WaveformDrive?
+    /// How far ahead of its sound every drive this output makes is rendered (`extraLead`).
+    private let gauge = RenderAheadGauge()
     /// `advance` in the sink's frames.
     private var advanceFrames: Int64 = 0
     /// Which channels of its own stream carry the signal (their count is the stream's).
@@ -160,7 +177,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
             let shared = try connection.withLock { () throws(PulseAudioOutput.PulseError) -> Bool in
                 let sink = try connection.sinkInfo(named: configuration.sink)
                 let channels = configuration.channels ?? (sink.channels >= 4 ? .rear : .all)
-                let drive = WaveformDrive(channels: channels, sampleRate: Double(sink.rate))
+                let drive = WaveformDrive(channels: channels, sampleRate: Double(sink.rate), gauge: gauge)
                 drive.recorder = configuration.recorder
                 self.drive = drive
                 advanceFrames = Int64((Double(configuration.advance) * Double(sink.rate) / 1e9).rounded())
@@ -240,7 +257,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, @unchecked S
         if mixedInto != nil, command.frame >= 0 {
             frame = command.frame - advanceFrames
         } else {
-            frame = clock.frame(atTime: command.scheduled &+ configuration.lead) ?? drive.nextFrame
+            frame = clock.frame(atTime: command.scheduled &+ configuration.lead &+ extraLead) ?? drive.nextFrame
         }
         drive.place(command.kind, intensity: command.intensity, sharpness: command.sharpness, frame: frame)
     }

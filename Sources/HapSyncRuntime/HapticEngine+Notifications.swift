@@ -93,8 +93,9 @@ extension HapticEngine {
     /// handler that stops the engine then cuts nothing off. Nil in manual mode (the test's clock
     /// moves only when told) or without a haptic latency.
     func feltTime(_ at: UInt64) -> UInt64? {
-        guard configuration.threading != .manual, configuration.hapticLatency > 0 else { return nil }
-        let felt = at &+ configuration.hapticLatency
+        let latency = effectiveHapticLatency
+        guard configuration.threading != .manual, latency > 0 else { return nil }
+        let felt = at &+ latency
         return felt > configuration.clock.now() ? felt : nil
     }
 

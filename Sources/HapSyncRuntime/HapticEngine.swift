@@ -189,6 +189,7 @@ public final class HapticEngine: @unchecked Sendable {
                               notifications: schedulerNotifications, notify: { notifierWake.post() },
                               wakeOutput: { output.drainIfFree(); outputWake.post() },
                               audio: configuration.audio, hapticLatency: configuration.hapticLatency,
+                              leadSource: configuration.backend as? HapticLeadAdjusting,
                               openLoop: configuration.audioSync == .openLoop, live: live, levelSlack: timingResolution)
         applyHapticsSettings()
     }
@@ -205,6 +206,11 @@ public final class HapticEngine: @unchecked Sendable {
             for audio in state.retiredAudio { audio.release() }
         }
     }
+
+    /// How far ahead of their sound commands are released now, ns: the configured `hapticLatency`,
+    /// and what the backend has found it needs beyond it while playing (`HapticLeadAdjusting`: a
+    /// waveform stream's sink keeping a deeper buffer than asked).
+    public var effectiveHapticLatency: UInt64 { scheduler.hapticLatency }
 
     /// Engine time in seconds (the clock's nanoseconds / 1e9), the time base of `start(atTime:)`.
     public var currentTime: TimeInterval { Double(configuration.clock.now()) / 1e9 }

@@ -97,8 +97,14 @@ final class Scheduler: @unchecked Sendable {
     private let wakeOutput: @Sendable () -> Void
     /// The audio output players with audio follow, if any.
     let audio: AudioDevice?
-    /// Haptic commands of audio-following players are released this much before their frame is heard.
-    let hapticLatency: UInt64
+    /// Haptic commands of audio-following players are released this much before their frame is
+    /// heard: the configured latency, and whatever more the backend has found it needs
+    /// (`HapticLeadAdjusting`, read at each use). Does not allocate, lock or block.
+    var hapticLatency: UInt64 { configuredLatency &+ (leadSource?.extraLead ?? 0) }
+    /// The engine's configured `hapticLatency`.
+    let configuredLatency: UInt64
+    /// The backend that may ask for more lead while playing.
+    let leadSource: HapticLeadAdjusting?
     /// Whether the player in each slot has audio voices (written by the control side with the timeline).
     let hasAudio: UnsafeMutablePointer<Bool>
     /// Whether deadlines leave the audio clock after the start (`HapticEngine.AudioSync.openLoop`).
@@ -121,14 +127,15 @@ final class Scheduler: @unchecked Sendable {
 
     init(capacity: Int, control: SPSCRing<ControlMessage>, output: SPSCRing<OutputCommand>,
          notifications: SPSCRing<EngineNotification>, notify: @escaping @Sendable () -> Void,
-         wakeOutput: @escaping @Sendable () -> Void, audio: AudioDevice? = nil, hapticLatency: UInt64 = 0, openLoop: Bool = false,
-         live: LiveParameters? = nil, levelSlack: UInt64 = 0) {
+         wakeOutput: @escaping @Sendable () -> Void, audio: AudioDevice? = nil, hapticLatency: UInt64 = 0,
+         leadSource: HapticLeadAdjusting? = nil, openLoop: Bool = false, live: LiveParameters? = nil, levelSlack: UInt64 = 0) {
         self.levelSlack = levelSlack
         self.audio = audio
         self.openLoop = openLoop
         holdsThroughUnderruns = hapticLatency < Self.underrunHoldLatency
         self.live = live ?? LiveParameters(slots: capacity)
-        self.hapticLatency = hapticLatency
+        configuredLatency = hapticLatency
+        self.leadSource = leadSource
         hasAudio = .allocate(capacity: capacity)
         hasAudio.initialize(repeating: false, count: capacity)
         self.capacity = capacity

@@ -64,3 +64,37 @@ enum BurstAlignmentShape {
         burst.indices.map { abs(x[start + $0] - burst[$0]) }.max()!
     }
 }
+
+/// How far ahead of its sound a drive is rendered: a window's least, the greatest so far.
+@Suite("render-ahead gauge")
+struct RenderAheadGaugeTests {
+    @Test func aWindowsLeastCountsAndOneSpikeDoesNot() {
+        let gauge = RenderAheadGauge()
+        for _ in 0..<RenderAheadGauge.window - 1 { gauge.note(40_000_000) }
+        #expect(gauge.value == 0, "nothing until a window is full")
+        gauge.note(20_000_000)
+        #expect(gauge.value == 20_000_000, "the window's least")
+        // One block rendered 500 ms ahead (a glitch) among blocks 20 ms ahead: not taken.
+        gauge.note(500_000_000)
+        for _ in 0..<RenderAheadGauge.window - 1 { gauge.note(21_000_000) }
+        #expect(gauge.value == 21_000_000)
+        // Less ahead later (a buffer that shrank back): the value keeps its greatest.
+        for _ in 0..<RenderAheadGauge.window { gauge.note(5_000_000) }
+        #expect(gauge.value == 21_000_000)
+    }
+
+    @Test func aDriveNotesEachBlocksTimeAheadOfItsRender() {
+        let gauge = RenderAheadGauge()
+        let drive = WaveformDrive(channels: .rear, sampleRate: 48_000, gauge: gauge)
+        var out = [Float](repeating: 0, count: 480)
+        out.withUnsafeMutableBufferPointer { buffer in
+            // A block heard 60 ms after it is rendered, then one whose time is not known (0).
+            for i in 0..<RenderAheadGauge.window {
+                drive.render(into: buffer.baseAddress!, frames: 480, time: 1_060_000_000 + UInt64(i) * 10_000_000,
+                             now: 1_000_000_000 + UInt64(i) * 10_000_000)
+            }
+            drive.render(into: buffer.baseAddress!, frames: 480, time: 0, now: 2_000_000_000)
+        }
+        #expect(drive.renderAhead == 60_000_000)
+    }
+}
