@@ -21,6 +21,7 @@ public struct GamepadModel: Sendable, Equatable {
         GamepadModel(name: "Switch Pro Controller", vendor: 0x057e, products: [0x2009], driver: "hid-nintendo"),
         GamepadModel(name: "Xbox One S controller (Bluetooth)", vendor: 0x045e, products: [0x02e0, 0x02fd, 0x0b20], driver: "hid-microsoft"),
         GamepadModel(name: "Xbox Series controller (Bluetooth)", vendor: 0x045e, products: [0x0b13], driver: "hid-microsoft"),
+        GamepadModel(name: "Xbox Elite Series 2 controller (Bluetooth)", vendor: 0x045e, products: [0x0b05, 0x0b22], driver: "hid-microsoft"),
         GamepadModel(name: "Xbox controller (USB)", vendor: 0x045e, products: [0x02ea, 0x0b12], driver: "xpad"),
     ]
 
