@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Checks what .ci/vm-audio-test's VM recorded on the Loopback card's other side against HapSync's
+traces: per pass (pulse, pipewire-pulse, pipewire), from OUT/PASS.capture.{raw,ts,json} (written by
+Tests/VM/aloop-capture.c) and OUT/PASS.trace.jsonl (hapsync play's trace of Assets/clicks.ahap):
+
+- clicks: onsets on the front-left channel (over 0.02 after 50 ms of quiet, as Tests/CAPI/waveform.py
+  finds them); one per tap in the trace, else the pass fails;
+- burst - click: where each haptic burst starts on the rear-left channel, found to the sample by the
+  burst's shape (Tests/CAPI/waveform.py's fit: a tap of intensity 1, sharpness 0.8 on the DualSense
+  profile, 3 cycles under a Hann window through the 10 Hz DC blocker), minus its click's onset;
+  |burst - click| <= 1 sample;
+- sync: when the card played each click, T0 + frame / rate on the loopback's own clock (the model
+  is stated in .ci/vm-audio-test: T0 is the least htstamp - frames / rate over all pointer
+  readings), minus when HapSync's trace says the frame of the tap matched with it (the nearest,
+  within 125 ms) is heard: the waveform block holding that frame, its time_ns plus the frames
+  into it; |sync| <= 1 ms for every click (positive: played after HapSync's time).
+
+Prints a table, the model's figures (how far behind the line the first reading after each pointer
+step lay: how closely the readings pin it),
+and exits 1 when a bound fails, a pass left nothing to check, or no click was matched. A pass named
+with --sync-known has its sync bound as a known issue: a miss is printed, not failed (every other
+bound holds), and a run within the bound says the issue did not show; one named with --report-only
+is measured and printed, and fails nothing.
+Usage: check-aloop.py OUT PASS... [--sync-known PASS]... [--report-only PASS]...
+"""
+import json
+import math
+import os
+import sys
+from array import array
+
+HZ = 250                  # Debian's kernel: CONFIG_HZ=250
+BURST_BOUND_SAMPLES = 1
+SYNC_BOUND_MS = 1.0
+
+
+def fail(msg):
+    print(f"error: {msg}")
+    return False
+
+
+def onsets(x, threshold=0.02, quiet=2400):
+    found, silent = [], None
+    for i, v in enumerate(x):
+        if abs(v) > threshold:
+            if silent is None or silent >= quiet:
+                found.append(i)
+            silent = 0
+        elif silent is not None:
+            silent += 1
+    return found
+
+
+def burst_template(rate):
+    freq = 60 * (300 / 60) ** 0.8
+    length = round(3 / freq * rate)
+    # Only the first 160 frames: the peak limiter (0.9 of full scale) reshapes the rest.
+    burst = [(0.5 - 0.5 * math.cos(2 * math.pi * k / length)) * math.sin(2 * math.pi * freq * k / rate) for k in range(160)]
+    pole, x1, y1 = math.exp(-2 * math.pi * 10 / rate), 0.0, 0.0
+    for k, x in enumerate(burst):
+        y1 = x - x1 + pole * y1
+        x1, burst[k] = x, y1
+    return burst
+
+
+def burst_start(rear, click, burst, cut=None):
+    """The burst's first frame near `click`: the lag at which the template, scaled to fit, leaves
+    the least residual over one window of frames (from 96 before the burst passes 0.02 to 64
+    after, every lag seeing only the template's first 160 frames, which the limiter leaves alone),
+    ended early at `cut` (where a dropout at the card silenced every channel). None when no burst
+    starts within 50 ms, or less than 32 frames of it came before the cut."""
+    end = min(click + 2400, len(rear), cut if cut is not None else len(rear))
+    crossing = next((i for i in range(click, end) if abs(rear[i]) > 0.02), None)
+    if crossing is None:
+        return None
+    lo = max(0, crossing - 96)
+    hi = min(lo + len(burst), len(rear), cut if cut is not None else len(rear))
+    if hi - click < 32:
+        return None
+
+    def fit(lag):
+        xt = sum(rear[i] * burst[i - lag] for i in range(max(lo, lag), hi))
+        tt = sum(burst[i - lag] ** 2 for i in range(max(lo, lag), hi))
+        return xt * xt / tt if tt > 0 else 0.0
+    return max(range(lo, crossing + 1), key=fit)
+
+
+def run_length(x, start, threshold=0.02):
+    n = start
+    while n < len(x) and abs(x[n]) > threshold:
+        n += 1
+    return n - start
+
+
+def percentile(values, p):
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(p / 100 * len(s)) - 1))]
+
+
+def hapsync_heard(tap, blocks, rate):
+    """When HapSync's trace says the tap's frame is heard: the waveform block holding that frame,
+    its time_ns (the engine's audio clock when the block was rendered) plus the frames into it."""
+    frame = tap.get("frame")
+    if frame is None:
+        return None
+    for b in blocks:
+        if b["frame"] <= frame < b["frame"] + b["frames"] and b["time_ns"] > 0:
+            return b["time_ns"] + (frame - b["frame"]) * 1e9 / rate
+    return None
+
+
+def check(out, name):
+    """Returns (row, ok)."""
+    base = os.path.join(out, name)
+    row = {"pass": name}
+    for suffix in (".capture.json", ".capture.raw", ".capture.ts", ".trace.jsonl"):
+        if not os.path.exists(base + suffix):
+            return row, fail(f"{name}: {base + suffix} is missing: the pass did not run to the end (see the VM's console above)")
+    info = json.load(open(base + ".capture.json"))
+    if info.get("failure"):
+        return row, fail(f"{name}: the capture failed: {info['failure']}")
+    rate, channels = info["rate"], info["channels"]
+    if channels != 4:
+        return row, fail(f"{name}: the capture has {channels} channels, not 4")
+    codes = {"float32le": ("f", 1.0), "s32le": ("i", 2.0 ** 31), "s16le": ("h", 32768.0)}
+    if info["format"] not in codes:
+        return row, fail(f"{name}: the capture's format {info['format']} is not one this check reads")
+    code, scale = codes[info["format"]]
+    samples = array(code)
+    samples.frombytes(open(base + ".capture.raw", "rb").read())
+    if sys.byteorder != "little":
+        samples.byteswap()
+    if code != "f":
+        samples = array("f", (v / scale for v in samples))
+    front, rear = samples[0::4], samples[2::4]
+    if not front:
+        return row, fail(f"{name}: the capture holds no frames")
+
+    # The loopback's clock (the model: .ci/vm-audio-test's header): T0 is the least
+    # htstamp - frames / rate over every reading; how far each step's first reading lay behind
+    # the line says how closely the readings pin it.
+    step = rate // HZ
+    polls = [tuple(int(v) for v in line.split()) for line in open(base + ".capture.ts") if line.strip()]
+    readings = [(ht, frames) for _, ht, _, frames in polls if ht > 0 and frames > 0]
+    if len(readings) < 100:
+        return row, fail(f"{name}: only {len(readings)} pointer readings with a timestamp in the capture")
+    frame_ns = 1e9 / rate
+    t0 = min(ht - frames * frame_ns for ht, frames in readings)
+    step_lags, previous = [], None
+    for ht, frames in readings:
+        if previous is not None and frames != previous:
+            if (frames - previous) % step:
+                return row, fail(f"{name}: the capture's pointer moved by {frames - previous} frames, not a multiple of "
+                                 f"{step} (rate / HZ): the jiffies model does not hold")
+            step_lags.append((ht - t0 - frames * frame_ns) / 1e6)
+        previous = frames
+    half = len(readings) // 2
+    row["drift_us"] = (min(ht - f * frame_ns for ht, f in readings[half:]) - min(ht - f * frame_ns for ht, f in readings[:half])) / 1e3
+    row["steps"] = len(step_lags)
+    row["step_p10"], row["step_p50"], row["step_max"] = percentile(step_lags, 10), percentile(step_lags, 50), max(step_lags)
+    row["steps_prompt"] = sum(1 for lag in step_lags if lag <= 0.6) / len(step_lags)
+
+    # Clicks, bursts, taps.
+    clicks = onsets(front)
+    row["clicks"] = len(clicks)
+    if not clicks:
+        peak = max(abs(v) for v in front)
+        return row, fail(f"{name}: no clicks found on the front channels (peak level {peak:.4f} over {len(front)} frames)")
+    records = [json.loads(line) for line in open(base + ".trace.jsonl") if line.strip()]
+    blocks = [r for r in records if r.get("kind") == "block"]
+    taps = [r for r in records if r.get("kind") == "transient"]
+    if not taps:
+        return row, fail(f"{name}: the trace holds no transient command")
+    if not blocks:
+        return row, fail(f"{name}: the trace holds no waveform block (was the waveform output on?)")
+    claims = [hapsync_heard(t, blocks, rate) for t in taps]
+    row["lead_ms"] = [(c - t["scheduled_ns"]) / 1e6 for c, t in zip(claims, taps) if c is not None]
+    late = ""
+    try:
+        late = next(line for line in open(base + ".play.log") if line.startswith("waveform"))
+        late = late.split("),")[-1].strip()
+    except (OSError, StopIteration):
+        pass
+    rear_onsets = onsets(rear)
+    burst = burst_template(rate)
+    ok = True
+    # A click is a run of full-scale frames; one shorter than the longest was cut by a dropout at
+    # the card (an underrun: silence in every channel at once), and its burst is fitted only
+    # before the cut.
+    runs = [run_length(front, c) for c in clicks]
+    intact = max(runs)
+    cuts = [c + r if r < intact else None for c, r in zip(clicks, runs)]
+    row["dropouts"] = sum(1 for x in cuts if x is not None)
+    offsets, syncs, unmatched, used = [], [], [], set()
+    for c, cut in zip(clicks, cuts):
+        b = burst_start(rear, c, burst, cut)
+        if b is None and cut is not None and run_length(rear, c) == 0 and any(abs(v) > 0.02 for v in rear[cut:cut + 2400]):
+            offsets.append("cut")
+        elif b is None:
+            after = [r for r in rear_onsets if r >= c]
+            offsets.append(after[0] - c if after else None)
+        else:
+            offsets.append(b - c)
+        heard = t0 + c * frame_ns
+        candidates = [k for k in range(len(taps)) if claims[k] is not None and k not in used]
+        i = min(candidates, key=lambda k: abs(heard - claims[k]), default=None)
+        if i is None or abs(heard - claims[i]) > 125e6:
+            unmatched.append(c)
+            continue
+        used.add(i)
+        syncs.append((heard - claims[i]) / 1e6)
+    row["matched"], row["taps"] = len(syncs), len(taps)
+    row["offsets"], row["syncs"] = offsets, syncs
+    if unmatched:
+        ok = fail(f"{name}: clicks at capture frames {unmatched} match no tap of the trace within 125 ms")
+    if len(clicks) != len(taps):
+        ok = fail(f"{name}: {len(clicks)} clicks on the card, {len(taps)} taps in the trace")
+    if None in offsets:
+        ok = fail(f"{name}: no haptic burst on the rear channels at or after the clicks at "
+                  f"{[c for c, o in zip(clicks, offsets) if o is None]}")
+    found = [abs(o) for o in offsets if isinstance(o, int)]
+    if len(found) < len(clicks) // 2:
+        ok = fail(f"{name}: only {len(found)} of {len(clicks)} bursts could be measured (dropouts at the card cut the rest)")
+    row["burst_max"] = max(found) if found else None
+    if found and row["burst_max"] > BURST_BOUND_SAMPLES:
+        ok = fail(f"{name}: a burst starts {row['burst_max']} samples ({row['burst_max'] / rate * 1e3:.2f} ms) from its click "
+                  f"(bound {BURST_BOUND_SAMPLES}): {offsets}" + (f"; hapsync play: {late}" if late else ""))
+    if not syncs:
+        return row, fail(f"{name}: no click matched a tap")
+    row["sync_p50"], row["sync_p99"] = percentile(syncs, 50), percentile(syncs, 99)
+    row["sync_max"] = max(syncs, key=abs)
+    row["sync_known"] = False
+    if abs(row["sync_max"]) > SYNC_BOUND_MS:
+        text = (f"{name}: a click was heard {row['sync_max']:+.3f} ms from its tap's time (bound {SYNC_BOUND_MS} ms): "
+                + " ".join(f"{s:+.3f}" for s in syncs))
+        if name in SYNC_KNOWN:
+            print("known issue: " + text, file=sys.stderr)
+            row["sync_known"] = True
+        else:
+            ok = fail(text)
+    elif name in SYNC_KNOWN:
+        print(f"note: {name}: within the sync bound this run; its known issue (--sync-known) did not show", file=sys.stderr)
+    return row, ok
+
+
+# Passes whose sync bound is a known issue (--sync-known): a miss is printed, not failed; every
+# other bound still holds for them. Passes only reported (--report-only): nothing fails.
+SYNC_KNOWN = set()
+REPORT_ONLY = set()
+
+
+def verdict(r):
+    """A row's verdict: ok, ok with its known sync issue, FAIL, or reported only."""
+    if r["pass"] in REPORT_ONLY:
+        return "reported" if r["ok"] else "FAIL (reported, not checked)"
+    if not r["ok"]:
+        return "FAIL"
+    return "ok (sync: known issue)" if r.get("sync_known") else "ok"
+
+
+def main():
+    args = sys.argv[1:]
+    for flag, names in (("--sync-known", SYNC_KNOWN), ("--report-only", REPORT_ONLY)):
+        while flag in args:
+            i = args.index(flag)
+            if i + 1 >= len(args):
+                print(f"check-aloop.py: {flag} needs a pass's name", file=sys.stderr)
+                return 64
+            names.add(args[i + 1])
+            del args[i:i + 2]
+    if len(args) < 2:
+        print("usage: check-aloop.py OUT PASS... [--sync-known PASS]... [--report-only PASS]...", file=sys.stderr)
+        return 64
+    out, names = args[0], args[1:]
+    rows, all_ok = [], True
+    for name in names:
+        row, ok = check(out, name)
+        row["ok"] = ok
+        rows.append(row)
+        if name in REPORT_ONLY:
+            if not ok:
+                print(f"known issue: {name}: reported, not checked (--report-only)", file=sys.stderr)
+            continue
+        all_ok &= ok
+    print()
+    print(f"{'server':<16}{'clicks matched':>16}{'max |burst-click|':>19}{'sync p50':>10}{'p99':>9}{'max':>9}   verdict")
+    for r in rows:
+        burst = "-" if r.get("burst_max") is None else f"{r['burst_max']} samples"
+        if "sync_max" in r:
+            print(f"{r['pass']:<16}{str(r['matched']) + '/' + str(r['taps']):>16}{burst:>19}"
+                  f"{r['sync_p50']:>+8.3f}ms{r['sync_p99']:>+7.3f}ms{r['sync_max']:>+7.3f}ms   "
+                  f"{verdict(r)}")
+        else:
+            print(f"{r['pass']:<16}{'-':>16}{burst:>19}{'-':>10}{'-':>9}{'-':>9}   {verdict(r)}")
+    print()
+    print("sync: when the card played each click (the loopback's clock) minus when HapSync's trace says its tap's frame is heard;")
+    print("a burst marked 'cut': a dropout at the card (silence in all channels) came before its start could be fitted")
+    print("the loopback's clock: pointer steps, the first reading after each behind the line p10/p50/max (ms), within 0.6 ms, drift (us)")
+    for r in rows:
+        if "steps" in r:
+            print(f"  {r['pass']:<16}{r['steps']:>6}{r['step_p10']:>8.3f}{r['step_p50']:>8.3f}{r['step_max']:>8.3f}"
+                  f"{r['steps_prompt'] * 100:>7.0f}%{r['drift_us']:>+9.1f}")
+    for r in rows:
+        if "syncs" in r:
+            print(f"  {r['pass']}: clicks cut by a dropout {r['dropouts']}; sync (ms) " + " ".join(f"{s:+.3f}" for s in r["syncs"])
+                  + "; burst - click (samples) " + " ".join(str(o) for o in r["offsets"])
+                  + "; trace's heard - scheduled (ms) " + " ".join(f"{x:.3f}" for x in r["lead_ms"]))
+    print()
+    checked = [r for r in rows if r["pass"] not in REPORT_ONLY]
+    passed = sum(1 for r in checked if r["ok"])
+    print(f"vm-audio: {passed} passed, {len(checked) - passed} failed" + (f", {len(rows) - len(checked)} reported only" if len(rows) > len(checked) else ""))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
