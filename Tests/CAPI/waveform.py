@@ -3,8 +3,11 @@ and its audio on the same 4-channel sink (a DualSense's layout; HAPSYNC_SINK nam
 monitor is recorded with parec: the clicks must come out in front, the taps as bursts in the rear,
 each burst starting within one sample of its click (found to the sample by the burst's shape).
 Usage: python3 waveform.py PREFIX/lib/libhapsync.so Assets/clicks.ahap SINK   (prints "ok")"""
-import ctypes, math, os, signal, subprocess, sys, tempfile, time
+import ctypes, os, signal, subprocess, sys, tempfile, time
 from array import array
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
+from bursts import burst_start, burst_template, onsets  # noqa: E402
 
 lib_path, ahap, sink = sys.argv[1], sys.argv[2], sys.argv[3]
 lib = ctypes.CDLL(lib_path)
@@ -54,41 +57,13 @@ with open(raw, "rb") as f:
 os.unlink(raw)
 front, rear = samples[0::4], samples[2::4]
 
-def onsets(x, threshold=0.02, quiet=2400):
-    found, silent = [], None
-    for i, v in enumerate(x):
-        if abs(v) > threshold:
-            if silent is None or silent >= quiet:
-                found.append(i)
-            silent = 0
-        elif silent is not None:
-            silent += 1
-    return found
-
-# The burst for a tap of intensity 1, sharpness 0.8 on the DualSense profile (60-300 Hz, log):
-# 3 cycles under a Hann window. Its start is the lag that leaves the least residual once the
-# burst is scaled to fit (the limiter's gain is not known here).
-freq = 60 * (300 / 60) ** 0.8
-length = round(3 / freq * 48000)
-# Only its first 160 frames: the peak limiter (0.9 of full scale) reshapes the rest.
-burst = [(0.5 - 0.5 * math.cos(2 * math.pi * k / length)) * math.sin(2 * math.pi * freq * k / 48000) for k in range(160)]
-# Through the synthesizer's DC blocker (a 10 Hz high-pass), as it leaves the synthesizer.
-pole, x1, y1 = math.exp(-2 * math.pi * 10 / 48000), 0.0, 0.0
-for k, x in enumerate(burst):
-    y1 = x - x1 + pole * y1
-    x1, burst[k] = x, y1
-length = len(burst)
+burst = burst_template(48000)
 clicks = onsets(front)
 offsets = []
 for c in clicks:
-    crossing = next((i for i in range(c, c + 2400) if abs(rear[i]) > 0.02), None)
-    assert crossing is not None, f"no burst near the click at frame {c}"
-    tt = sum(t * t for t in burst)
-    def residual(lag):
-        xt = sum(rear[lag + k] * burst[k] for k in range(length))
-        return sum(rear[lag + k] ** 2 for k in range(length)) - xt * xt / tt
-    best = min(range(crossing - 96, crossing + 1), key=residual)
-    offsets.append(best - c)
+    start = burst_start(rear, c, burst)
+    assert start is not None, f"no burst near the click at frame {c}"
+    offsets.append(start - c)
 print(f"clicks at {clicks}; burst start - click onset: {offsets} samples")
 assert len(clicks) == 8, clicks
 assert all(o == 0 for o in offsets), offsets

@@ -29,6 +29,9 @@ import os
 import sys
 from array import array
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
+from bursts import burst_start, burst_template, onsets  # noqa: E402
+
 HZ = 250                  # Debian's kernel: CONFIG_HZ=250
 BURST_BOUND_SAMPLES = 1
 SYNC_BOUND_MS = 1.0
@@ -37,52 +40,6 @@ SYNC_BOUND_MS = 1.0
 def fail(msg):
     print(f"error: {msg}")
     return False
-
-
-def onsets(x, threshold=0.02, quiet=2400):
-    found, silent = [], None
-    for i, v in enumerate(x):
-        if abs(v) > threshold:
-            if silent is None or silent >= quiet:
-                found.append(i)
-            silent = 0
-        elif silent is not None:
-            silent += 1
-    return found
-
-
-def burst_template(rate):
-    freq = 60 * (300 / 60) ** 0.8
-    length = round(3 / freq * rate)
-    # Only the first 160 frames: the peak limiter (0.9 of full scale) reshapes the rest.
-    burst = [(0.5 - 0.5 * math.cos(2 * math.pi * k / length)) * math.sin(2 * math.pi * freq * k / rate) for k in range(160)]
-    pole, x1, y1 = math.exp(-2 * math.pi * 10 / rate), 0.0, 0.0
-    for k, x in enumerate(burst):
-        y1 = x - x1 + pole * y1
-        x1, burst[k] = x, y1
-    return burst
-
-
-def burst_start(rear, click, burst, cut=None):
-    """The burst's first frame near `click`: the lag at which the template, scaled to fit, leaves
-    the least residual over one window of frames (from 96 before the burst passes 0.02 to 64
-    after, every lag seeing only the template's first 160 frames, which the limiter leaves alone),
-    ended early at `cut` (where a dropout at the card silenced every channel). None when no burst
-    starts within 50 ms, or less than 32 frames of it came before the cut."""
-    end = min(click + 2400, len(rear), cut if cut is not None else len(rear))
-    crossing = next((i for i in range(click, end) if abs(rear[i]) > 0.02), None)
-    if crossing is None:
-        return None
-    lo = max(0, crossing - 96)
-    hi = min(lo + len(burst), len(rear), cut if cut is not None else len(rear))
-    if hi - click < 32:
-        return None
-
-    def fit(lag):
-        xt = sum(rear[i] * burst[i - lag] for i in range(max(lo, lag), hi))
-        tt = sum(burst[i - lag] ** 2 for i in range(max(lo, lag), hi))
-        return xt * xt / tt if tt > 0 else 0.0
-    return max(range(lo, crossing + 1), key=fit)
 
 
 def run_length(x, start, threshold=0.02):
