@@ -89,10 +89,14 @@ package final class WaveformDrive: @unchecked Sendable {
 
     /// Renders the next `frames` frames (mono, the drive signal) into `output`; `time`: when the
     /// block's first frame is heard (for the block record; 0 when not known yet), `now`: the
-    /// clock's time at this render (for `renderAhead`). Audio thread; does not allocate, lock or
+    /// clock's time at this render (for `renderAhead`: how long before its end is heard). Audio thread; does not allocate, lock or
     /// block.
     package func render(into output: UnsafeMutablePointer<Float>, frames: Int, time: UInt64, now: UInt64 = MonotonicClock.nanoseconds()) {
-        if time > 0 { gauge.note(time > now ? time - now : 0) }
+        // A command for the block's last frame must be here before the block is rendered.
+        if time > 0 {
+            let last = time &+ UInt64(Double(frames) * 1e9 / synth.sampleRate)
+            gauge.note(last > now ? last - now : 0)
+        }
         let first = rendered.load(ordering: .relaxed)
         var position = 0, transients: Int32 = 0
         while position < frames {
@@ -128,8 +132,8 @@ package final class WaveformDrive: @unchecked Sendable {
 }
 
 /// How far ahead of its sound a stream renders a waveform drive, ns: over each `window` blocks the
-/// least time from a block's render to its first frame being heard, and the greatest such least
-/// so far (a single block rendered late does not count; it only grows). A command must reach the
+/// least time from a block's render to its last frame being heard (a command for that frame must
+/// be there before the block is rendered), and the greatest such least so far (a single block rendered late does not count; it only grows). A command must reach the
 /// drive at least this long before its sound. Kept apart from the drive so that it outlives a
 /// drive made anew when its output reopens. `value` is read from any thread; `note` is the audio
 /// thread's. Neither allocates, locks or blocks.

@@ -61,12 +61,14 @@ struct PlaySummary {
                 let frame = starts.last { (heard($0) ?? 0) <= begun + 50_000_000 } ?? starts[0]
                 if let offset = AudioHapticOffset.offset(hapticAt: c.applied, patternTime: c.patternTime, startFrame: frame, rate: playbackRate,
                                                          sampleRate: audio.sampleRate, heard: heard) {
-                    offsets.append(offset)
+                    // Felt: applied + the lead it was released with (raised leads count from then on).
+                    offsets.append(offset + Int64(c.extraLead))
                 }
             }
             // Commands go out `hapticLatency` before they are felt (a waveform stream's buffer, a
-            // pad's delay): the sync is what is felt against what is heard.
-            let lead = Int64(engine.effectiveHapticLatency)
+            // pad's delay), and each its `extraLead` more (added above): the sync is what is felt
+            // against what is heard.
+            let lead = Int64(engine.configuration.hapticLatency)
             let sorted = offsets.map { $0 + lead }.sorted()
             if !sorted.isEmpty {
                 line("sync", "haptic applied" + (lead > 0 ? " + \(Self.micro(lead)) haptic latency" : "") + " − audio heard: p50 \(Self.micro(Self.percentile(sorted, 50))), p99 \(Self.micro(Self.percentile(sorted, 99))), max |\(Self.micro(sorted.map { abs($0) }.max()!))| over \(sorted.count) commands (engine's audio clock)")

@@ -257,7 +257,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
         if mixedInto != nil, command.frame >= 0 {
             frame = command.frame - advanceFrames
         } else {
-            frame = clock.frame(atTime: command.scheduled &+ configuration.lead &+ extraLead) ?? drive.nextFrame
+            frame = clock.frame(atTime: command.scheduled &+ configuration.lead &+ command.extraLead) ?? drive.nextFrame
         }
         drive.place(command.kind, intensity: command.intensity, sharpness: command.sharpness, frame: frame)
     }

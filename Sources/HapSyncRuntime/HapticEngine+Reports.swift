@@ -100,8 +100,9 @@ public struct EngineStatistics: Sendable {
     public var outputOverflows: Int
     /// Control messages lost because the control ring was full.
     public var controlOverflows: Int
-    /// Every applied command: player, pattern time, applied time (ns), in order.
-    public var commands: [(player: UInt32, patternTime: Double, applied: UInt64)]
+    /// Every applied command: player, pattern time, applied time (ns), and how much earlier than
+    /// the configured `hapticLatency` it was released (`OutputCommand.extraLead`), in order.
+    public var commands: [(player: UInt32, patternTime: Double, applied: UInt64, extraLead: UInt64)]
     /// Audio buffer underruns reported by the audio device.
     public var audioUnderruns: Int
     /// Transients dropped because haptics were off (policy or mute).

@@ -210,7 +210,7 @@ public final class HapticEngine: @unchecked Sendable {
     /// How far ahead of their sound commands are released now, ns: the configured `hapticLatency`,
     /// and what the backend has found it needs beyond it while playing (`HapticLeadAdjusting`: a
     /// waveform stream's sink keeping a deeper buffer than asked).
-    public var effectiveHapticLatency: UInt64 { scheduler.hapticLatency }
+    public var effectiveHapticLatency: UInt64 { configuration.hapticLatency &+ (scheduler.leadSource?.extraLead ?? 0) }
 
     /// Engine time in seconds (the clock's nanoseconds / 1e9), the time base of `start(atTime:)`.
     public var currentTime: TimeInterval { Double(configuration.clock.now()) / 1e9 }

@@ -32,10 +32,14 @@ public struct OutputCommand: Sendable, Equatable, BitwiseCopyable {
     /// audio at the same pattern time starts at, by the same conversion), else −1. A backend
     /// mixed into the audio's own stream places the command there, sample-locked.
     public var frame: Int64
+    /// How much earlier than the engine's configured `hapticLatency` the scheduler released it
+    /// (what the backend had asked for then, `HapticLeadAdjusting`), ns: the command is meant to be
+    /// felt at `scheduled` + the configured latency + this.
+    public var extraLead: UInt64
 
     /// Makes a command.
     public init(scheduled: UInt64, released: UInt64, player: UInt32, kind: Kind, intensity: Float, sharpness: Float, patternTime: Double,
-                frame: Int64 = -1) {
+                frame: Int64 = -1, extraLead: UInt64 = 0) {
         self.scheduled = scheduled
         self.released = released
         self.player = player
@@ -44,5 +48,6 @@ public struct OutputCommand: Sendable, Equatable, BitwiseCopyable {
         self.sharpness = sharpness
         self.patternTime = patternTime
         self.frame = frame
+        self.extraLead = extraLead
     }
 }

@@ -25,6 +25,8 @@ final class OutputStage: @unchecked Sendable {
     private let dispatchErrors: UnsafeMutablePointer<Int64>
     private let applyLatencies: UnsafeMutablePointer<Int64>
     private let appliedTimes: UnsafeMutablePointer<UInt64>
+    /// Each recorded command's `extraLead`.
+    private let extraLeads: UnsafeMutablePointer<UInt64>
     private let patternTimes: UnsafeMutablePointer<Double>
     private let players: UnsafeMutablePointer<UInt32>
     private let recorded = Atomic<Int>(0)
@@ -57,6 +59,7 @@ final class OutputStage: @unchecked Sendable {
         dispatchErrors = .allocate(capacity: max(statsCapacity, 1))
         applyLatencies = .allocate(capacity: max(statsCapacity, 1))
         appliedTimes = .allocate(capacity: max(statsCapacity, 1))
+        extraLeads = .allocate(capacity: max(statsCapacity, 1))
         patternTimes = .allocate(capacity: max(statsCapacity, 1))
         players = .allocate(capacity: max(statsCapacity, 1))
     }
@@ -65,6 +68,7 @@ final class OutputStage: @unchecked Sendable {
         dispatchErrors.deallocate()
         applyLatencies.deallocate()
         appliedTimes.deallocate()
+        extraLeads.deallocate()
         patternTimes.deallocate()
         players.deallocate()
     }
@@ -145,6 +149,7 @@ final class OutputStage: @unchecked Sendable {
             dispatchErrors[i] = Int64(bitPattern: command.released &- command.scheduled)
             applyLatencies[i] = Int64(bitPattern: now &- command.released)
             appliedTimes[i] = now
+            extraLeads[i] = command.extraLead
             patternTimes[i] = command.patternTime
             players[i] = command.player
             // Releasing: the two entries are written before a reader can see the new count.
@@ -209,10 +214,10 @@ final class OutputStage: @unchecked Sendable {
     // MARK: - Control side
 
     /// Copies of the timing figures recorded so far (allocates; for reports, not the real-time path).
-    func timings() -> (dispatch: [Int64], apply: [Int64], commands: [(player: UInt32, patternTime: Double, applied: UInt64)]) {
+    func timings() -> (dispatch: [Int64], apply: [Int64], commands: [(player: UInt32, patternTime: Double, applied: UInt64, extraLead: UInt64)]) {
         // Acquiring: pairs with the releasing store in drain, so entries below the count are complete.
         let n = recorded.load(ordering: .acquiring)
         return (Array(UnsafeBufferPointer(start: dispatchErrors, count: n)), Array(UnsafeBufferPointer(start: applyLatencies, count: n)),
-                (0..<n).map { (players[$0], patternTimes[$0], appliedTimes[$0]) })
+                (0..<n).map { (players[$0], patternTimes[$0], appliedTimes[$0], extraLeads[$0]) })
     }
 }

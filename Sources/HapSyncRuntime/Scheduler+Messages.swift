@@ -171,6 +171,7 @@ extension Scheduler {
         // Released the haptic latency early, as audio followers are (their deadlines below): what
         // the haptic output needs to be felt on time (a waveform stream's buffer, a pad's delay).
         state.start = state.start > hapticLatency ? state.start - hapticLatency : 0
+        state.startExtraLead = extraLead
         state.next = timeline._withUnsafeGuaranteedRef { firstCommand($0, atOrAfter: o) }
         state.seekLevelPending = o > 0
         state.seekOffset = o

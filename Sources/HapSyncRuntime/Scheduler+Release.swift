@@ -55,7 +55,8 @@ extension Scheduler {
             slots[s].seekLevelPending = false
             if state.intensity != 0 {
                 slots[s].intensity = 0
-                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: end, pushed: &pushed)
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: end, extraLead: extraLead(s),
+                               pushed: &pushed)
             }
             if state.startFrame >= 0, let audio {
                 let zero = frame(s, end, sampleRate: audio.sampleRate)
@@ -86,7 +87,8 @@ extension Scheduler {
             if let level, level.intensity > 0 {
                 slots[s].intensity = Float(level.intensity)
                 slots[s].sharpness = Float(level.sharpness)
-                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: state.seekOffset, pushed: &pushed)
+                pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: state.seekOffset,
+                               extraLead: extraLead(s), pushed: &pushed)
             }
         case .live:
             slots[s].liveEvaluated = event.time
@@ -105,12 +107,12 @@ extension Scheduler {
                 let sharpness = Float(live.applied(.hapticSharpness, slot: s, at: event.time, to: c.sharpness))
                 pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
                                                    intensity: intensity, sharpness: sharpness, patternTime: c.time,
-                                                   frame: audioFrame(s, c.time))) || pushed
+                                                   frame: audioFrame(s, c.time), extraLead: extraLead(s))) || pushed
             case .level:
                 slots[s].intensity = Float(c.intensity)
                 slots[s].sharpness = Float(c.sharpness)
                 pushMixedLevel(scheduled: event.time, released: now, player: state.player, patternTime: c.time,
-                               frame: audioFrame(s, c.time), pushed: &pushed)
+                               frame: audioFrame(s, c.time), extraLead: extraLead(s), pushed: &pushed)
             }
         }
     }
@@ -137,7 +139,8 @@ extension Scheduler {
         if emitLevel, state.intensity != 0 {
             slots[s].intensity = 0
             let patternTime = Double(Int64(bitPattern: time &- state.start)) / 1e9 * state.rate
-            pushMixedLevel(scheduled: time, released: now, player: state.player, patternTime: patternTime, pushed: &pushed)
+            pushMixedLevel(scheduled: time, released: now, player: state.player, patternTime: patternTime, extraLead: extraLead(s),
+                           pushed: &pushed)
         }
         slots[s].intensity = 0
         guard report else { return }
@@ -173,13 +176,16 @@ extension Scheduler {
 
     /// Pushes the mix of every active player's level (and the one just silenced). A lone
     /// contributor passes through unchanged, so a single player's stream equals its render.
-    /// `frame`: the audio frame of the event that caused it (`OutputCommand.frame`), −1 if none.
-    /// Does not allocate, lock or block.
-    func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, frame: Int64 = -1, pushed: inout Bool) {
+    /// `frame`: the audio frame of the event that caused it (`OutputCommand.frame`), −1 if none;
+    /// `extraLead`: that event's slot's (`extraLead(_:)`), the pass's when nil. Does not
+    /// allocate, lock or block.
+    func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, frame: Int64 = -1,
+                        extraLead: UInt64? = nil, pushed: inout Bool) {
         let m = mix(at: scheduled)
         lastMix = m
         pushed = output.push(OutputCommand(scheduled: scheduled, released: released, player: player, kind: .level,
-                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime, frame: frame)) || pushed
+                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime, frame: frame,
+                                           extraLead: extraLead ?? self.extraLead)) || pushed
     }
 
     /// Pushes the mix again if live parameters or mutes changed it. Does not allocate, lock or block.
@@ -189,6 +195,6 @@ extension Scheduler {
         guard m.intensity != lastMix.intensity || m.sharpness != lastMix.sharpness else { return }
         lastMix = m
         pushed = output.push(OutputCommand(scheduled: time, released: now, player: player, kind: .level,
-                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: -1)) || pushed
+                                           intensity: m.intensity, sharpness: m.sharpness, patternTime: -1, extraLead: extraLead)) || pushed
     }
 }

@@ -36,6 +36,9 @@ final class Scheduler: @unchecked Sendable {
         var start: UInt64 = 0
         /// Output frame of pattern time 0 when the player follows the audio clock, else −1.
         var startFrame: Int64 = -1
+        /// The extra lead (`Scheduler.extraLead`) `start` was moved back by: what a player whose
+        /// deadlines come from `start`, not from the audio clock, keeps to the end.
+        var startExtraLead: UInt64 = 0
         /// The next pass's frame of pattern time 0 when its audio start went out ahead of the
         /// wrap (`Due.audioWrap`), else −1.
         var nextPassFrame: Int64 = -1
@@ -99,8 +102,18 @@ final class Scheduler: @unchecked Sendable {
     let audio: AudioDevice?
     /// Haptic commands of audio-following players are released this much before their frame is
     /// heard: the configured latency, and whatever more the backend has found it needs
-    /// (`HapticLeadAdjusting`, read at each use). Does not allocate, lock or block.
-    var hapticLatency: UInt64 { configuredLatency &+ (leadSource?.extraLead ?? 0) }
+    /// (`extraLead`). Does not allocate, lock or block.
+    var hapticLatency: UInt64 { configuredLatency &+ extraLead }
+    /// What the backend asks for beyond the configured latency (`HapticLeadAdjusting`), read once
+    /// at the start of each pass so that every use within a pass agrees (it only grows).
+    private(set) var extraLead: UInt64 = 0
+
+    /// The extra lead slot `s`'s commands are released with: the pass's for a player that follows
+    /// the audio clock (its deadlines come from `hapticLatency` as it stands), else the one its
+    /// start was moved back by. Does not allocate, lock or block.
+    @inline(__always) func extraLead(_ s: Int) -> UInt64 {
+        slots[s].startFrame >= 0 && !openLoop && audio != nil ? extraLead : slots[s].startExtraLead
+    }
     /// The engine's configured `hapticLatency`.
     let configuredLatency: UInt64
     /// The backend that may ask for more lead while playing.
@@ -169,6 +182,7 @@ final class Scheduler: @unchecked Sendable {
     func service(clock: EngineClock) -> UInt64 {
         var pushed = false
         passNow = clock.now()
+        if let leadSource { extraLead = max(extraLead, leadSource.extraLead) }
         while let message = control.pop() {
             handle(message, now: clock.now(), pushed: &pushed)
         }

@@ -88,13 +88,14 @@ struct RenderAheadGaugeTests {
         let drive = WaveformDrive(channels: .rear, sampleRate: 48_000, gauge: gauge)
         var out = [Float](repeating: 0, count: 480)
         out.withUnsafeMutableBufferPointer { buffer in
-            // A block heard 60 ms after it is rendered, then one whose time is not known (0).
+            // Blocks of 10 ms whose first frame is heard 60 ms after they are rendered (their last
+            // 70 ms after), then one whose time is not known (0).
             for i in 0..<RenderAheadGauge.window {
                 drive.render(into: buffer.baseAddress!, frames: 480, time: 1_060_000_000 + UInt64(i) * 10_000_000,
                              now: 1_000_000_000 + UInt64(i) * 10_000_000)
             }
             drive.render(into: buffer.baseAddress!, frames: 480, time: 0, now: 2_000_000_000)
         }
-        #expect(drive.renderAhead == 60_000_000)
+        #expect(drive.renderAhead == 70_000_000)
     }
 }

@@ -70,4 +70,37 @@ struct LeadAdjustingTests {
         }
         #expect(taps.contains { $0.command.released >= askAt } && taps.contains { $0.command.released < askAt })
     }
+
+    /// A player without audio has its deadlines from its start, which was moved back by the lead
+    /// of its start: a lead raised later changes neither when its commands go out nor the lead
+    /// they carry (a waveform output places them by it), so each is felt where it was meant.
+    @Test func aPlayerWithoutAudioKeepsTheLeadItStartedWith() throws {
+        let clock = ManualClock()
+        let backend = LeadAskingBackend()
+        let configured: UInt64 = 35_000_000
+        let engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, hapticLatency: configured))
+        try engine.start()
+        var b = AHAPPatternBuilder()
+        for i in 0..<6 { b = b.transient(at: Double(i) * 0.1, intensity: 0.5) }
+        let player = try engine.makePlayer(with: try b.build())
+        defer { withExtendedLifetime(player) {} }
+        let t0 = engine.currentTime + 0.2
+        try player.start(atTime: t0)
+        let extra: UInt64 = 20_000_000
+        let end = ns(t0 + 0.8)
+        while clock.now() < end {
+            let now = clock.now()
+            if now >= ns(t0 + 0.25) { backend.extra.store(extra, ordering: .relaxed) }
+            clock.set(nanoseconds: min(max(engine.pump(), now + 1), end))
+        }
+        engine.pump()
+        let taps = backend.recorder.entries.filter { $0.command.kind == .transient }
+        #expect(taps.count == 6)
+        for tap in taps {
+            let felt = tap.command.scheduled + configured + tap.command.extraLead
+            #expect(felt == ns(t0 + tap.command.patternTime), "tap at \(tap.command.patternTime) meant for \(felt), not its time")
+            #expect(tap.command.extraLead == 0)
+        }
+        #expect(engine.effectiveHapticLatency == configured + extra)
+    }
 }
