@@ -53,7 +53,7 @@ public enum WaveformAutoSink {
         let pairs = DualSensePairing.pairs(devices: devices, sinks: listed, sysfs: sysfs)
         let candidates = listed.filter(\.isDualSense)
         guard !candidates.isEmpty else { throw Failure(description: noneFound(among: listed.count, pairs: pairs)) }
-        let pad = rumblePad ?? InputDeviceProbe.firstRumbleDevice(in: devices)?.path
+        let pad = rumblePad.map(InputDeviceProbe.eventNodePath) ?? InputDeviceProbe.firstRumbleDevice(in: devices)?.path
         var left = candidates
         var reasons: [String] = []
         if left.count > 1, let pad {

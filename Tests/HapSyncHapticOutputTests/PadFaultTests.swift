@@ -8,12 +8,13 @@ import Testing
 /// that name the device, its driver and what to do.
 @Suite("pad faults: gone during probe, effect refused")
 struct PadFaultTests {
-    @Test func aPadGoneDuringProbeSaysSoAndNamesIt() {
+    @Test(arguments: [ENODEV, EIO])
+    func aPadGoneDuringProbeSaysSoAndNamesIt(errno: Int32) {
         let mock = MockEvdevSystem()
-        mock.probeErrno = ENODEV
+        mock.probeErrno = errno
         let backend = EvdevBackend(configuration: .init(path: "/dev/input/event1"), system: mock)
-        #expect(throws: EvdevError.opening("/dev/input/event1", SystemErrno(ENODEV))) { try backend.open() }
-        let text = EvdevError.opening("/dev/input/event1", SystemErrno(ENODEV)).description
+        #expect(throws: EvdevError.opening("/dev/input/event1", SystemErrno(errno))) { try backend.open() }
+        let text = EvdevError.opening("/dev/input/event1", SystemErrno(errno)).description
         #expect(text.contains("/dev/input/event1") && text.contains("unplugged?") && text.contains("hapsync devices"))
         #expect(mock.calls.last == .close, "the file it opened is closed again")
     }

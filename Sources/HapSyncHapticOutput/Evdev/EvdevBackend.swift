@@ -119,7 +119,7 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
             // The probe's calls name no device: a pad gone between open and probe (unplugged)
             // says so, anything else names the path.
             system.close(fd)
-            if Self.isGone(e) { throw EvdevError.opening(configuration.path, e) }
+            if EvdevError.isGone(e) { throw EvdevError.opening(configuration.path, e) }
             throw EvdevError.system(path: configuration.path, what: what, errno: e)
         } catch {
             system.close(fd)
@@ -290,11 +290,8 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         if case .failure(let e) = result { throw error(e, value == 0 ? "stopping the rumble effect" : "playing the rumble effect") }
     }
 
-    /// Whether a call failed because the device is gone (unplugged).
-    private static func isGone(_ e: SystemErrno) -> Bool { e.code == ENODEV || e.code == ENOENT || e.code == EIO || e.code == EBADF }
-
     private func error(_ e: SystemErrno, _ what: String) -> Error {
-        if Self.isGone(e) { return HapticDeviceDisconnected(device: deviceDescription, othersContinue: false) }
+        if EvdevError.isGone(e) { return HapticDeviceDisconnected(device: deviceDescription, othersContinue: false) }
         return EvdevError.refused(device: deviceDescription, driver: padRumble.driver.isEmpty ? nil : padRumble.driver, what: what, errno: e)
     }
 }

@@ -66,12 +66,7 @@ public final class LinuxEvdevSystem: EvdevSystem {
     /// read as `hid-playstation`; a driver built into the kernel has no module: its own name).
     /// A link to the node (/dev/input/by-id/...) is followed first.
     public func driver(ofEventDevice path: String) -> String? {
-        let real = realpath(path, nil).map { resolved in
-            defer { free(resolved) }
-            return String(cString: resolved)
-        } ?? path
-        let node = real.split(separator: "/").last.map(String.init) ?? real
-        let driver = "/sys/class/input/\(node)/device/device/driver"
+        let driver = InputDeviceProbe.sysfsPath(ofEventDevice: path) + "/device/device/driver"
         func linkTarget(_ link: String) -> String? {
             var buffer = [CChar](repeating: 0, count: 4096)
             let n = readlink(link, &buffer, buffer.count - 1)

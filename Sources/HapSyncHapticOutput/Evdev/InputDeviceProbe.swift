@@ -143,9 +143,19 @@ public enum InputDeviceProbe {
     // MARK: - Where a node sits in sysfs
 
     /// The sysfs path of an event node: "/dev/input/event5" (or "event5") is
-    /// "/sys/class/input/event5".
+    /// "/sys/class/input/event5"; a link to the node (/dev/input/by-id/...) is followed first
+    /// (`eventNodePath`).
     public static func sysfsPath(ofEventDevice path: String) -> String {
-        "/sys/class/input/" + (path.split(separator: "/").last.map(String.init) ?? path)
+        let node = eventNodePath(path)
+        return "/sys/class/input/" + (node.split(separator: "/").last.map(String.init) ?? node)
+    }
+
+    /// The event node a path names: itself, or where a link to it (/dev/input/by-id/...,
+    /// /dev/input/by-path/...) leads; the path as given when it cannot be resolved.
+    public static func eventNodePath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The device an event node's input device belongs to, links resolved: for a pad, its HID
@@ -184,6 +194,12 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`WaveformAutoSink.Failure` in HapSyncOutputs writes it).
     case waveformAutoSink(String)
 
+    /// Whether a failed call's errno says the device is gone (unplugged): ENODEV, ENOENT, ENXIO,
+    /// EIO, or EBADF (its file closed under it). The one list for opening and for playing.
+    public static func isGone(_ e: SystemErrno) -> Bool {
+        e.code == ENODEV || e.code == ENOENT || e.code == ENXIO || e.code == EIO || e.code == EBADF
+    }
+
     /// A sentence for the user, with how to fix it where there is a way.
     public var description: String {
         switch self {
@@ -191,7 +207,7 @@ public enum EvdevError: Error, Sendable, Equatable, CustomStringConvertible {
             return "cannot open \(path): permission denied. Rumble needs read-write access to the device: "
                 + "install HapSync's udev rule (Assets/udev/70-hapsync.rules in the source), /etc/udev/rules.d/70-hapsync.rules containing "
                 + InputDeviceProbe.udevRule + ", then run 'sudo udevadm control --reload && sudo udevadm trigger' and plug the pad in again"
-        case .opening(let path, let e) where e.code == ENOENT || e.code == ENODEV || e.code == ENXIO:
+        case .opening(let path, let e) where Self.isGone(e):
             return "cannot open \(path): no such device (unplugged?); 'hapsync devices' lists what is there"
         case .opening(let path, let e):
             return "cannot open \(path): \(e)"
