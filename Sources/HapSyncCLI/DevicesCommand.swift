@@ -17,7 +17,7 @@ enum DevicesCommand {
             ids, with its bus and the kernel driver that serves it (hid-playstation, hid-sony,
             hid-nintendo, hid-microsoft, xpad; none for uinput devices), and a line on how
             that driver plays rumble and how HapSync plays it there (a Switch Pro Controller:
-            the level on both grips, at most every 40 ms).
+            the level on both grips, at the driver's own pace).
 
             A device that another program has grabbed (EVIOCGRAB) accepts effects but the
             kernel drops them silently: close that program if a pad listed here stays still.

@@ -24,18 +24,21 @@ public struct PadRumble: Sendable {
     /// limit is enough); the evdev backend updates no faster.
     public var minimumUpdateInterval: UInt64 = 0
 
+    /// hid-nintendo's pace: HapSync updates a Switch Pro Controller at most this often, ns.
+    static let nintendoPace: UInt64 = 40_000_000
+
     /// Every driver whose pads HapSync knows, with how their rumble reaches the motors.
     public static let known: [PadRumble] = [
         PadRumble(driver: "hid-playstation", mapping: .standard,
                   note: "rumble emulated on the voice coils by the pad (hid-playstation's compatible vibration, "
                       + "v2 from firmware feature version 2.21): each motor a byte; for its full haptics play to its sound card, "
-                      + "--haptics waveform:SINK:rear"),
+                      + "--haptics waveform:auto (or waveform:SINK:rear)"),
         PadRumble(driver: "hid-sony", mapping: .standard, note: "two motors, each a byte (magnitude / 256)"),
         PadRumble(driver: "hid-nintendo", mapping: .bothGrips,
                   note: "HD rumble at fixed frequencies, the strong magnitude on the left grip and the weak on the right: "
                       + "HapSync plays the level on both grips (sharpness cannot change its pitch), "
-                      + "at most every 40 ms (the driver's own pace)",
-                  minimumUpdateInterval: 40_000_000),
+                      + "at most every \(nintendoPace / 1_000_000) ms (the driver's own pace)",
+                  minimumUpdateInterval: nintendoPace),
         PadRumble(driver: "hid-microsoft", mapping: .standard, note: "two motors in 1 % steps (magnitude × 100 / 65535)"),
         PadRumble(driver: "xpad", mapping: .standard, note: "two motors, each a byte (magnitude / 256)"),
     ]
