@@ -35,8 +35,14 @@ public final class FanOutBackend: HapticBackend, RealtimeThreaded, HapticLeadAdj
     /// The greatest extra lead any of its backends asks for (`HapticLeadAdjusting`). Does not
     /// allocate, lock or block.
     public var extraLead: UInt64 {
-        var most: UInt64 = 0
-        for b in leadSources { most = max(most, b.extraLead) }
+        // An index loop and a plain comparison: a for-in's iterator and generic max would
+        // instantiate metadata on first use (debug builds), on the scheduler's thread.
+        var most: UInt64 = 0, i = 0
+        while i < leadSources.count {
+            let extra = leadSources[i].extraLead
+            if extra > most { most = extra }
+            i += 1
+        }
         return most
     }
 

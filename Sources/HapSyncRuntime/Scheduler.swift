@@ -182,7 +182,10 @@ final class Scheduler: @unchecked Sendable {
     func service(clock: EngineClock) -> UInt64 {
         var pushed = false
         passNow = clock.now()
-        if let leadSource { extraLead = max(extraLead, leadSource.extraLead) }
+        if let leadSource {
+            let asked = leadSource.extraLead
+            if asked > extraLead { extraLead = asked }
+        }
         while let message = control.pop() {
             handle(message, now: clock.now(), pushed: &pushed)
         }
