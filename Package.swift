@@ -107,7 +107,7 @@ let package = Package(
         // A fake rumble gamepad on /dev/uinput and its log checker, for the real-kernel VM test
         // (.ci/vm-evdev-test).
         .executableTarget(name: "hapsync-fakepad", dependencies: ["HapSyncSystem", "CLinuxInput"]),
-        .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapSyncHapticOutput"]),
+        .executableTarget(name: "hapsync-fakepad-check", dependencies: ["HapSyncHapticOutput", "HapSyncCore"]),
         // Benchmarks (see Bench/README.md).
         .executableTarget(name: "hapsync-bench", dependencies: ["HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncConcurrency", "HapSyncAudioOutput", "HapSyncMeasurement", "HapSyncTestSupport", "HapSyncCLI", "CHapSyncSystem", "HapSyncOSC", "CLo", "HapSyncCAPI", "CHapSync", "HapSyncGeneration", "HapSyncHapticOutput"], path: "Bench", exclude: ["results", "README.md"]),
         // One test target per module, named after it.

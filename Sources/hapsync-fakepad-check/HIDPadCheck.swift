@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncCore
 import HapSyncHapticOutput
 
 /// Checks what a real pad faked over uhid received from its kernel driver (hid-playstation,
@@ -211,9 +212,9 @@ final class HIDPadCheck {
         report.append("steady levels checked against the mapping \(model.scaleRule): \(steady)")
         if !latencies.isEmpty {
             let sorted = latencies.sorted()
-            let p = { (q: Double) in Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count - 1)))]) / 1e6 }
+            let ms = { (p: Double) in Double(sorted.nearestRankPercentile(p) ?? 0) / 1e6 }
             report.append(String(format: "HapSync applied -> output report: p50 %.2f ms, max %.2f ms (%d levels)",
-                                 p(0.5), p(1), sorted.count))
+                                 ms(50), ms(100), sorted.count))
         }
 
         // 3. Nothing left running: after the pattern's last level the motors go off, and stay
