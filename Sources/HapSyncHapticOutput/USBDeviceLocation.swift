@@ -19,7 +19,7 @@ public struct USBDeviceLocation: Sendable, Equatable {
     }
 
     /// "054c:0ce6".
-    public var vendorProduct: String { GamepadModel.hex(vendor) + ":" + GamepadModel.hex(product) }
+    public var vendorProduct: String { GamepadModel.idText(vendor: vendor, product: product) }
 
     /// The pad model its ids name, if HapSync knows it.
     public var model: GamepadModel? { GamepadModel.named(vendor: vendor, product: product) }

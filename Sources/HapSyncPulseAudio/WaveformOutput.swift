@@ -368,7 +368,7 @@ extension WaveformOutput {
         /// Its device's ids as "054c:0ce6", when the server gave both.
         public var vendorProduct: String? {
             guard let vendorID, let productID else { return nil }
-            return GamepadModel.hex(vendorID) + ":" + GamepadModel.hex(productID)
+            return GamepadModel.idText(vendor: vendorID, product: productID)
         }
 
         /// The pad model its vendor and product ids name (`GamepadModel.known`): nil without ids,

@@ -43,8 +43,12 @@ public struct GamepadModel: Sendable, Equatable {
 
     /// "054c:0ce6" for each of its products, joined by " or ".
     public var idsText: String {
-        products.map { Self.hex(vendor) + ":" + Self.hex($0) }.joined(separator: " or ")
+        products.map { Self.idText(vendor: vendor, product: $0) }.joined(separator: " or ")
     }
+
+    /// A device's ids as lsusb and `hapsync devices` write them: "054c:0ce6". The one format for
+    /// input devices, USB devices and sinks.
+    public static func idText(vendor: UInt16, product: UInt16) -> String { hex(vendor) + ":" + hex(product) }
 
     /// Four lower-case hex digits, as lsusb and the kernel write USB ids.
     public static func hex(_ v: UInt16) -> String {

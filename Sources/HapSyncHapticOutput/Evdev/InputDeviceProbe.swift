@@ -63,7 +63,7 @@ public struct InputDeviceID: Sendable, Equatable {
     }
 
     /// "054c:0ce6".
-    public var vendorProduct: String { GamepadModel.hex(vendor) + ":" + GamepadModel.hex(product) }
+    public var vendorProduct: String { GamepadModel.idText(vendor: vendor, product: product) }
 }
 
 /// Reads device capabilities through `EvdevSystem`.
