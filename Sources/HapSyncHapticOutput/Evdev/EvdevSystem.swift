@@ -65,17 +65,17 @@ public final class LinuxEvdevSystem: EvdevSystem {
     /// device or USB interface), that one's driver and the driver's module (`hid_playstation`
     /// read as `hid-playstation`; a driver built into the kernel has no module: its own name).
     /// A link to the node (/dev/input/by-id/...) is followed first.
+    /// Read through `SysfsTree`, the one sysfs reader.
     public func driver(ofEventDevice path: String) -> String? {
+        let sysfs = SysfsTree()
         let driver = InputDeviceProbe.sysfsPath(ofEventDevice: path) + "/device/device/driver"
-        func linkTarget(_ link: String) -> String? {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let n = readlink(link, &buffer, buffer.count - 1)
-            guard n > 0 else { return nil }
-            let target = String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // What a link leads to, by its last component: the driver's directory, its module's.
+        func leadsTo(_ link: String) -> String? {
+            guard case .success(let target) = sysfs.resolve(link) else { return nil }
             return target.split(separator: "/").last.map(String.init)
         }
-        guard let name = linkTarget(driver) else { return nil }
-        return String((linkTarget(driver + "/module") ?? name).map { $0 == "_" ? "-" : $0 })
+        guard let name = leadsTo(driver) else { return nil }
+        return String((leadsTo(driver + "/module") ?? name).map { $0 == "_" ? "-" : $0 })
     }
 }
 
