@@ -48,9 +48,22 @@ public enum AudioServerChoice: String, CaseIterable, Sendable {
     /// with the servers `environment` names (`PULSE_SERVER`, `PIPEWIRE_REMOTE`); nil for `none`.
     /// `auto` asks PipeWire first (at most 1 s).
     public func output(sink: String?, latency: Double, environment: [String: String]) -> SoundServerOutput? {
+        output(sink: sink, latency: latency, environment: environment, passThrough: nil)
+    }
+
+    /// The same, its stream also playing on `passThrough`'s captured audio (`hapsync live`).
+    package func output(sink: String?, latency: Double, environment: [String: String], passThrough: PassThroughAudio?) -> SoundServerOutput? {
         let pulseServer = environment["PULSE_SERVER"], remote = environment["PIPEWIRE_REMOTE"]
-        let pulse = { PulseAudioOutput(configuration: .init(sink: sink, latency: latency, server: pulseServer)) }
-        let pipewire = { PipeWireOutput(configuration: .init(sink: sink, latency: latency, remote: remote)) }
+        let pulse = {
+            var configuration = PulseAudioOutput.Configuration(sink: sink, latency: latency, server: pulseServer)
+            configuration.passThrough = passThrough
+            return PulseAudioOutput(configuration: configuration)
+        }
+        let pipewire = {
+            var configuration = PipeWireOutput.Configuration(sink: sink, latency: latency, remote: remote)
+            configuration.passThrough = passThrough
+            return PipeWireOutput(configuration: configuration)
+        }
         switch self {
         case .none: return nil
         case .pulse: return pulse()

@@ -36,6 +36,9 @@ package final class AudioStreamRenderer: @unchecked Sendable {
     private var stereoBlock: UnsafeMutablePointer<Float>?
     private var driveBlock: UnsafeMutablePointer<Float>?
     private var blockFrames = 0
+    /// Captured audio played on in the stream (`hapsync live`), set by `prepare`; the only one
+    /// `render` reads.
+    package private(set) var passThrough: PassThroughAudio?
 
     /// A renderer for players in slots 0..<maxPlayers.
     package init(maxPlayers: Int) {
@@ -70,7 +73,7 @@ package final class AudioStreamRenderer: @unchecked Sendable {
     /// or waits and no drive rides in the stream; returns whether it did. Audio thread; does not
     /// allocate, lock or block.
     package func realignSilence(to frame: Int64) -> Bool {
-        guard drive == nil, !mixer.isPlaying, frame >= 0 else { return false }
+        guard drive == nil, passThrough == nil, !mixer.isPlaying, frame >= 0 else { return false }
         written.store(frame, ordering: .releasing)
         return true
     }
@@ -82,12 +85,15 @@ package final class AudioStreamRenderer: @unchecked Sendable {
     }
 
     /// Starts over for a stream at `sampleRate` (frame 0 next), with a drive signal mixed in on
-    /// the channels of its layout (`WaveformChannels.layout`), or stereo audio alone. Control
-    /// side, before the stream starts.
-    package func prepare(sampleRate: Double, live: LiveParameters?, drive: WaveformDrive?) {
+    /// the channels of its layout (`WaveformChannels.layout`), or stereo audio alone, and
+    /// captured audio played on (`passThrough`, which fixes its distance anew). Control side,
+    /// before the stream starts.
+    package func prepare(sampleRate: Double, live: LiveParameters?, drive: WaveformDrive?, passThrough: PassThroughAudio? = nil) {
         mixer = AudioMixer(sampleRate: sampleRate, capacity: Self.voiceCapacity)
         mixer.live = live
         written.store(0, ordering: .releasing)
+        passThrough?.unfix()
+        self.passThrough = passThrough
         self.drive = drive
         channelRoles = drive.map(Self.roles(for:)) ?? []
         if let drive {
@@ -107,8 +113,12 @@ package final class AudioStreamRenderer: @unchecked Sendable {
         return zip(layout.positions, layout.driven).map { ($0.audio, $1) }
     }
 
-    /// Forgets the drive once the stream's audio thread has stopped. Control side.
-    package func finish() { drive = nil }
+    /// Forgets the drive and the pass-through once the stream's audio thread has stopped.
+    /// Control side.
+    package func finish() {
+        drive = nil
+        passThrough = nil
+    }
 
     /// Takes the scheduler's messages and renders `frames` frames (at most `maxFrames`) of
     /// `channels` interleaved floats into `out`, placed by `clock`; returns the frames rendered.
@@ -138,11 +148,13 @@ package final class AudioStreamRenderer: @unchecked Sendable {
         if let drive, let stereoBlock, let driveBlock {
             mixer.render(into: stereoBlock, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
             if silent { stereoBlock.update(repeating: 0, count: frames * 2) }
+            passThrough?.mix(into: stereoBlock, frames: frames, firstFrame: first)
             drive.render(into: driveBlock, frames: frames, time: blockTime ?? 0)
             interleave(audio: stereoBlock, drive: driveBlock, into: out, frames: frames)
         } else {
             mixer.render(into: out, frames: frames, firstFrame: first, blockTime: blockTime, nsPerFrame: fit.slope)
             if silent { out.update(repeating: 0, count: frames * 2) }
+            passThrough?.mix(into: out, frames: frames, firstFrame: first)
         }
         // Releasing: the scheduler reading this knows these frames are committed.
         written.store(first + Int64(frames), ordering: .releasing)

@@ -46,6 +46,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         /// pauses, seconds (default 2; nil: never). Paused, it costs nothing and keeps no device
         /// awake; the next start with audio runs it again first (`willPlay`).
         public var pauseWhenIdle: Double?
+        /// Captured audio the stream plays on (`hapsync live`; nil: none). With it the stream
+        /// never pauses for silence: what it plays on is not the engine's to know.
+        package var passThrough: PassThroughAudio?
 
         /// Makes settings; defaults as described on each property.
         public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil, pauseWhenIdle: Double? = IdlePause.defaultSeconds) {
@@ -349,7 +352,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// Once connected, before the stream starts: the renderer and the clock at the stream's rate.
     private func prepare(rate: Double) {
         sampleRate = rate
-        renderer.prepare(sampleRate: rate, live: liveParameters, drive: haptics)
+        renderer.prepare(sampleRate: rate, live: liveParameters, drive: haptics, passThrough: configuration.passThrough)
         clock.reset(sampleRate: rate)
         var sample = hs_pw_time()
         sample.rate_num = 1
@@ -397,7 +400,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// `pauseWhenIdle` with no start asked for meanwhile (never with a drive riding in it: the
     /// waveform output's haptics are its sound).
     private func pauseIfIdle() {
-        guard let after = configuration.pauseWhenIdle, haptics == nil, !awake.load(ordering: .acquiring), let stream else { return }
+        guard let after = configuration.pauseWhenIdle, haptics == nil, configuration.passThrough == nil, !awake.load(ordering: .acquiring), let stream else { return }
         let since = silentSince.load(ordering: .relaxed)
         let now = MonotonicClock.nanoseconds()
         let pause = idle.withLock { state -> Bool in

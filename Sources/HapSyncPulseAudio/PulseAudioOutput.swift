@@ -44,6 +44,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         /// corked, seconds (default `IdlePause.defaultSeconds`; nil: never). Corked, it costs
         /// nothing; the next start with audio uncorks it first (`willPlay`).
         public var pauseWhenIdle: Double?
+        /// Captured audio the stream plays on (`hapsync live`; nil: none). With it the stream
+        /// never pauses for silence: what it plays on is not the engine's to know.
+        package var passThrough: PassThroughAudio?
 
         /// Makes settings; defaults as described on each property.
         public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, server: String? = nil,
@@ -244,7 +247,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                     frameBytes = 4 * layout.positions.count
                     timing = PlaybackTiming(server: timing.server, sampleRate: sampleRate, frameBytes: Int64(frameBytes))
                 }
-                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics)
+                renderer.prepare(sampleRate: sampleRate, live: liveParameters, drive: haptics, passThrough: configuration.passThrough)
                 streamFrameBytes = frameBytes
                 // A reopen (the server came back) keeps what underruns taught.
                 let latency = currentLatency
@@ -295,7 +298,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// thread must not wait for this one); a corked one's takes the mainloop's lock. Control
     /// side; may block.
     public func willPlay() {
-        guard configuration.pauseWhenIdle != nil else { return }
+        guard configuration.pauseWhenIdle != nil, configuration.passThrough == nil else { return }
         let now = MonotonicClock.nanoseconds()
         demandAt.store(now, ordering: .sequentiallyConsistent)
         guard paused.load(ordering: .sequentiallyConsistent) else { return }
@@ -353,7 +356,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         guard size >= frameBytes else { pa_stream_cancel_write(s); return }
         let frames = renderer.render(into: data.assumingMemoryBound(to: Float.self), frames: size / frameBytes, clock: clock, writesAhead: writesAhead)
         pa_stream_write(s, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
-        let silent = renderer.drive == nil && !renderer.isPlaying
+        let silent = renderer.drive == nil && renderer.passThrough == nil && !renderer.isPlaying
         if realigning.load(ordering: .relaxed) {
             connection?.requestTimingInfo(every: 0)
         } else {
@@ -373,7 +376,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// for meanwhile (never with a drive riding in it: the waveform output's haptics are its
     /// sound). Mainloop thread, after a write (libpulse allocates the request).
     private func corkIfIdle(_ s: OpaquePointer, now: UInt64) {
-        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, !realigning.load(ordering: .relaxed),
+        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, renderer.passThrough == nil, !realigning.load(ordering: .relaxed),
               !awake.load(ordering: .acquiring) else { return }
         guard IdlePause.hasPassed(after, since: silentSince, now: now),
               IdlePause.hasPassed(after, since: demandAt.load(ordering: .relaxed), now: now) else { return }

@@ -1,0 +1,147 @@
+import HapSyncConcurrency
+import Synchronization
+
+/// Captured audio played on by a playback stream at a fixed distance (`hapsync live`): a capture
+/// thread writes frames by their capture index (`write`), the stream's audio thread adds them to
+/// what it renders (`mix`). The distance is fixed once, by the first block rendered after the
+/// first capture arrived: that block's last frame plays the capture frame `hold` frames behind
+/// the newest one written, and from then on output frame o plays capture frame o − `offset`, so
+/// an onset found at capture frame c sounds at output frame c + `offset`, exactly.
+///
+/// A capture frame that has not arrived when its output frame is rendered is played as silence
+/// and counted (`lateFrames`, `lateBlocks`); one that arrives after is dropped. One that is no
+/// longer held (the capture ran more than `capacity` frames ahead) is silence as well, counted
+/// in `overwrittenFrames`. Nothing waits on anything: the two threads meet through the ring's
+/// published write position only.
+///
+/// Stereo throughout: a mono capture is played on both channels, a capture of more channels
+/// gives its first two (the live sink is stereo; the server downmixes what plays into it).
+package final class PassThroughAudio: @unchecked Sendable {
+    /// Capture frames held, a power of two.
+    package let capacity: Int
+    /// How many frames behind the newest capture frame the first block's last frame plays.
+    package let hold: Int64
+    private let mask: Int64
+    private let storage: UnsafeMutablePointer<Float>
+    /// The capture frame after the newest one written.
+    private let written = Atomic<Int64>(0)
+    /// Output frame − capture frame, once fixed (`Int64.min` until then).
+    private let distance = Atomic<Int64>(.min)
+    private let late = Atomic<Int>(0)
+    private let lateBlockCount = Atomic<Int>(0)
+    private let overwritten = Atomic<Int>(0)
+    /// The first capture frame written after a fresh start (`reset`): what came before is not there.
+    private let firstWritten = Atomic<Int64>(.max)
+
+    /// A pass-through holding at least `capacityFrames` frames (rounded up to a power of two),
+    /// whose first block plays `hold` frames behind the capture.
+    package init(capacityFrames: Int = 1 << 16, hold: Int) {
+        var c = 1024
+        while c < capacityFrames, c < 1 << 24 { c <<= 1 }
+        capacity = c
+        mask = Int64(c - 1)
+        self.hold = Int64(min(max(hold, 0), c / 2))
+        storage = .allocate(capacity: 2 * c)
+        storage.initialize(repeating: 0, count: 2 * c)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Output frame − capture frame: where capture frame c sounds in the stream (c + offset);
+    /// nil until the first block after the first capture fixed it. Any thread.
+    package var offset: Int64? {
+        let d = distance.load(ordering: .acquiring)
+        return d == .min ? nil : d
+    }
+    /// Capture frames played as silence because they had not arrived in time.
+    package var lateFrames: Int { late.load(ordering: .relaxed) }
+    /// Blocks in which some capture frame had not arrived in time.
+    package var lateBlocks: Int { lateBlockCount.load(ordering: .relaxed) }
+    /// Capture frames lost because the capture ran more than `capacity` frames ahead.
+    package var overwrittenFrames: Int { overwritten.load(ordering: .relaxed) }
+    /// The capture frame after the newest one written.
+    package var capturedFrames: Int64 { written.load(ordering: .acquiring) }
+
+    /// Forgets the distance (a stream starting anew): the next block fixes it again from the
+    /// capture written by then. Control side, while no stream renders.
+    package func unfix() { distance.store(.min, ordering: .releasing) }
+
+    /// Writes `frames` frames of `channels` interleaved floats, the first at capture frame
+    /// `firstFrame` (frames before it not yet written are silence: a hole in the capture).
+    /// Non-finite samples are written as 0. Capture thread (one writer); does not allocate,
+    /// lock or block.
+    package func write(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
+        guard channels > 0, let base = samples.baseAddress else { return }
+        let frames = samples.count / channels
+        var next = written.load(ordering: .relaxed)
+        if firstWritten.load(ordering: .relaxed) == .max {
+            firstWritten.store(firstFrame, ordering: .relaxed)
+            next = firstFrame
+        }
+        // A hole: silence up to the first frame (at most a ring's worth).
+        if firstFrame > next {
+            var f = max(next, firstFrame - Int64(capacity))
+            while f < firstFrame {
+                let slot = Int(f & mask) * 2
+                storage[slot] = 0
+                storage[slot + 1] = 0
+                f += 1
+            }
+        }
+        var skip = 0
+        if frames > capacity { skip = frames - capacity }
+        for i in skip..<frames {
+            let f = firstFrame + Int64(i)
+            if f < next { continue }   // written already: the first copy stays
+            let s = base + i * channels
+            let l = s[0], r = channels > 1 ? s[1] : s[0]
+            let slot = Int(f & mask) * 2
+            storage[slot] = l.isFinite ? l : 0
+            storage[slot + 1] = r.isFinite ? r : 0
+        }
+        let end = firstFrame + Int64(frames)
+        if end > next { written.store(end, ordering: .releasing) }
+    }
+
+    /// Adds the capture frames that output frames `firstFrame ..< firstFrame + frames` play to
+    /// `out` (stereo interleaved). The first call after a capture arrived fixes the distance.
+    /// Audio thread (one reader); does not allocate, lock or block.
+    package func mix(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64) {
+        guard frames > 0 else { return }
+        let w = written.load(ordering: .acquiring)
+        var d = distance.load(ordering: .relaxed)
+        if d == .min {
+            guard w > firstWritten.load(ordering: .relaxed) else { return }
+            // The block's last frame plays the capture frame `hold` behind the newest.
+            d = firstFrame + Int64(frames) - 1 - (w - 1 - hold)
+            distance.store(d, ordering: .releasing)
+        }
+        let first = firstFrame - d
+        let start = firstWritten.load(ordering: .relaxed)
+        var missing = 0
+        for i in 0..<frames {
+            let c = first + Int64(i)
+            if c < start { continue }   // before the capture began: silence, not late
+            if c >= w {
+                missing += 1
+                continue
+            }
+            if c < w - Int64(capacity) {
+                overwritten.add(1, ordering: .relaxed)
+                continue
+            }
+            let slot = Int(c & mask) * 2
+            out[2 * i] += storage[slot]
+            out[2 * i + 1] += storage[slot + 1]
+        }
+        // Read after the copy: frames the writer overwrote meanwhile were torn; said, not hidden.
+        let after = written.load(ordering: .acquiring)
+        let copiedFrom = max(first, w - Int64(capacity)), copiedTo = min(first + Int64(frames), w)
+        let torn = min(copiedTo, after - Int64(capacity)) - copiedFrom
+        if torn > 0 { overwritten.add(Int(torn), ordering: .relaxed) }
+        if missing > 0 {
+            late.add(missing, ordering: .relaxed)
+            lateBlockCount.add(1, ordering: .relaxed)
+        }
+    }
+}

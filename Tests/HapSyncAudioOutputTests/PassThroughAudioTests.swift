@@ -1,0 +1,125 @@
+import Testing
+@testable import HapSyncAudioOutput
+
+/// `PassThroughAudio` without a server: captured frames come out at one fixed distance, whatever
+/// the blocks on either side; what is late, missing or overrun is silence and counted.
+@Suite("Pass-through audio")
+struct PassThroughAudioTests {
+    /// A stereo capture whose frame f is (f, -f) (small enough to be exact in a Float).
+    static func capture(_ first: Int64, _ frames: Int) -> [Float] {
+        (0..<frames).flatMap { i -> [Float] in
+            let f = Float(first + Int64(i))
+            return [f, -f]
+        }
+    }
+
+    static func write(_ p: PassThroughAudio, _ first: Int64, _ frames: Int) {
+        Self.capture(first, frames).withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: first) }
+    }
+
+    static func mix(_ p: PassThroughAudio, _ first: Int64, _ frames: Int) -> [Float] {
+        var out = [Float](repeating: 0, count: 2 * frames)
+        out.withUnsafeMutableBufferPointer { p.mix(into: $0.baseAddress!, frames: frames, firstFrame: first) }
+        return out
+    }
+
+    @Test func theFirstBlockFixesTheDistanceAndEveryFrameKeepsIt() {
+        let p = PassThroughAudio(capacityFrames: 4096, hold: 10)
+        #expect(p.offset == nil)
+        Self.write(p, 0, 100)
+        // Output frames 500..<564: the last plays capture frame 99 - 10 = 89.
+        let first = Self.mix(p, 500, 64)
+        #expect(p.offset == Int64(563 - 89))
+        let offset = p.offset!
+        for i in 0..<64 {
+            let c = Float(500 + Int64(i) - offset)
+            #expect(first[2 * i] == c && first[2 * i + 1] == -c)
+        }
+        // Uneven blocks on both sides: output frame o is capture frame o - offset, always.
+        var o: Int64 = 564, c: Int64 = 100, size = 7
+        for _ in 0..<200 {
+            Self.write(p, c, size)
+            c += Int64(size)
+            let n = (size * 13) % 40 + 1
+            let out = Self.mix(p, o, n)
+            for i in 0..<n where o + Int64(i) - offset < c {
+                #expect(out[2 * i] == Float(o + Int64(i) - offset))
+            }
+            o += Int64(n)
+            size = size * 5 % 31 + 1
+        }
+        #expect(p.overwrittenFrames == 0)
+    }
+
+    @Test func framesNotYetCapturedAreSilenceAndCountedLate() {
+        let p = PassThroughAudio(capacityFrames: 4096, hold: 0)
+        Self.write(p, 0, 10)
+        _ = Self.mix(p, 0, 10)            // fixes offset 0: output 9 plays capture 9
+        #expect(p.offset == Int64(0))
+        let out = Self.mix(p, 10, 20)     // capture 10..<30 not there yet
+        #expect(out.allSatisfy { $0 == 0 })
+        #expect(p.lateFrames == 20 && p.lateBlocks == 1)
+        // They arrive after their turn: dropped, the distance holds.
+        Self.write(p, 10, 40)
+        let next = Self.mix(p, 30, 10)
+        #expect(next[0] == 30 && next[18] == 39)
+        #expect(p.lateFrames == 20)
+    }
+
+    @Test func aHoleInTheCaptureIsSilence() {
+        let p = PassThroughAudio(capacityFrames: 4096, hold: 0)
+        Self.write(p, 0, 10)
+        _ = Self.mix(p, 0, 10)
+        Self.write(p, 20, 10)             // frames 10..<20 never came
+        let out = Self.mix(p, 10, 20)
+        #expect(out[0..<20].allSatisfy { $0 == 0 })
+        #expect(out[20] == 20 && out[38] == 29)
+        #expect(p.lateFrames == 0)
+    }
+
+    @Test func monoPlaysOnBothChannelsAndNonFiniteSamplesAreSilence() {
+        let p = PassThroughAudio(capacityFrames: 1024, hold: 0)
+        let mono: [Float] = [0.5, .nan, .infinity, -0.25]
+        mono.withUnsafeBufferPointer { p.write($0, channels: 1, firstFrame: 0) }
+        let out = Self.mix(p, 0, 4)
+        #expect(out == [0.5, 0.5, 0, 0, 0, 0, -0.25, -0.25])
+    }
+
+    @Test func moreChannelsGiveTheFirstTwo() {
+        let p = PassThroughAudio(capacityFrames: 1024, hold: 0)
+        let six: [Float] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+        six.withUnsafeBufferPointer { p.write($0, channels: 6, firstFrame: 0) }
+        #expect(Self.mix(p, 0, 2) == [1, 2, 7, 8])
+    }
+
+    @Test func aCaptureRunningAWholeRingAheadIsCountedNotPlayedWrong() {
+        let p = PassThroughAudio(capacityFrames: 1024, hold: 0)
+        Self.write(p, 0, 10)
+        _ = Self.mix(p, 0, 10)
+        Self.write(p, 10, 3000)           // more than the ring holds
+        let out = Self.mix(p, 10, 100)
+        #expect(out.allSatisfy { $0 == 0 })
+        #expect(p.overwrittenFrames == 100)
+        // What the ring still holds plays at its place.
+        let late = Self.mix(p, 2500, 4)
+        #expect(late[0] == 2500)
+    }
+
+    @Test func unfixLetsTheNextBlockFixItAgain() {
+        let p = PassThroughAudio(capacityFrames: 1024, hold: 4)
+        Self.write(p, 0, 50)
+        _ = Self.mix(p, 100, 10)
+        #expect(p.offset == Int64(109 - 45))
+        p.unfix()
+        #expect(p.offset == nil)
+        Self.write(p, 50, 50)
+        _ = Self.mix(p, 0, 10)
+        #expect(p.offset == Int64(9 - 95))
+    }
+
+    @Test func nothingIsFixedBeforeTheFirstCapture() {
+        let p = PassThroughAudio(capacityFrames: 1024, hold: 4)
+        let out = Self.mix(p, 0, 64)
+        #expect(out.allSatisfy { $0 == 0 } && p.offset == nil && p.lateFrames == 0)
+    }
+}
