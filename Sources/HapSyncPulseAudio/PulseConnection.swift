@@ -178,12 +178,22 @@ package final class PulseConnection: @unchecked Sendable {
 
     /// One sink as the server lists it.
     package struct SinkListing: Sendable {
+        /// Its name, as `--sink` and `pactl` spell it.
         package var name: String
+        /// Its description, as sound settings show it (device.description).
         package var description: String
+        /// Its channel count.
         package var channels: Int
         /// Its property list (pa_sink_info.proplist), every key with a text value: the device's
         /// ids, bus, ALSA card and sysfs path, as PulseAudio or pipewire-pulse spell them.
         package var properties: [String: String] = [:]
+        /// The server's index of the sink (UInt32.max: not read).
+        package var index: UInt32 = .max
+        /// The index of the module that made it (`loadModule`), nil when no module owns it (a
+        /// card's sink, or one PipeWire's own configuration made).
+        package var ownerModule: UInt32?
+        /// Its sample rate (0: not read).
+        package var rate: UInt32 = 0
     }
 
     /// Every sink of the server, with its properties. Inside `withLock`.
@@ -195,7 +205,9 @@ package final class PulseConnection: @unchecked Sendable {
                 if eol == 0, let i = info?.pointee {
                     reply.pointee.value.append(SinkListing(name: String(cString: i.name), description: i.description.map { String(cString: $0) } ?? "",
                                                            channels: Int(i.sample_spec.channels),
-                                                           properties: PulseConnection.properties(of: i.proplist)))
+                                                           properties: PulseConnection.properties(of: i.proplist), index: i.index,
+                                                           ownerModule: i.owner_module == UInt32.max ? nil : i.owner_module,
+                                                           rate: i.sample_spec.rate))
                 }
                 pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
             }, reply))
@@ -454,6 +466,122 @@ package final class PulseConnection: @unchecked Sendable {
         let age = max(0, WallClock.nanoseconds() - stamp)
         guard age < 1_000_000_000 else { return nil }
         return monoNow - UInt64(age)
+    }
+}
+
+// MARK: - Sinks, their streams and modules (the live sink's calls)
+
+extension PulseConnection {
+    /// The address the context connected to ("unix:/run/user/1000/pulse/native"), or nil before
+    /// it did: with `serverName()`, what an error names as the server.
+    package var serverAddress: String? { pa_context_get_server(context).map { String(cString: $0) } }
+
+    /// Whether the context is connected and ready now (false once the server went away or the
+    /// connection closed). Inside `withLock`.
+    package var isReady: Bool { !closed && pa_context_get_state(context) == PA_CONTEXT_READY }
+
+    /// The server's default sink's name, nil if it has none. Inside `withLock`.
+    package func defaultSinkName() -> String? {
+        var reply = Reply<String?>(mainloop: mainloop, value: nil)
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_get_server_info(context, { _, info, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<String?>.self)
+                if let name = info?.pointee.default_sink_name { reply.pointee.value = String(cString: name) }
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        return reply.value
+    }
+
+    /// One stream playing into a sink, as the server lists it (pa_sink_input_info).
+    package struct SinkInputListing: Sendable, Equatable {
+        /// The server's index of the sink input (what `moveSinkInput` takes).
+        package var index: UInt32
+        /// The index of the sink it plays into.
+        package var sink: UInt32
+        /// Its name (media.name: "Playback Stream", a track's title).
+        package var name: String
+        /// The application's name (application.name), empty when it gave none.
+        package var application: String
+        /// The process id the application gave (application.process.id), nil when none.
+        package var processID: Int32?
+    }
+
+    /// Every stream playing into a sink of the server. Inside `withLock`.
+    package func sinkInputs() -> [SinkInputListing] {
+        var reply = Reply<[SinkInputListing]>(mainloop: mainloop, value: [])
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<[SinkInputListing]>.self)
+                if eol == 0, let i = info?.pointee {
+                    let properties = PulseConnection.properties(of: i.proplist)
+                    reply.pointee.value.append(SinkInputListing(index: i.index, sink: i.sink, name: i.name.map { String(cString: $0) } ?? "",
+                                                                application: properties["application.name"] ?? "",
+                                                                processID: properties["application.process.id"].flatMap { Int32($0) }))
+                }
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        return reply.value
+    }
+
+    /// Moves the stream with sink input index `input` to the sink with index `sink`; whether the
+    /// server did (PipeWire answers once it has noted the target: the link follows). Inside `withLock`.
+    package func moveSinkInput(_ input: UInt32, toSink sink: UInt32) -> Bool {
+        succeeds { context, done, reply in pa_context_move_sink_input_by_index(context, input, sink, done, reply) }
+    }
+
+    /// A loaded module as the server lists it (pa_module_info).
+    package struct ModuleListing: Sendable, Equatable {
+        /// The server's index of the module (what `unloadModule` takes).
+        package var index: UInt32
+        /// Its name: "module-null-sink".
+        package var name: String
+        /// The arguments it was loaded with.
+        package var arguments: String
+    }
+
+    /// The module with index `module`, nil if none is loaded with that index. Inside `withLock`.
+    package func module(_ module: UInt32) -> ModuleListing? {
+        var reply = Reply<ModuleListing?>(mainloop: mainloop, value: nil)
+        withUnsafeMutablePointer(to: &reply) { reply in
+            finish(pa_context_get_module_info(context, module, { _, info, eol, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<ModuleListing?>.self)
+                if eol == 0, let i = info?.pointee {
+                    reply.pointee.value = ModuleListing(index: i.index, name: i.name.map { String(cString: $0) } ?? "",
+                                                        arguments: i.argument.map { String(cString: $0) } ?? "")
+                }
+                pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
+            }, reply))
+        }
+        return reply.value
+    }
+
+    /// Makes the stream as the other `openStream` does, float32 with `channelCount` channels in
+    /// libpulse's default order for that count (stereo: front-left, front-right), which the
+    /// server maps a sink's or source's own channels to: for a stream of any sink's channel
+    /// count (a monitor's), not only the positions `AudioChannelPosition` names. Inside `withLock`.
+    package func openStream(name: String, rate: UInt32, channelCount: Int, onTiming: @escaping (pa_timing_info, UInt64) -> Void,
+                            connect: (OpaquePointer) -> Int32) throws(PulseError) -> OpaquePointer {
+        guard (1...Int(PA_CHANNELS_MAX)).contains(channelCount) else { throw .stream("cannot record \(channelCount) channels") }
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: rate, channels: UInt8(channelCount))
+        var map = pa_channel_map()
+        guard pa_channel_map_init_extend(&map, UInt32(channelCount), PA_CHANNEL_MAP_DEFAULT) != nil,
+              let s = pa_stream_new(context, name, &spec, &map) else { throw .stream("cannot create the stream: \(errorText)") }
+        stream = s
+        self.onTiming = onTiming
+        pa_stream_set_state_callback(s, { s, userdata in
+            let connection = Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            if pa_stream_get_state(s) == PA_STREAM_FAILED { connection.onFailure?(connection.errorText) }
+            pa_threaded_mainloop_signal(connection.mainloop, 0)
+        }, me)
+        guard connect(s) >= 0 else { throw .stream(errorText) }
+        while true {
+            let state = pa_stream_get_state(s)
+            if state == PA_STREAM_READY { return s }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { throw .stream(errorText) }
+            pa_threaded_mainloop_wait(mainloop)
+        }
     }
 }
 
