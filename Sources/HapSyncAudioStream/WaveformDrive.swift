@@ -1,3 +1,4 @@
+import Foundation
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncRuntime
@@ -51,6 +52,12 @@ package final class WaveformDrive: @unchecked Sendable {
     private var synth: WaveformSynth
     private let late = Atomic<Int>(0)
     private let rendered = Atomic<Int64>(0)
+    /// A low-pass on the drive signal, Hz (a bass shaker's; nil: none). Control side, before the
+    /// stream starts (`reset` makes the filter for the stream's rate).
+    package var lowPassHz: Double? {
+        didSet { lowPass = LowPass(cutoff: lowPassHz, sampleRate: synth.sampleRate) }
+    }
+    private var lowPass: LowPass?
 
     /// A silent drive for `channels` at `sampleRate`, noting its render-ahead in `gauge`.
     package init(channels: HapticOutputSpec.WaveformChannels, sampleRate: Double, gauge: RenderAheadGauge = RenderAheadGauge()) {
@@ -69,6 +76,7 @@ package final class WaveformDrive: @unchecked Sendable {
         drives.resetOwnership()
         pending = nil
         rendered.store(0, ordering: .releasing)
+        lowPass = LowPass(cutoff: lowPassHz, sampleRate: sampleRate)
     }
 
     /// Places a command at `frame` (a past frame: the next block's start). Output thread; does
@@ -125,9 +133,38 @@ package final class WaveformDrive: @unchecked Sendable {
             synth.render(into: output + position, count: end - position)
             position = end
         }
+        lowPass?.filter(output, count: frames)
         rendered.store(first + Int64(frames), ordering: .releasing)
         recorder?.record(WaveformBlock(frame: first, frames: Int32(clamping: frames), time: time, intensity: Float(synth.levelIntensity),
                                        sharpness: Float(synth.levelSharpness), frequency: Float(synth.currentFrequency), transients: transients))
+    }
+}
+
+/// A second-order Butterworth low-pass (RBJ's cookbook, Q = 1/√2) over a drive signal, in place.
+/// `filter` does not allocate, lock or block.
+struct LowPass {
+    private let b0: Double, b1: Double, b2: Double, a1: Double, a2: Double
+    private var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
+
+    /// A filter at `cutoff` Hz for `sampleRate`; nil without a cutoff, or one at or above Nyquist.
+    init?(cutoff: Double?, sampleRate: Double) {
+        guard let cutoff, cutoff > 0, cutoff < sampleRate / 2 else { return nil }
+        let w = 2 * Double.pi * cutoff / sampleRate, alpha = sin(w) / 2.squareRoot()   // sin(w) / 2Q
+        let a0 = 1 + alpha
+        b0 = (1 - cos(w)) / 2 / a0
+        b1 = (1 - cos(w)) / a0
+        b2 = b0
+        a1 = -2 * cos(w) / a0
+        a2 = (1 - alpha) / a0
+    }
+
+    mutating func filter(_ x: UnsafeMutablePointer<Float>, count: Int) {
+        for i in 0..<count {
+            let input = Double(x[i])
+            let y = b0 * input + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+            (x2, x1, y2, y1) = (x1, input, y1, y)
+            x[i] = Float(y)
+        }
     }
 }
 

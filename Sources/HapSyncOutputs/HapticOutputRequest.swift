@@ -23,6 +23,12 @@ public struct HapticOutputRequest {
     public var waveformLatency = 0.020
     /// How much earlier than its sound a waveform command plays (the actuator's own delay), ns.
     public var waveformAdvance: UInt64 = 0
+    /// Scales the rumble pad's intensities, 0...1 (a live profile's share for rumble).
+    public var rumbleLevel = 1.0
+    /// Scales the waveform output's intensities, 0...1 (a live profile's share for voice coils).
+    public var voiceCoilLevel: Float = 1
+    /// A low-pass on the waveform output's drive, Hz (a bass shaker's; nil: none).
+    public var voiceCoilLowPassHz: Double?
     /// Traces written beside the outputs.
     public var traces: [TraceBackend] = []
     /// Whether the first rumble pad plays when nothing else is named (the library front ends).
@@ -56,11 +62,9 @@ public struct HapticOutputRequest {
         if let named = evdev {
             let device = try InputDeviceProbe.device(named: named)
             chosen = device.chosen
-            backends.append(EvdevBackend(configuration: .init(path: device.path, minimumUpdateInterval: rumbleInterval,
-                                                              burstLength: rumbleBurst)))
+            backends.append(EvdevBackend(configuration: rumbleConfiguration(path: device.path)))
         } else if firstPadByDefault, waveform == nil, let first = InputDeviceProbe.firstRumbleDevice() {
-            backends.append(EvdevBackend(configuration: .init(path: first.path, minimumUpdateInterval: rumbleInterval,
-                                                              burstLength: rumbleBurst)))
+            backends.append(EvdevBackend(configuration: rumbleConfiguration(path: first.path)))
         }
         var made: WaveformOutput?
         var chosenSink: WaveformAutoSink.Choice?
@@ -77,14 +81,23 @@ public struct HapticOutputRequest {
                     throw .waveformAutoSink(error.description)
                 }
             }
-            let output = WaveformOutput(configuration: .init(sink: sink, channels: channels, latency: waveformLatency,
-                                                             server: server, audio: audio,
-                                                             recorder: traces.first, advance: waveformAdvance))
+            var configuration = WaveformOutput.Configuration(sink: sink, channels: channels, latency: waveformLatency, server: server,
+                                                             audio: audio, recorder: traces.first, advance: waveformAdvance)
+            configuration.level = voiceCoilLevel
+            configuration.lowPassHz = voiceCoilLowPassHz
+            let output = WaveformOutput(configuration: configuration)
             made = output
             backends.append(output)
         }
         backends += traces as [HapticBackend]
         let backend: HapticBackend = backends.isEmpty ? NullHapticBackend() : backends.count == 1 ? backends[0] : FanOutBackend(backends)
         return Made(backend: backend, chosenDevice: chosen, waveform: made, chosenSink: chosenSink)
+    }
+
+    /// The rumble pad's settings: the update interval, burst length and level asked for.
+    private func rumbleConfiguration(path: String) -> EvdevBackend.Configuration {
+        var configuration = EvdevBackend.Configuration(path: path, minimumUpdateInterval: rumbleInterval, burstLength: rumbleBurst)
+        configuration.level = rumbleLevel
+        return configuration
     }
 }

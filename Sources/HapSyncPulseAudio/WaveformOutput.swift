@@ -70,6 +70,10 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
         /// much before it; one without, like every command in a stream of its own, at
         /// `scheduled + lead`, which the engine's latency already makes that much earlier.
         public var advance: UInt64
+        /// Scales every intensity, 0...1 (default 1): a live profile's share for voice coils.
+        public var level: Float = 1
+        /// A low-pass on the drive signal, Hz (a bass shaker's; nil, the default: none).
+        public var lowPassHz: Double?
 
         /// Settings with the lead for this latency, or the audio's when that is longer
         /// (`WaveformOutput.lead(latency:)`).
@@ -179,6 +183,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
                 let channels = configuration.channels ?? (sink.channels >= 4 ? .rear : .all)
                 let drive = WaveformDrive(channels: channels, sampleRate: Double(sink.rate), gauge: gauge)
                 drive.recorder = configuration.recorder
+                drive.lowPassHz = configuration.lowPassHz
                 self.drive = drive
                 advanceFrames = Int64((Double(configuration.advance) * Double(sink.rate) / 1e9).rounded())
                 if let audio = configuration.audio as? WaveformCarrier,
@@ -259,7 +264,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
         } else {
             frame = clock.frame(atTime: command.scheduled &+ configuration.lead &+ command.extraLead) ?? drive.nextFrame
         }
-        drive.place(command.kind, intensity: command.intensity, sharpness: command.sharpness, frame: frame)
+        drive.place(command.kind, intensity: command.intensity * configuration.level, sharpness: command.sharpness, frame: frame)
     }
 
     /// Silences the actuators at the next frame written. Output thread; does not allocate, lock or block.

@@ -22,6 +22,24 @@ struct WaveformDriveTests {
         return out
     }
 
+    @Test func aLowPassTakesTheEdgeOffABurst() {
+        // A sharp tap (the DualSense profile's highest carrier) through a 120 Hz low-pass: far
+        // less energy, the same start, and a signal that stays finite.
+        func burst(_ lowPass: Double?) -> [Float] {
+            let drive = WaveformDrive(channels: .rear, sampleRate: 48_000)
+            drive.lowPassHz = lowPass
+            drive.reset(sampleRate: 48_000)
+            drive.place(.transient, intensity: 1, sharpness: 1, frame: 100)
+            return Self.render(drive, frames: 4_800)
+        }
+        let plain = burst(nil), filtered = burst(120)
+        let energy = { (x: [Float]) in x.reduce(0) { $0 + Double($1) * Double($1) } }
+        #expect(energy(plain) > 0 && filtered.allSatisfy(\.isFinite))
+        #expect(energy(filtered) < 0.5 * energy(plain), "\(energy(filtered)) vs \(energy(plain))")
+        #expect(filtered[..<100].allSatisfy { $0 == 0 })
+        #expect(burst(30_000) == plain, "a cutoff above Nyquist filters nothing")
+    }
+
     @Test func eachTapStartsAtItsFrameInAnyBlocks() {
         let drive = WaveformDrive(channels: .rear, sampleRate: 48_000)
         let frames: [Int64] = [1_000, 4_321, 9_999, 20_000]

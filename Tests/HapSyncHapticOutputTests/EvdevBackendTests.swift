@@ -118,6 +118,23 @@ struct EvdevBackendTests {
         #expect(mock.take() == [.upload(id: 3, strong: 38189, weak: 19458, length: 250), .play(code: 3, value: 1)], "back to the level alone")
     }
 
+    @Test func aLevelScalesTransientsAndLevelsAlike() throws {
+        // level 0.5: a tap of 0.8 plays as one of 0.4, a level of 0.6 as 0.3.
+        let (scaled, mock) = try opened { $0.level = 0.5 }
+        let (plain, reference) = try opened()
+        _ = mock.take()
+        _ = reference.take()
+        try scaled.apply(tap(0.8, 0.2), appliedAt: 500 * ms)
+        try plain.apply(tap(0.4, 0.2), appliedAt: 500 * ms)
+        #expect(mock.take() == reference.take())
+        try scaled.apply(level(0.6, 0.5), appliedAt: 600 * ms)
+        try plain.apply(level(0.3, 0.5), appliedAt: 600 * ms)
+        _ = try scaled.service(now: 700 * ms)
+        _ = try plain.service(now: 700 * ms)
+        let got = mock.take()
+        #expect(!got.isEmpty && got == reference.take())
+    }
+
     @Test func burstLengthIsConfigurable() throws {
         let (backend, mock) = try opened { $0.burstLength = 50 * ms }
         _ = mock.take()

@@ -39,6 +39,8 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
         /// Replay length of the effect, ns: how long the motors run on if HapSync stops refreshing
         /// (default 250 ms; refreshed every half window).
         public var deadManWindow: UInt64
+        /// Scales every intensity, 0...1 (default 1): a live profile's share for rumble.
+        public var level: Double = 1
 
         /// Makes a configuration; defaults as described on each property.
         public init(path: String, mapping: RumbleMapping? = nil, minimumUpdateInterval: UInt64 = 10_000_000,
@@ -141,10 +143,11 @@ public final class EvdevBackend: HapticBackend, @unchecked Sendable {
     public func apply(_ command: OutputCommand, appliedAt now: UInt64) throws {
         switch command.kind {
         case .level:
-            level = (Double(command.intensity), Double(command.sharpness))
+            level = (Double(command.intensity) * configuration.level, Double(command.sharpness))
         case .transient:
             let start = max(now, lastUpdate &+ updateInterval)
-            addBurst(Burst(end: start &+ configuration.burstLength, intensity: Double(command.intensity), sharpness: Double(command.sharpness)))
+            addBurst(Burst(end: start &+ configuration.burstLength, intensity: Double(command.intensity) * configuration.level,
+                           sharpness: Double(command.sharpness)))
         case .stopAll:
             level = (0, 0)
             burstCount = 0
