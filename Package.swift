@@ -124,6 +124,6 @@ let package = Package(
         .testTarget(name: "CoreHapticsTests", dependencies: ["CoreHaptics", "HapSyncTestSupport", "HapSyncMeasurement", "HapSyncLiveTesting"]),
         // Depends on the executables so `swift test` builds the binaries the end-to-end tests run.
         .testTarget(name: "HapSyncOSCTests", dependencies: ["HapSyncOSC", "CLo", "HapSyncAHAP", "HapSyncCore", "HapSyncRuntime", "HapSyncTestSupport", "HapSyncHapticOutput"]),
-        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncSystem", "HapSyncCLI", "HapSyncPulseAudio", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting"]),
+        .testTarget(name: "HapSyncCLITests", dependencies: ["HapSyncSystem", "HapSyncCLI", "HapSyncPulseAudio", "HapSyncHapticOutput", "hapsync", "hapsync-bench", "HapSyncTestSupport", "HapSyncLiveTesting", "HapSyncMeasurement"]),
     ]
 )

@@ -16,7 +16,13 @@
 // latency and throughput beside in-process starts; time-tagged plays with audio against their
 // tags, by the haptic and by a pipe sink), generate (`hapsync generate`'s
 // onset F-measure on a labelled set it synthesizes, clean and at 20 to 0 dB SNR, and its speed, each
-// beside aubioonset on the same files; Apple's Ricochet transients beside ours). See Bench/README.md.
+// beside aubioonset on the same files; Apple's Ricochet transients beside ours), live-onsets (the
+// streaming onset detector of `hapsync live` scored on generate's labelled set beside the offline
+// detector in the same run, its decision delay against its look-ahead, and both detectors' CPU
+// cost as a multiple of real time), live (`hapsync live` itself: labelled drum files played into
+// its sink with paplay, each transient against when its hit is heard at a pipe sink, its onset F
+// beside the offline detector's on the same files, its lag and CPU; under --load as well). See
+// Bench/README.md.
 //
 // The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
 // usage error (exit status 64), never a silent default.
@@ -158,10 +164,10 @@ let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the re
 let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
 let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files of parse, render and generate's Apple comparison (default: the conformance corpus in ../shared)")
 let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 0,
-                            help: "generate: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
+                            help: "generate and live-onsets: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
-                                help: "sync and underrun: also run, drift: run, with N busy threads at nice 0; auto: two per core")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate"]
+                                help: "sync, underrun and live: also run, drift: run, with N busy threads at nice 0; auto: two per core")
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all.
@@ -264,6 +270,16 @@ do {
         }
     }
     if names.contains("generate") { rows += try generateBenchmark(short: dispatchSeconds < 5, rounds: rounds, assets: assets, corpus: corpus, variant: parsed[setOption]) }
+    if names.contains("live-onsets") { rows += try liveOnsetBenchmark(short: dispatchSeconds < 5, rounds: rounds, assets: assets, variant: parsed[setOption]) }
+    if names.contains("live") {
+        var liveRows: [Row] = []
+        distributions += try alsoUnderLoad("live") { label in
+            let result = try liveBenchmark(short: dispatchSeconds < 5, assets: assets, label: label)
+            liveRows += result.rows
+            return result.distributions
+        }
+        rows += liveRows
+    }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)

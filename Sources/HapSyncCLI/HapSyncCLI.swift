@@ -53,7 +53,7 @@ public enum HapSyncCLI {
     /// Every subcommand, in the order `hapsync --help` lists them: the one table.
     static let commands: [Command] = [
         ValidateCommand.command, InfoCommand.command, RenderCommand.command, PlotCommand.command,
-        GenerateCommand.command, PlayCommand.command, DevicesCommand.command, FeedbackCommand.command, SpringCommand.command, ServeCommand.command, InstallCommand.command,
+        GenerateCommand.command, PlayCommand.command, DevicesCommand.command, FeedbackCommand.command, SpringCommand.command, ServeCommand.command, LiveCommand.command, InstallCommand.command,
     ]
 
     static let mainHelp = """

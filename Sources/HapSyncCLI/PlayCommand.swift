@@ -2,6 +2,7 @@ import Foundation
 import HapSyncAHAP
 import HapSyncAudioOutput
 import HapSyncCore
+import HapSyncGeneration
 import HapSyncHapticOutput
 import HapSyncOutputs
 import HapSyncRuntime
@@ -132,10 +133,16 @@ enum PlayCommand {
 
     /// The backend `--haptics` asks for (`HapticOutputRequest`, as every front end's): a rumble
     /// pad, a waveform output (mixed into `audio`'s stream when that plays to the same sink; the
-    /// trace, if any, gets its block records), a trace, several of them, or none.
+    /// trace, if any, gets its block records), a trace, several of them, or none; with a live
+    /// `profile`, its shares for rumble and voice coils and its low-pass.
     static func hapticBackend(_ options: PlaybackOptions, trace: TraceBackend?, audio: SoundServerOutput?,
-                              console: HapSyncCLI.Console) throws(CLIError) -> HapticBackend {
+                              console: HapSyncCLI.Console, profile: LiveProfile? = nil) throws(CLIError) -> HapticBackend {
         var request = HapticOutputRequest()
+        if let profile {
+            request.rumbleLevel = profile.rumble
+            request.voiceCoilLevel = Float(profile.voiceCoil)
+            request.voiceCoilLowPassHz = profile.lowPassHz
+        }
         request.evdev = options.evdevPath
         request.rumbleInterval = options.rumbleIntervalNanoseconds
         request.rumbleBurst = options.rumbleBurstNanoseconds

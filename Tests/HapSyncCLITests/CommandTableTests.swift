@@ -19,7 +19,7 @@ struct CommandTableTests {
 
     @Test func everyCommandOfTheTableHasItsHelpInEveryForm() {
         let main = HapSyncCLITests.hapsync("--help")
-        #expect(HapSyncCLI.commands.map(\.name) == ["validate", "info", "render", "plot", "generate", "play", "devices", "feedback", "spring", "serve", "install"])
+        #expect(HapSyncCLI.commands.map(\.name) == ["validate", "info", "render", "plot", "generate", "play", "devices", "feedback", "spring", "serve", "live", "install"])
         for command in HapSyncCLI.commands {
             #expect(main.out.contains("  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"))
             let help = HapSyncCLITests.hapsync(command.name, "--help")

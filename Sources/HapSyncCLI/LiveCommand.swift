@@ -1,0 +1,228 @@
+import Dispatch
+import Foundation
+import HapSyncAudioOutput
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncGeneration
+import HapSyncHapticOutput
+import HapSyncOutputs
+import HapSyncRuntime
+
+/// `hapsync live`: haptics from any sound as it plays. A virtual sink takes what applications
+/// play, its monitor is analysed as it comes, and the sound is played on to the real sink a
+/// bounded look-ahead later, with a transient at each onset on the same audio clock.
+enum LiveCommand {
+    static let delay = Option<Double?>("delay-ms", "N", .decimal("milliseconds", .from(1, to: 500)),
+                                       help: "how far behind the live sink the sound plays on (default: the analysis' look-ahead + 5 ms, at most 20; no less than the look-ahead)")
+    static let noDelay = Option(flag: "no-delay", help: "no virtual sink: follow the real sink's monitor as it plays, leave the sound alone, and report how far the haptics lag it")
+    static let profile = Option<String>("profile", "NAME|FILE", .text, default: LiveProfile.dualsense.name,
+                                        help: "how loud hits feel: dualsense (default), rumble, shaker, or a JSON file (docs/live.md)")
+    static let seconds = Option<Double?>("seconds", "S", .decimal("seconds", .above(0, upTo: 86_400)),
+                                         help: "stop after S seconds (default: run until Ctrl-C)")
+    /// The name of the virtual sink applications play into.
+    static let sinkName = "hapsync-live"
+    /// What desktops show for it.
+    static let sinkDescription = "HapSync Live"
+
+    static let command = Command(
+        name: "live", summary: "haptics from any sound as it plays: a 'HapSync Live' sink that applications play into",
+        about: """
+            Makes a sink 'hapsync-live' ("HapSync Live") on your sound server (PulseAudio, or
+            PipeWire through pipewire-pulse) for applications to play into
+            (PULSE_SINK=hapsync-live game, or move them with pavucontrol or pactl), finds the
+            onsets in what they play as it comes (the generator's detector, streaming, with a
+            bounded look-ahead), and plays the sound on to the real sink (--sink) that
+            look-ahead later, with a transient at each onset on the same audio clock: mixed
+            into the sound's own stream for a waveform output on the same sink (a DualSense's
+            rear channels), following the audio clock for a rumble pad. Runs until Ctrl-C (or
+            --seconds), then removes the sink, moving what played into it back to the real
+            sink, and prints a summary. A sink left by a killed run is taken over.
+            With --no-delay there is no virtual sink: the real sink's monitor is followed as it
+            plays and the summary says how far the haptics lagged.
+            """,
+        groups: [OptionGroup([delay, noDelay, profile, GenerateCommand.sensitivity, seconds]),
+                 OptionGroup("OUTPUT OPTIONS (as for 'hapsync play')", [PlaybackOptions.haptics, PlaybackOptions.audio, PlaybackOptions.sink,
+                                                                       PlaybackOptions.latency, PlaybackOptions.hapticLatency,
+                                                                       PlaybackOptions.rumbleInterval, PlaybackOptions.rumbleBurst, PlaybackOptions.force])],
+        positionals: .none,
+        synopsis: ["hapsync live [--haptics TARGET]... [--sink REAL_SINK] [--delay-ms N | --no-delay] [--profile NAME|FILE] [--sensitivity X]"],
+        run: run)
+
+    static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
+        let options = try PlaybackOptions(parsed, environment: context.environment)
+        let profile: LiveProfile
+        do throws(LiveProfile.LoadError) {
+            profile = try LiveProfile.named(parsed[Self.profile])
+        } catch {
+            throw .usage(error.description)
+        }
+        if parsed[noDelay], let d = parsed[delay] { throw .usage("--delay-ms \(number(d)) and --no-delay: one or the other") }
+        let detector = StreamingOnsetDetector(sampleRate: 48_000, sensitivity: parsed[GenerateCommand.sensitivity])
+        let lookAheadMs = detector.lookAhead.seconds * 1000
+        let delayMs = parsed[delay] ?? min(20, lookAheadMs + 5)
+        guard parsed[noDelay] || delayMs >= lookAheadMs else {
+            throw .usage("--delay-ms \(number(delayMs)) is shorter than the analysis' look-ahead (\(String(format: "%.1f", lookAheadMs)) ms): onsets would be found after their sound played on")
+        }
+        try LiveRun(options: options, profile: profile, detector: detector, delayMs: parsed[noDelay] ? nil : delayMs,
+                    seconds: parsed[seconds], console: context.console).go()
+    }
+}
+
+/// One `hapsync live` run, set up and torn down in order: the real sink found before the live
+/// sink exists (a server may make a new sink its default), the live sink, the engine with the
+/// pass-through in its stream, the capture last; at the end the capture first, the engine, then
+/// the sink removed with what played into it moved back to the real sink, whatever ended the run.
+struct LiveRun {
+    let options: PlaybackOptions
+    let profile: LiveProfile
+    let detector: StreamingOnsetDetector
+    /// The pass-through's distance, ms; nil: `--no-delay`.
+    let delayMs: Double?
+    let seconds: Double?
+    let console: HapSyncCLI.Console
+
+    func go() throws(CLIError) {
+        try PlayCommand.checkTrace(options)
+        let signals = SignalWatch()
+        defer { signals.cancel() }
+        let server = options.environment["PULSE_SERVER"]
+        let control: PulseConnection
+        do {
+            control = try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-live-control")
+        } catch {
+            throw .failure("\(error)", hint: "hapsync live needs a PulseAudio server or PipeWire's pipewire-pulse")
+        }
+        defer { control.close() }
+        // The real sink, named before the live sink exists.
+        let real: PulseConnection.SinkInfo
+        do {
+            real = try control.withLock { () throws(PulseAudioOutput.PulseError) -> PulseConnection.SinkInfo in
+                try control.sinkInfo(named: options.sinkName ?? "@DEFAULT_SINK@")
+            }
+        } catch {
+            throw .failure("\(error)")
+        }
+        if real.name == LiveCommand.sinkName {
+            throw .usage("the real sink is '\(real.name)' itself\(options.sinkName == nil ? " (the server's default)" : ""); name the sink to play on to with --sink")
+        }
+        var liveSink: LiveSink?
+        if delayMs != nil {
+            do throws(LiveSinkError) {
+                liveSink = try LiveSink.create(on: control, name: LiveCommand.sinkName, description: LiveCommand.sinkDescription,
+                                               rate: real.rate, channels: 2, realSink: real.name)
+            } catch {
+                throw .failure(error.description)
+            }
+            if let taken = liveSink?.takenOver { console.err("note: took over \(taken)\n") }
+        }
+        var outcome: Result<LiveSession.Counts, CLIError> = .failure(.failure("not run"))
+        var summary = ""
+        do throws(CLIError) {
+            (outcome, summary) = try run(real: real, liveSink: liveSink, server: server, signals: signals)
+        } catch {
+            outcome = .failure(error)
+        }
+        // Whatever happened: the sink goes, and what played into it goes back to the real sink.
+        if let liveSink {
+            do throws(LiveSinkError) {
+                if let removal = try liveSink.remove(), !removal.moved.isEmpty { console.err("note: \(removal)\n") }
+            } catch {
+                console.err("warning: \(error.description)\n")
+            }
+        }
+        if !summary.isEmpty { console.out(summary) }
+        if case .failure(let error) = outcome { throw error }
+        if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
+    }
+
+    /// The engine and the capture, until a signal, `--seconds` or a failure; the summary.
+    private func run(real: PulseConnection.SinkInfo, liveSink: LiveSink?, server: String?,
+                     signals: SignalWatch) throws(CLIError) -> (Result<LiveSession.Counts, CLIError>, String) {
+        let rate = Double(real.rate)
+        let passThrough = delayMs.map { PassThroughAudio(hold: Int(($0 / 1000 * rate).rounded())) }
+        let audio = passThrough.flatMap {
+            options.audioChoice.output(sink: real.name, latency: options.audioLatency, environment: options.environment, passThrough: $0)
+        }
+        if passThrough != nil, audio == nil {
+            throw .usage("--audio none: hapsync live plays the sound on; without audio use --no-delay")
+        }
+        let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
+        let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console, profile: profile)
+        let engine: HapticEngine
+        do {
+            engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audio,
+                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy,
+                                                           precise: options.precise))
+            try engine.start()
+        } catch {
+            throw .failure("\(error)")
+        }
+        defer { _ = engine.stop() }
+        if let audio, audio.clock.fit.sampleRate != rate {
+            throw .failure("the output stream runs at \(Int(audio.clock.fit.sampleRate)) Hz, the live sink at \(real.rate) Hz: hapsync live needs them equal (set the real sink's rate, or pass --audio pulse)")
+        }
+        let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: self.detector.sensitivity, minimumGap: self.detector.minimumGap)
+        let session = LiveSession(engine: engine, detector: detector, profile: profile, passThrough: passThrough, audio: audio)
+        let channels = liveSink?.channels ?? real.channels
+        let failure = Locked<String?>(nil)
+        let capture = MonitorCapture(sink: liveSink?.name ?? real.name, server: server, handler: { samples, first in
+            session.captured(samples, channels: channels, firstFrame: first)
+        }, onFailure: { why in failure.withLock { $0 = $0 ?? why } })
+        session.monitorTime = { capture.playedTime(ofFrame: $0) }
+        session.sinkAhead = { capture.sinkLatency.map { UInt64(max($0, 0)) * 1000 } }
+        do {
+            try capture.start()
+        } catch {
+            throw .failure("\(error)")
+        }
+        let started = MonotonicClock.nanoseconds()
+        let deadline = seconds.map { started + UInt64($0 * 1e9) }
+        let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
+        console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; Ctrl-C stops\n")
+        session.run {
+            signals.received || failure.withLock { $0 != nil } || deadline.map { MonotonicClock.nanoseconds() >= $0 } ?? false
+        }
+        capture.stop()
+        let ran = Double(MonotonicClock.nanoseconds() - started) / 1e9
+        let text = LiveSummary(counts: session.counts, seconds: ran, passThrough: passThrough, capture: capture, audio: audio,
+                               profile: profile, engine: engine).text
+        if let why = failure.withLock({ $0 }) {
+            return (.failure(.failure(why)), text)
+        }
+        return (.success(session.counts), text)
+    }
+}
+
+/// The summary `hapsync live` prints at exit: transients, underruns, overruns, the lag.
+struct LiveSummary {
+    let counts: LiveSession.Counts
+    let seconds: Double
+    let passThrough: PassThroughAudio?
+    let capture: MonitorCapture
+    let audio: SoundServerOutput?
+    let profile: LiveProfile
+    let engine: HapticEngine
+
+    var text: String {
+        var lines = ["live: \(String(format: "%.1f", seconds)) s, profile \(profile.name)"]
+        var t = "transients: \(counts.transients)"
+        if counts.belowFloor > 0 { t += ", \(counts.belowFloor) under the profile's floor" }
+        if counts.late > 0 { t += ", \(counts.late) found after their moment (played late)" }
+        if counts.unplaced > 0 { t += ", \(counts.unplaced) before the sound played on" }
+        if counts.dropped > 0 { t += ", \(counts.dropped) lost" }
+        lines.append(t)
+        if !counts.lags.isEmpty {
+            let ms = counts.lags.map { $0 / 1e6 }.sorted()
+            let what = passThrough == nil ? "haptics felt after their sound was heard" : "sound played on after it reached the live sink"
+            lines.append(String(format: "lag (%@): p50 %.1f ms, p99 %.1f ms, max %.1f ms", what,
+                                ms.nearestRankPercentile(50) ?? 0, ms.nearestRankPercentile(99) ?? 0, ms.max() ?? 0))
+        }
+        var capturePart = "capture: \(capture.framesCaptured) frames, \(plural(capture.overruns, "overrun"))"
+        if capture.lostFrames > 0 { capturePart += ", \(capture.lostFrames) frames lost" }
+        lines.append(capturePart)
+        if let passThrough, let audio {
+            lines.append("sound played on: \(plural(audio.underruns, "underrun")) at the real sink, \(passThrough.lateFrames) frames not captured in time (\(plural(passThrough.lateBlocks, "block"))), \(passThrough.overwrittenFrames) overrun")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,152 @@
+import Dispatch
+import Foundation
+import HapSyncAHAP
+import HapSyncAudioOutput
+import HapSyncConcurrency
+import HapSyncCore
+import HapSyncGeneration
+import HapSyncRuntime
+import Synchronization
+
+/// One onset found in the live capture, handed from the capture thread to the session's thread.
+struct LiveOnset {
+    /// The capture frame its sound starts at.
+    var frame: Int64
+    /// Felt loudness 0...1 (the detector's).
+    var loudness: Double
+    /// Spectral centroid after the onset, Hz.
+    var centroid: Double
+    /// When the capture that revealed it arrived, CLOCK_MONOTONIC ns.
+    var foundAt: UInt64
+}
+
+/// What `hapsync live` does with its capture: every chunk goes to the pass-through (when the audio
+/// is played on) and to the streaming onset detector, on the capture's thread; each onset is
+/// handed through a lock-free ring to the session's own thread, which plays a transient at the
+/// moment that onset is heard: with the audio played on, at the output frame that plays the
+/// onset's capture frame (the engine's audio clock says when); without (`--no-delay`), at once.
+///
+/// The capture side (`captured`) does not lock or block; it allocates only what the detector
+/// does (nothing after start). The session's thread makes a player per transient.
+final class LiveSession: @unchecked Sendable {
+    /// What the summary reports, counted as the run goes.
+    struct Counts {
+        /// Transients played.
+        var transients = 0
+        /// Onsets under the profile's floor (nothing played).
+        var belowFloor = 0
+        /// Transients whose moment had passed when they were found (played at once, late).
+        var late = 0
+        /// Onsets lost because the ring to the session's thread was full.
+        var dropped = 0
+        /// Onsets found before the pass-through had fixed its distance (nothing to place them by).
+        var unplaced = 0
+        /// Per transient: when its sound is heard minus when it reached the live sink's monitor
+        /// (the audio's added delay), ns; with `--no-delay`: when it is felt minus when its
+        /// sound is heard (the real sink's monitor time plus the sink's latency; how far the
+        /// haptics lag the sound, 0 when found in time).
+        var lags: [Double] = []
+        /// Per transient: how long before (positive) or after its moment it was started, ns.
+        var margins: [Double] = []
+    }
+
+    let engine: HapticEngine
+    let detector: StreamingOnsetDetector
+    let profile: LiveProfile
+    /// The captured audio played on (nil with `--no-delay`).
+    let passThrough: PassThroughAudio?
+    /// The engine's audio output, whose clock places the played-on frames.
+    let audio: SoundServerOutput?
+    /// When a capture frame reached the live sink's monitor, CLOCK_MONOTONIC ns (nil: not known yet).
+    var monitorTime: (Int64) -> UInt64? = { _ in nil }
+    /// How far ahead of its sound the captured sink renders into its monitor, ns (nil: not known
+    /// yet): with `--no-delay`, a frame that reached the real sink's monitor is heard that much later.
+    var sinkAhead: () -> UInt64? = { nil }
+
+    private let onsets = SPSCRing<LiveOnset>(capacity: 256)
+    private let wake = DispatchSemaphore(value: 0)
+    private let lost = Atomic<Int>(0)
+    private(set) var counts = Counts()
+    /// Players still sounding, kept until their transient has played.
+    private var sounding: [(player: HapticPatternPlayer, until: UInt64)] = []
+
+    init(engine: HapticEngine, detector: StreamingOnsetDetector, profile: LiveProfile, passThrough: PassThroughAudio?, audio: SoundServerOutput?) {
+        self.engine = engine
+        self.detector = detector
+        self.profile = profile
+        self.passThrough = passThrough
+        self.audio = audio
+    }
+
+    /// A chunk of the capture: `channels` interleaved floats, the first at capture frame
+    /// `firstFrame`. Capture thread; does not lock or block.
+    func captured(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
+        passThrough?.write(samples, channels: channels, firstFrame: firstFrame)
+        let now = MonotonicClock.nanoseconds()
+        var found = false
+        detector.process(samples, channels: channels, firstFrame: firstFrame) { onset in
+            if onsets.push(LiveOnset(frame: onset.frame, loudness: onset.loudness, centroid: onset.centroid, foundAt: now)) {
+                found = true
+            } else {
+                lost.add(1, ordering: .relaxed)
+            }
+        }
+        if found { wake.signal() }
+    }
+
+    /// Plays the onsets found until `shouldStop` says so (checked at least every 50 ms).
+    func run(until shouldStop: () -> Bool) {
+        while !shouldStop() {
+            _ = wake.wait(timeout: .now() + .milliseconds(50))
+            while let onset = onsets.pop() { play(onset) }
+            let now = MonotonicClock.nanoseconds()
+            sounding.removeAll { $0.until < now }
+        }
+        while let onset = onsets.pop() { play(onset) }
+        counts.dropped = lost.load(ordering: .relaxed)
+    }
+
+    /// When `onset` is to be felt, CLOCK_MONOTONIC ns: when the output plays its capture frame,
+    /// or (nothing played on) when the real sink plays it, or now if that has passed. Nil when
+    /// the pass-through has no distance yet.
+    private func moment(of onset: LiveOnset, now: UInt64) -> UInt64? {
+        guard let passThrough else {
+            guard let reached = monitorTime(onset.frame), let ahead = sinkAhead() else { return now }
+            return max(now, reached &+ ahead)
+        }
+        guard let offset = passThrough.offset, let audio else { return nil }
+        return audio.clock.fit.time(ofFrame: onset.frame + offset)
+    }
+
+    private func play(_ onset: LiveOnset) {
+        let now = MonotonicClock.nanoseconds()
+        guard let level = profile.level(loudness: onset.loudness) else {
+            counts.belowFloor += 1
+            return
+        }
+        guard let at = moment(of: onset, now: now) else {
+            counts.unplaced += 1
+            return
+        }
+        if let reached = monitorTime(onset.frame) {
+            // Played on: how much later the sound is heard than it reached the live sink. Followed
+            // (--no-delay): how much later the haptic is felt than its sound is heard.
+            let heard = Double(reached) + Double(sinkAhead() ?? 0)
+            counts.lags.append(passThrough == nil ? Double(at) - heard : Double(at) - Double(reached))
+        }
+        counts.margins.append(Double(at) - Double(now))
+        if passThrough != nil, at < now { counts.late += 1 }
+        let sharpness = HapticGenerator.sharpness(centroid: onset.centroid)
+        let pattern = AHAPPattern(entries: [.event(AHAPEvent(time: 0, type: .hapticTransient, parameters: [
+            AHAPEventParameter(.hapticIntensity, level), AHAPEventParameter(.hapticSharpness, sharpness),
+        ]))])
+        do {
+            let player = try engine.makePlayer(with: pattern)
+            _ = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
+            counts.transients += 1
+            sounding.append((player, max(at, now) + 200_000_000))
+        } catch {
+            counts.dropped += 1
+        }
+    }
+}
