@@ -25,12 +25,15 @@ package final class PassThroughAudio: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Float>
     /// The capture frame after the newest one written.
     private let written = Atomic<Int64>(0)
+    /// The capture frame after the newest one being written: published before the slots are
+    /// overwritten, so that a reader can tell, after its copy, which frames may have been torn.
+    private let writing = Atomic<Int64>(0)
     /// Output frame − capture frame, once fixed (`Int64.min` until then).
     private let distance = Atomic<Int64>(.min)
     private let late = Atomic<Int>(0)
     private let lateBlockCount = Atomic<Int>(0)
     private let overwritten = Atomic<Int>(0)
-    /// The first capture frame written after a fresh start (`reset`): what came before is not there.
+    /// The first capture frame written: what came before it is not there (silence, not late).
     private let firstWritten = Atomic<Int64>(.max)
 
     /// A pass-through holding at least `capacityFrames` frames (rounded up to a power of two),
@@ -61,9 +64,14 @@ package final class PassThroughAudio: @unchecked Sendable {
     package var overwrittenFrames: Int { overwritten.load(ordering: .relaxed) }
     /// The capture frame after the newest one written.
     package var capturedFrames: Int64 { written.load(ordering: .acquiring) }
+    /// The capture frame after the last one the stream played (`Int64.min` before the first
+    /// block): `capturedFrames` minus this is how far behind the capture the sound runs.
+    package var playedFrames: Int64 { played.load(ordering: .relaxed) }
+    private let played = Atomic<Int64>(.min)
 
-    /// Forgets the distance (a stream starting anew): the next block fixes it again from the
-    /// capture written by then. Control side, while no stream renders.
+    /// Forgets the distance: the next block fixes it again from the capture written by then (a
+    /// stream starting anew, or one whose distance the clocks' drift or a stall has worn out).
+    /// Any thread: the audio thread stores a distance only after it has read this one.
     package func unfix() { distance.store(.min, ordering: .releasing) }
 
     /// Writes `frames` frames of `channels` interleaved floats, the first at capture frame
@@ -88,6 +96,10 @@ package final class PassThroughAudio: @unchecked Sendable {
                 f += 1
             }
         }
+        // Seqlock order: the end about to be written is published before any slot changes.
+        let end = firstFrame + Int64(frames)
+        if end > writing.load(ordering: .relaxed) { writing.store(end, ordering: .relaxed) }
+        atomicMemoryFence(ordering: .releasing)
         var skip = 0
         if frames > capacity { skip = frames - capacity }
         for i in skip..<frames {
@@ -99,7 +111,6 @@ package final class PassThroughAudio: @unchecked Sendable {
             storage[slot] = l.isFinite ? l : 0
             storage[slot + 1] = r.isFinite ? r : 0
         }
-        let end = firstFrame + Int64(frames)
         if end > next { written.store(end, ordering: .releasing) }
     }
 
@@ -134,11 +145,14 @@ package final class PassThroughAudio: @unchecked Sendable {
             out[2 * i] += storage[slot]
             out[2 * i + 1] += storage[slot + 1]
         }
-        // Read after the copy: frames the writer overwrote meanwhile were torn; said, not hidden.
-        let after = written.load(ordering: .acquiring)
+        // Read after the copy (the copy's loads ordered before it): the slots of frames at or
+        // below `writing` − capacity may have been overwritten meanwhile: torn, said, not hidden.
+        atomicMemoryFence(ordering: .acquiring)
+        let after = writing.load(ordering: .relaxed)
         let copiedFrom = max(first, w - Int64(capacity)), copiedTo = min(first + Int64(frames), w)
         let torn = min(copiedTo, after - Int64(capacity)) - copiedFrom
         if torn > 0 { overwritten.add(Int(torn), ordering: .relaxed) }
+        played.store(first + Int64(frames), ordering: .relaxed)
         if missing > 0 {
             late.add(missing, ordering: .relaxed)
             lateBlockCount.add(1, ordering: .relaxed)

@@ -102,6 +102,13 @@ struct LiveRun {
         } catch {
             throw .failure("\(error)")
         }
+        // What the analysis takes, checked before anything is made on the server.
+        guard StreamingOnsetDetector.sampleRates.contains(Double(real.rate)) else {
+            throw .failure("the sink '\(real.name)' runs at \(real.rate) Hz; hapsync live analyses 8 to 192 kHz", hint: "set the sink's rate, or name another with --sink")
+        }
+        if delayMs == nil, !StreamingOnsetDetector.channelCounts.contains(real.channels) {
+            throw .failure("the sink '\(real.name)' has \(real.channels) channels; --no-delay follows sinks of 1 to 8", hint: "leave out --no-delay: the live sink is stereo")
+        }
         if real.name == LiveCommand.sinkName {
             throw .usage("the real sink is '\(real.name)' itself\(options.sinkName == nil ? " (the server's default)" : ""); name the sink to play on to with --sink")
         }
@@ -139,7 +146,10 @@ struct LiveRun {
     private func run(real: PulseConnection.SinkInfo, liveSink: LiveSink?, server: String?,
                      signals: SignalWatch) throws(CLIError) -> (Result<LiveSession.Counts, CLIError>, String) {
         let rate = Double(real.rate)
-        let passThrough = delayMs.map { PassThroughAudio(hold: Int(($0 / 1000 * rate).rounded())) }
+        let passThrough = delayMs.map { ms -> PassThroughAudio in
+            let hold = Int((ms / 1000 * rate).rounded())
+            return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold)
+        }
         let audio = passThrough.flatMap {
             options.audioChoice.output(sink: real.name, latency: options.audioLatency, environment: options.environment, passThrough: $0)
         }
@@ -158,13 +168,19 @@ struct LiveRun {
             throw .failure("\(error)")
         }
         defer { _ = engine.stop() }
+        let failure = Locked<String?>(nil)
+        // An output that failed for good ends the run (the sink removed, its streams moved back)
+        // rather than leave applications playing into a sink nobody hears. A server that went
+        // away is the capture's to report; the engine restarts on one that comes back.
+        engine.stoppedHandler = { reason in
+            if case .systemError(let why) = reason { failure.withLock { $0 = $0 ?? "the haptic or audio output failed: \(why)" } }
+        }
         if let audio, audio.clock.fit.sampleRate != rate {
             throw .failure("the output stream runs at \(Int(audio.clock.fit.sampleRate)) Hz, the live sink at \(real.rate) Hz: hapsync live needs them equal (set the real sink's rate, or pass --audio pulse)")
         }
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: self.detector.sensitivity, minimumGap: self.detector.minimumGap)
         let session = LiveSession(engine: engine, detector: detector, profile: profile, passThrough: passThrough, audio: audio)
         let channels = liveSink?.channels ?? real.channels
-        let failure = Locked<String?>(nil)
         let capture = MonitorCapture(sink: liveSink?.name ?? real.name, server: server, handler: { samples, first in
             session.captured(samples, channels: channels, firstFrame: first)
         }, onFailure: { why in failure.withLock { $0 = $0 ?? why } })
@@ -221,7 +237,9 @@ struct LiveSummary {
         if capture.lostFrames > 0 { capturePart += ", \(capture.lostFrames) frames lost" }
         lines.append(capturePart)
         if let passThrough, let audio {
-            lines.append("sound played on: \(plural(audio.underruns, "underrun")) at the real sink, \(passThrough.lateFrames) frames not captured in time (\(plural(passThrough.lateBlocks, "block"))), \(passThrough.overwrittenFrames) overrun")
+            var played = "sound played on: \(plural(audio.underruns, "underrun")) at the real sink, \(passThrough.lateFrames) frames not captured in time (\(plural(passThrough.lateBlocks, "block"))), \(passThrough.overwrittenFrames) overrun"
+            if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (the clocks drifting apart, or a stall)" }
+            lines.append(played)
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -48,6 +48,10 @@ final class LiveSession: @unchecked Sendable {
         var lags: [Double] = []
         /// Per transient: how long before (positive) or after its moment it was started, ns.
         var margins: [Double] = []
+        /// Times the pass-through's distance was fixed anew: the sound had fallen behind its
+        /// capture (frames not there in time) or run more than a delay further behind it than
+        /// asked (the live and the real sink's clocks drifting apart, a stall).
+        var refixes = 0
     }
 
     let engine: HapticEngine
@@ -80,8 +84,9 @@ final class LiveSession: @unchecked Sendable {
 
     /// A chunk of the capture: `channels` interleaved floats, the first at capture frame
     /// `firstFrame`. Capture thread; does not lock or block.
+    /// The onsets a chunk reveals are handed on before the chunk reaches the pass-through: a
+    /// frame the stream may play is never one whose onset is still to be found.
     func captured(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
-        passThrough?.write(samples, channels: channels, firstFrame: firstFrame)
         let now = MonotonicClock.nanoseconds()
         var found = false
         detector.process(samples, channels: channels, firstFrame: firstFrame) { onset in
@@ -92,15 +97,30 @@ final class LiveSession: @unchecked Sendable {
             }
         }
         if found { wake.signal() }
+        passThrough?.write(samples, channels: channels, firstFrame: firstFrame)
     }
 
     /// Plays the onsets found until `shouldStop` says so (checked at least every 50 ms).
     func run(until shouldStop: () -> Bool) {
+        var lateBlocks = 0, lateChecks = 0, lastCheck: UInt64 = 0
         while !shouldStop() {
             _ = wake.wait(timeout: .now() + .milliseconds(50))
             while let onset = onsets.pop() { play(onset) }
             let now = MonotonicClock.nanoseconds()
             sounding.removeAll { $0.until < now }
+            // Every 100 ms: is the sound still `hold` behind its capture?
+            if let passThrough, passThrough.offset != nil, now &- lastCheck >= 100_000_000 {
+                lastCheck = now
+                let late = passThrough.lateBlocks
+                lateChecks = late > lateBlocks ? lateChecks + 1 : 0
+                lateBlocks = late
+                let behind = passThrough.capturedFrames - passThrough.playedFrames
+                if lateChecks >= 3 || (passThrough.playedFrames != .min && behind > 2 * passThrough.hold + 4_800) {
+                    passThrough.unfix()
+                    counts.refixes += 1
+                    lateChecks = 0
+                }
+            }
         }
         while let onset = onsets.pop() { play(onset) }
         counts.dropped = lost.load(ordering: .relaxed)

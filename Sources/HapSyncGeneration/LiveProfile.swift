@@ -1,4 +1,5 @@
 import Foundation
+import HapSyncAHAP
 
 /// How `hapsync live` turns what it hears into haptics: one transient per onset, its intensity
 /// from the onset's felt loudness through a gain and a response curve, dropped under a floor, then
@@ -64,19 +65,26 @@ public struct LiveProfile: Sendable, Equatable {
         public var description: String { "profile \(source): \(problem)" }
     }
 
+    /// The largest profile file read, bytes.
+    public static let maxBytes = 65_536
+
     /// A built-in by name, else the JSON file at that path (keys as the type's summary says).
     public static func named(_ nameOrPath: String) throws(LoadError) -> LiveProfile {
         if let builtIn = builtIns.first(where: { $0.name == nameOrPath }) { return builtIn }
         guard nameOrPath.contains("/") || nameOrPath.hasSuffix(".json") else {
             throw LoadError(source: nameOrPath, problem: "not a built-in (\(builtIns.map(\.name).joined(separator: ", "))) nor a file path (a path has a '/' or ends in .json)")
         }
+        // A regular file only (a FIFO or a device would block or never end), read to 64 KiB + 1.
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: nameOrPath))
+            let handle = try RegularFile.open(nameOrPath)
+            data = try handle.read(upToCount: maxBytes + 1) ?? Data()
+        } catch let failure as RegularFile.Failure {
+            throw LoadError(source: nameOrPath, problem: failure.description)
         } catch {
             throw LoadError(source: nameOrPath, problem: "cannot be read (\((error as NSError).localizedDescription))")
         }
-        guard data.count <= 65_536 else { throw LoadError(source: nameOrPath, problem: "is \(data.count) bytes; a profile is a small JSON object (at most 64 KiB)") }
+        guard data.count <= maxBytes else { throw LoadError(source: nameOrPath, problem: "is over \(maxBytes) bytes; a profile is a small JSON object (at most 64 KiB)") }
         return try parse(data, source: nameOrPath)
     }
 

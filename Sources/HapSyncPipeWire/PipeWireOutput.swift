@@ -495,7 +495,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         lastCycleStart.store(UInt64(time.now), ordering: .releasing)
         lastGraphTime = graphTime
         lastFrames = n
-        if renderer.isPlaying || renderer.drive != nil {
+        if renderer.isPlaying || renderer.drive != nil || renderer.passThrough != nil {
             silentSince.store(0, ordering: .relaxed)
         } else if !sounding {
             // Still silent: keeps the time it began.

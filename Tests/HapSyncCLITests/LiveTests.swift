@@ -59,11 +59,20 @@ struct LiveTests {
     }
 
     /// The scheduled times of the trace's transients, CLOCK_MONOTONIC ns.
-    static func transients(_ trace: URL) -> [Int64] {
+    static func transients(_ trace: URL) -> [Int64] { releases(trace).map(\.scheduled) }
+
+    /// The trace's transients: when each was scheduled and when the output applied it, ns.
+    static func releases(_ trace: URL) -> [(scheduled: Int64, applied: Int64)] {
         ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["kind"] as? String == "transient" else { return nil }
-            return (o["scheduled_ns"] as? NSNumber)?.int64Value
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["kind"] as? String == "transient",
+                  let s = (o["scheduled_ns"] as? NSNumber)?.int64Value, let a = (o["applied_ns"] as? NSNumber)?.int64Value else { return nil }
+            return (s, a)
         }
+    }
+
+    /// Whether the run's standard error says `text` by now.
+    static func said(_ run: BackgroundRun, _ text: String) -> Bool {
+        ((try? String(contentsOf: run.err, encoding: .utf8)) ?? "").contains(text)
     }
 
     @Test(.needsPulseAudio) func eachClickPlayedIntoTheLiveSinkIsFeltWhereTheRealSinkPlaysIt() async throws {
@@ -80,8 +89,8 @@ struct LiveTests {
             let trace = dir.appendingPathComponent("t.jsonl")
             let live = try BackgroundRun(["live", "--sink", reader.sinkName, "--seconds", "5", "--haptics", "trace:\(trace.path)", "--force"], in: dir)
             defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
-            #expect(live.wait(atMost: 10) { Self.hasLiveSink(pactl) }, "no hapsync-live sink appeared: \(Self.sinks(pactl))")
-            usleep(300_000)
+            // Its capture runs once it says so.
+            #expect(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") }, "no hapsync-live sink appeared: \(Self.sinks(pactl))")
             let played = try Self.run(paplay, ["--device=hapsync-live", track.path])
             #expect(played.status == 0, "\(played.out)")
             let end = live.finish(atMost: 30)
@@ -99,11 +108,16 @@ struct LiveTests {
             let sorted = offsets.sorted()
             #expect(sorted.count == Self.clicks && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
             #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient: \(offsets)")
+            // Played at their times, not merely scheduled there: applied by the output within 5 ms.
+            let lateness = Self.releases(trace).map { Double($0.applied - $0.scheduled) / 1e6 }
+            #expect(lateness.allSatisfy { $0 < 5 }, "applied − scheduled (ms): \(lateness)")
         }
     }
 
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
-    /// transient comes after its click is heard (never early by more than 1 ms), and the lag the
+    /// transient comes after its click is heard (never early by more than 2 ms: when a frame is
+    /// heard comes from the monitor's timing fit and the sink's reported latency; seen −1.03 ms
+    /// on PulseAudio with the machine busy), and the lag the
     /// summary reports is the one the pipe measures, its median within 5 ms (pipewire-pulse
     /// reports a sink's latency as 0, so there the lag counts from when the sink took the frame:
     /// seen 3 ms more than the pipe's; on PulseAudio within 0.5 ms).
@@ -132,7 +146,7 @@ struct LiveTests {
             let lags = taps.map { tap in onsets.map { Double(tap - Int64($0)) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
             print("live --no-delay (pipe sink): transient − heard by the pipe (ms): \(lags.map { String(format: "%.2f", $0) }.joined(separator: " "))")
             print("live --no-delay: \(end.out)")
-            #expect(lags.allSatisfy { $0 >= -1 && $0 < 50 }, "\(lags)")
+            #expect(lags.allSatisfy { $0 >= -2 && $0 < 50 }, "transient − heard (ms): \(lags)")
             let reported = end.out.split(separator: "\n").first { $0.hasPrefix("lag (haptics felt after their sound was heard): p50 ") }
                 .flatMap { Double($0.split(separator: " ")[9]) }
             let median = lags.sorted()[lags.count / 2]
@@ -150,16 +164,24 @@ struct LiveTests {
         let reader = PipeSinkReader()
         try reader.start()
         defer { reader.stop() }
-        let live = try BackgroundRun(["live", "--sink", reader.sinkName, "--seconds", "1.5"], in: dir)
+        let live = try BackgroundRun(["live", "--sink", reader.sinkName, "--seconds", "60"], in: dir)
         defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
-        #expect(live.wait(atMost: 10) { Self.hasLiveSink(pactl) })
+        #expect(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") })
+        let liveIndex = Self.sinks(pactl).split(separator: "\n").first { $0.split(separator: "\t").dropFirst().first == "hapsync-live" }?
+            .split(separator: "\t").first.map(String.init)
         let player = Process()
         player.executableURL = URL(fileURLWithPath: paplay)
         player.arguments = ["--device=hapsync-live", track.path]
         try player.run()
         defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
+        // Ended by Ctrl-C once paplay's stream plays into the live sink.
+        #expect(live.wait(atMost: 10) {
+            ((try? Self.run(pactl, ["list", "short", "sink-inputs"]).out) ?? "").split(separator: "\n")
+                .contains { $0.split(separator: "\t").dropFirst().first.map(String.init) == liveIndex }
+        }, "paplay's stream never reached hapsync-live")
+        kill(live.process.processIdentifier, SIGINT)
         let end = live.finish(atMost: 30)
-        #expect(end.status == 0, "\(end.err)")
+        #expect(end.status == 130, "\(end.err)")
         #expect(end.err.contains("moved") && end.err.contains(reader.sinkName), "\(end.err)")
         #expect(player.isRunning, "paplay ended with the live sink")
         let inputs = (try? Self.run(pactl, ["list", "short", "sink-inputs"]).out) ?? ""

@@ -74,7 +74,7 @@ struct LiveProfileTests {
             _ = try LiveProfile.named("/nonexistent/p.json")
             Issue.record("no error")
         } catch {
-            #expect(error.description.hasPrefix("profile /nonexistent/p.json: cannot be read"))
+            #expect(error.description.hasPrefix("profile /nonexistent/p.json: cannot open /nonexistent/p.json"), "\(error)")
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("live-profile-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -85,7 +85,13 @@ struct LiveProfileTests {
             _ = try LiveProfile.named(big.path)
             Issue.record("no error")
         } catch {
-            #expect(error.description.contains("is 70000 bytes"))
+            #expect(error.description.contains("is over 65536 bytes"))
+        }
+        do {
+            _ = try LiveProfile.named("/dev/zero")
+            Issue.record("no error")
+        } catch {
+            #expect(error.description.contains("not a regular file"), "\(error)")
         }
     }
 }
