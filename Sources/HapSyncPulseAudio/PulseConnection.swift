@@ -329,6 +329,14 @@ package final class PulseConnection: @unchecked Sendable {
         }
         let made = channels == nil ? pa_stream_new(context, name, &spec, nil) : pa_stream_new(context, name, &spec, &map)
         guard let s = made else { throw .stream("cannot create the stream") }
+        return try connectAndWait(s, onTiming: onTiming, connect: connect)
+    }
+
+    /// A new stream made this connection's one: its timing replies to `onTiming`, its failure to
+    /// `onFailure`, connected by `connect` (playback or record), and waited for until ready.
+    /// Inside `withLock`.
+    private func connectAndWait(_ s: OpaquePointer, onTiming: @escaping (pa_timing_info, UInt64) -> Void,
+                                connect: (OpaquePointer) -> Int32) throws(PulseError) -> OpaquePointer {
         stream = s
         self.onTiming = onTiming
         pa_stream_set_state_callback(s, { s, userdata in
@@ -568,20 +576,7 @@ extension PulseConnection {
         var map = pa_channel_map()
         guard pa_channel_map_init_extend(&map, UInt32(channelCount), PA_CHANNEL_MAP_DEFAULT) != nil,
               let s = pa_stream_new(context, name, &spec, &map) else { throw .stream("cannot create the stream: \(errorText)") }
-        stream = s
-        self.onTiming = onTiming
-        pa_stream_set_state_callback(s, { s, userdata in
-            let connection = Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue()
-            if pa_stream_get_state(s) == PA_STREAM_FAILED { connection.onFailure?(connection.errorText) }
-            pa_threaded_mainloop_signal(connection.mainloop, 0)
-        }, me)
-        guard connect(s) >= 0 else { throw .stream(errorText) }
-        while true {
-            let state = pa_stream_get_state(s)
-            if state == PA_STREAM_READY { return s }
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { throw .stream(errorText) }
-            pa_threaded_mainloop_wait(mainloop)
-        }
+        return try connectAndWait(s, onTiming: onTiming, connect: connect)
     }
 }
 
