@@ -67,9 +67,7 @@ enum PlayCommand {
         let engine: HapticEngine
         let session: PlaySession
         do {
-            engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audioDevice,
-                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy,
-                                                           precise: options.precise))
+            engine = try HapticEngine(configuration: options.engineConfiguration(backend: backend, audio: audioDevice))
             // The session installs the engine's handlers before it starts: the audio server can go
             // away while the stream is starting.
             session = PlaySession(engine: engine, timeline: timeline, audioFiles: audioDevice == nil ? [:] : playable.audioFiles,

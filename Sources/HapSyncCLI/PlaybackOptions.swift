@@ -116,6 +116,12 @@ struct PlaybackOptions {
     /// (nil: none). With auto, asks PipeWire first (at most 1 s): call it once.
     func makeAudioOutput() -> SoundServerOutput? { audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment) }
 
+    /// The engine these options ask for, on `backend` with `audio`: memory locked, the haptic
+    /// latency, the accessibility policy and `--precise` (`play`, `feedback`, `serve`, `live`).
+    func engineConfiguration(backend: HapticBackend, audio: SoundServerOutput?) -> HapticEngine.Configuration {
+        .init(backend: backend, lockMemory: true, audio: audio, hapticLatency: hapticLatencyNanoseconds, policy: policy, precise: precise)
+    }
+
     /// Reads the options; a second trace or evdev target, or a bad HAPSYNC_* variable, is a usage error.
     init(_ parsed: ParsedArguments, environment: [String: String]) throws(CLIError) {
         for target in parsed[Self.haptics] {

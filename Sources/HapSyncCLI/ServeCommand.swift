@@ -80,9 +80,7 @@ enum ServeCommand {
         let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console)
         let engine: HapticEngine
         do {
-            engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: true, audio: audio,
-                                                           hapticLatency: options.hapticLatencyNanoseconds, policy: options.policy,
-                                                           precise: options.precise))
+            engine = try HapticEngine(configuration: options.engineConfiguration(backend: backend, audio: audio))
             try engine.start()
         } catch {
             throw .failure("\(error)", hint: audio == nil ? nil : "without a sound server, pass --audio none")
