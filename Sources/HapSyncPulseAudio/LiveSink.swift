@@ -102,12 +102,18 @@ package final class LiveSink: @unchecked Sendable {
     /// (see the type's contract). `realSink` is where `remove()` and a takeover move streams.
     /// Throws `.inUse` (another `hapsync live` owns the name), `.notOurs` (the user's own sink of
     /// that name, left loaded), `.invalid` (a name or description the module arguments cannot
-    /// carry), `.refused`, `.didNotAppear` or `.serverGone`. Control side.
+    /// carry), `.refused` (also when another client takes the name meanwhile), `.stillListed`,
+    /// `.didNotAppear` or `.serverGone`. Control side.
     package static func create(on connection: PulseConnection, name: String = defaultName, description: String = defaultDescription,
                                rate: UInt32 = 48_000, channels: Int = 2, realSink: String? = nil) throws(LiveSinkError) -> LiveSink {
         try validate(name: name, description: description, rate: rate, channels: channels)
         let server = try describeServer(connection, sink: name)
         let takenOver = try removeLeftover(on: connection, name: name, realSink: realSink)
+        // PulseAudio unloads a module a moment after it answers; a sink loaded under a name still
+        // taken gets another ('hapsync-live.2'), so the leftover must be gone from the list first.
+        if let takenOver, !awaitFree(name, on: connection) {
+            throw .stillListed(sink: name, module: takenOver.module, server: server, seconds: appearTimeout)
+        }
         let owner = Owner.current
         let arguments = "sink_name=\(name) rate=\(rate) channels=\(channels) format=float32le "
             + "sink_properties='device.description=\"\(description)\" \(ownerProperty)=\(owner.pid) "
@@ -120,7 +126,16 @@ package final class LiveSink: @unchecked Sendable {
         } catch {
             throw .refused(sink: name, server: server, reason: error.description)
         }
-        guard let sink = awaitSink(name, module: module, owner: owner, on: connection) else {
+        let sink: PulseConnection.SinkListing
+        switch awaitSink(name, module: module, owner: owner, on: connection) {
+        case .listed(let listing):
+            sink = listing
+        case .renamed(let other):
+            // Another client made a sink of that name between the check and the load.
+            _ = connection.withLock { connection.unloadModule(module) }
+            throw .refused(sink: name, server: server,
+                           reason: "a sink of that name appeared meanwhile, so the server named this one '\(other)'; it was unloaded again")
+        case .missing:
             _ = connection.withLock { connection.unloadModule(module) }
             throw .didNotAppear(sink: name, module: module, server: server, seconds: appearTimeout)
         }
@@ -271,15 +286,40 @@ package final class LiveSink: @unchecked Sendable {
     /// `owner` to be listed (not a leftover just unloaded whose module index pipewire-pulse gave
     /// to the new module, still listed a moment); the listing, or nil. Takes the lock for each
     /// look, not while it sleeps.
-    private static func awaitSink(_ name: String, module: UInt32, owner: Owner, on connection: PulseConnection) -> PulseConnection.SinkListing? {
+    private static func awaitSink(_ name: String, module: UInt32, owner: Owner, on connection: PulseConnection) -> Appearance {
         let giveUp = Date().addingTimeInterval(appearTimeout)
         while true {
-            let sink = connection.withLock { () -> PulseConnection.SinkListing? in
-                guard connection.isReady else { return nil }
-                return connection.sinks().first { $0.name == name && $0.ownerModule == module && Owner(properties: $0.properties) == owner }
+            let found = connection.withLock { () -> Appearance in
+                guard connection.isReady else { return .missing }
+                let ours = connection.sinks().filter { $0.ownerModule == module && Owner(properties: $0.properties) == owner }
+                if let sink = ours.first(where: { $0.name == name }) { return .listed(sink) }
+                // module-null-sink names its sink 'NAME.2' when NAME is taken.
+                if let other = ours.first(where: { $0.name.hasPrefix(name + ".") }) { return .renamed(other.name) }
+                return .missing
             }
-            if let sink { return sink }
-            guard Date() < giveUp, connection.withLock({ connection.isReady }) else { return nil }
+            if case .missing = found, Date() < giveUp, connection.withLock({ connection.isReady }) {
+                usleep(20_000)
+                continue
+            }
+            return found
+        }
+    }
+
+    /// What `awaitSink` found: the sink, the module's sink under another name, or nothing.
+    private enum Appearance {
+        case listed(PulseConnection.SinkListing)
+        case renamed(String)
+        case missing
+    }
+
+    /// Waits (at most `appearTimeout`) until no sink `name` is listed; false if one still is (or
+    /// the connection failed). Takes the lock for each look, not while it sleeps.
+    private static func awaitFree(_ name: String, on connection: PulseConnection) -> Bool {
+        let giveUp = Date().addingTimeInterval(appearTimeout)
+        while true {
+            let free = connection.withLock { connection.isReady && !connection.sinks().contains { $0.name == name } }
+            if free { return true }
+            guard Date() < giveUp, connection.withLock({ connection.isReady }) else { return false }
             usleep(20_000)
         }
     }
@@ -398,6 +438,9 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
     /// The module loaded but its sink was not listed within the time allowed, seconds (the module
     /// was unloaded again).
     case didNotAppear(sink: String, module: UInt32, server: String, seconds: Double)
+    /// A leftover's module was unloaded but its sink was still listed after the time allowed,
+    /// seconds (the new sink was not loaded: it would have been given another name).
+    case stillListed(sink: String, module: UInt32, server: String, seconds: Double)
     /// The server would not unload the sink's module.
     case unloadRefused(sink: String, module: UInt32, server: String)
     /// The connection to the server is gone (the server stopped or the connection closed).
@@ -426,6 +469,9 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
         case .didNotAppear(let sink, let module, let server, let seconds):
             return "\(server) loaded module \(module) for the sink '\(sink)', but the sink did not appear within \(seconds) s; "
                 + "the module was unloaded again"
+        case .stillListed(let sink, let module, let server, let seconds):
+            return "\(server) unloaded module \(module) of the leftover sink '\(sink)', but the sink was still listed \(seconds) s later; "
+                + "run hapsync live again, or 'pactl list short sinks' shows what holds the name"
         case .unloadRefused(let sink, let module, let server):
             return "\(server) would not unload module \(module) of the sink '\(sink)'; 'pactl unload-module \(module)' may"
         case .serverGone(let sink, let module, let server):
