@@ -73,7 +73,7 @@ package final class AudioStreamRenderer: @unchecked Sendable {
     /// or waits and no drive rides in the stream; returns whether it did. Audio thread; does not
     /// allocate, lock or block.
     package func realignSilence(to frame: Int64) -> Bool {
-        guard drive == nil, passThrough == nil, !mixer.isPlaying, frame >= 0 else { return false }
+        guard drive == nil, passThrough?.isActive != true, !mixer.isPlaying, frame >= 0 else { return false }
         written.store(frame, ordering: .releasing)
         return true
     }

@@ -16,12 +16,23 @@ import Synchronization
 ///
 /// Stereo throughout: a mono capture is played on both channels, a capture of more channels
 /// gives its first two (the live sink is stereo; the server downmixes what plays into it).
+///
+/// A pass-through may be dormant (`deactivate`): it plays nothing and does not keep its stream
+/// awake, so a service can hold one in its stream from the start and turn it on and off
+/// (`serve`'s `/hapsync/live`). A capture after `activate` continues the frame numbering
+/// (`capturedFrames` is where it may start) and fixes the distance anew.
 package final class PassThroughAudio: @unchecked Sendable {
     /// Capture frames held, a power of two.
     package let capacity: Int
     /// How many frames behind the newest capture frame the first block's last frame plays.
-    package let hold: Int64
+    package var hold: Int64 { holdFrames.load(ordering: .relaxed) }
+    private let holdFrames: Atomic<Int64>
     private let mask: Int64
+    /// Whether it plays (and keeps its stream from pausing for silence).
+    private let active: Atomic<Bool>
+    /// `written` when the distance was last forgotten: it is fixed again only from a capture
+    /// written after that.
+    private let unfixedAt = Atomic<Int64>(.min)
     private let storage: UnsafeMutablePointer<Float>
     /// The capture frame after the newest one written.
     private let written = Atomic<Int64>(0)
@@ -38,12 +49,14 @@ package final class PassThroughAudio: @unchecked Sendable {
 
     /// A pass-through holding at least `capacityFrames` frames (rounded up to a power of two),
     /// whose first block plays `hold` frames behind the capture.
-    package init(capacityFrames: Int = 1 << 16, hold: Int) {
+    /// `active` false: dormant until `activate`.
+    package init(capacityFrames: Int = 1 << 16, hold: Int, active: Bool = true) {
         var c = 1024
         while c < capacityFrames, c < 1 << 24 { c <<= 1 }
         capacity = c
         mask = Int64(c - 1)
-        self.hold = Int64(min(max(hold, 0), c / 2))
+        holdFrames = Atomic(Int64(min(max(hold, 0), c / 2)))
+        self.active = Atomic(active)
         storage = .allocate(capacity: 2 * c)
         storage.initialize(repeating: 0, count: 2 * c)
     }
@@ -72,7 +85,28 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// Forgets the distance: the next block fixes it again from the capture written by then (a
     /// stream starting anew, or one whose distance the clocks' drift or a stall has worn out).
     /// Any thread: the audio thread stores a distance only after it has read this one.
-    package func unfix() { distance.store(.min, ordering: .releasing) }
+    package func unfix() {
+        unfixedAt.store(written.load(ordering: .acquiring), ordering: .relaxed)
+        distance.store(.min, ordering: .releasing)
+    }
+
+    /// Whether it plays and keeps its stream awake (not dormant). Any thread.
+    package var isActive: Bool { active.load(ordering: .acquiring) }
+
+    /// Turns it on, `hold` frames behind the capture to come (clamped to half the capacity): the
+    /// distance is fixed by the first block after that capture's first write, which continues
+    /// at `capturedFrames`. Control side, while no capture writes.
+    package func activate(hold: Int) {
+        holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)
+        unfix()
+        active.store(true, ordering: .releasing)
+    }
+
+    /// Turns it off: it plays nothing and lets its stream pause for silence. Any thread.
+    package func deactivate() {
+        active.store(false, ordering: .releasing)
+        unfix()
+    }
 
     /// Writes `frames` frames of `channels` interleaved floats, the first at capture frame
     /// `firstFrame` (frames before it not yet written are silence: a hole in the capture).
@@ -118,11 +152,11 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// `out` (stereo interleaved). The first call after a capture arrived fixes the distance.
     /// Audio thread (one reader); does not allocate, lock or block.
     package func mix(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64) {
-        guard frames > 0 else { return }
+        guard frames > 0, active.load(ordering: .acquiring) else { return }
+        var d = distance.load(ordering: .acquiring)
         let w = written.load(ordering: .acquiring)
-        var d = distance.load(ordering: .relaxed)
         if d == .min {
-            guard w > firstWritten.load(ordering: .relaxed) else { return }
+            guard w > firstWritten.load(ordering: .relaxed), w > unfixedAt.load(ordering: .relaxed) else { return }
             // The block's last frame plays the capture frame `hold` behind the newest.
             d = firstFrame + Int64(frames) - 1 - (w - 1 - hold)
             distance.store(d, ordering: .releasing)

@@ -46,8 +46,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         /// pauses, seconds (default 2; nil: never). Paused, it costs nothing and keeps no device
         /// awake; the next start with audio runs it again first (`willPlay`).
         public var pauseWhenIdle: Double?
-        /// Captured audio the stream plays on (`hapsync live`; nil: none). With it the stream
-        /// never pauses for silence: what it plays on is not the engine's to know.
+        /// Captured audio the stream plays on (`hapsync live`, `serve`'s `/hapsync/live`; nil:
+        /// none). While it is active the stream never pauses for silence: what it plays on is
+        /// not the engine's to know.
         package var passThrough: PassThroughAudio?
 
         /// Makes settings; defaults as described on each property.
@@ -400,7 +401,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// `pauseWhenIdle` with no start asked for meanwhile (never with a drive riding in it: the
     /// waveform output's haptics are its sound).
     private func pauseIfIdle() {
-        guard let after = configuration.pauseWhenIdle, haptics == nil, configuration.passThrough == nil, !awake.load(ordering: .acquiring), let stream else { return }
+        guard let after = configuration.pauseWhenIdle, haptics == nil, configuration.passThrough?.isActive != true, !awake.load(ordering: .acquiring), let stream else { return }
         let since = silentSince.load(ordering: .relaxed)
         let now = MonotonicClock.nanoseconds()
         let pause = idle.withLock { state -> Bool in
@@ -495,7 +496,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         lastCycleStart.store(UInt64(time.now), ordering: .releasing)
         lastGraphTime = graphTime
         lastFrames = n
-        if renderer.isPlaying || renderer.drive != nil || renderer.passThrough != nil {
+        if renderer.isPlaying || renderer.drive != nil || renderer.passThrough?.isActive == true {
             silentSince.store(0, ordering: .relaxed)
         } else if !sounding {
             // Still silent: keeps the time it began.

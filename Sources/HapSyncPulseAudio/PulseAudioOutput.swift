@@ -44,8 +44,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         /// corked, seconds (default `IdlePause.defaultSeconds`; nil: never). Corked, it costs
         /// nothing; the next start with audio uncorks it first (`willPlay`).
         public var pauseWhenIdle: Double?
-        /// Captured audio the stream plays on (`hapsync live`; nil: none). With it the stream
-        /// never pauses for silence: what it plays on is not the engine's to know.
+        /// Captured audio the stream plays on (`hapsync live`, `serve`'s `/hapsync/live`; nil:
+        /// none). While it is active the stream never pauses for silence: what it plays on is
+        /// not the engine's to know.
         package var passThrough: PassThroughAudio?
 
         /// Makes settings; defaults as described on each property.
@@ -298,7 +299,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// thread must not wait for this one); a corked one's takes the mainloop's lock. Control
     /// side; may block.
     public func willPlay() {
-        guard configuration.pauseWhenIdle != nil, configuration.passThrough == nil else { return }
+        guard configuration.pauseWhenIdle != nil, configuration.passThrough?.isActive != true else { return }
         let now = MonotonicClock.nanoseconds()
         demandAt.store(now, ordering: .sequentiallyConsistent)
         guard paused.load(ordering: .sequentiallyConsistent) else { return }
@@ -356,7 +357,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         guard size >= frameBytes else { pa_stream_cancel_write(s); return }
         let frames = renderer.render(into: data.assumingMemoryBound(to: Float.self), frames: size / frameBytes, clock: clock, writesAhead: writesAhead)
         pa_stream_write(s, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
-        let silent = renderer.drive == nil && renderer.passThrough == nil && !renderer.isPlaying
+        let silent = renderer.drive == nil && renderer.passThrough?.isActive != true && !renderer.isPlaying
         if realigning.load(ordering: .relaxed) {
             connection?.requestTimingInfo(every: 0)
         } else {
@@ -376,7 +377,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// for meanwhile (never with a drive riding in it: the waveform output's haptics are its
     /// sound). Mainloop thread, after a write (libpulse allocates the request).
     private func corkIfIdle(_ s: OpaquePointer, now: UInt64) {
-        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, renderer.passThrough == nil, !realigning.load(ordering: .relaxed),
+        guard let after = configuration.pauseWhenIdle, renderer.drive == nil, renderer.passThrough?.isActive != true, !realigning.load(ordering: .relaxed),
               !awake.load(ordering: .acquiring) else { return }
         guard IdlePause.hasPassed(after, since: silentSince, now: now),
               IdlePause.hasPassed(after, since: demandAt.load(ordering: .relaxed), now: now) else { return }
