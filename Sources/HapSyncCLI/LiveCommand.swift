@@ -48,6 +48,10 @@ enum LiveCommand {
         synopsis: ["hapsync live [--haptics TARGET]... [--sink REAL_SINK] [--delay-ms N | --no-delay] [--profile NAME|FILE] [--sensitivity X]"],
         run: run)
 
+    /// How far behind the live sink the sound plays on unless told, ms: the analysis' look-ahead
+    /// (`lookAhead` seconds) and 5 ms for the capture's fragments to arrive, at most 20.
+    static func defaultDelayMs(lookAhead: Double) -> Double { min(20, lookAhead * 1000 + 5) }
+
     static func run(_ parsed: ParsedArguments, _ context: Command.Context) throws(CLIError) {
         let options = try PlaybackOptions(parsed, environment: context.environment)
         let profile: LiveProfile
@@ -59,7 +63,7 @@ enum LiveCommand {
         if parsed[noDelay], let d = parsed[delay] { throw .usage("--delay-ms \(number(d)) and --no-delay: one or the other") }
         let detector = StreamingOnsetDetector(sampleRate: 48_000, sensitivity: parsed[GenerateCommand.sensitivity])
         let lookAheadMs = detector.lookAhead.seconds * 1000
-        let delayMs = parsed[delay] ?? min(20, lookAheadMs + 5)
+        let delayMs = parsed[delay] ?? defaultDelayMs(lookAhead: detector.lookAhead.seconds)
         guard parsed[noDelay] || delayMs >= lookAheadMs else {
             throw .usage("--delay-ms \(number(delayMs)) is shorter than the analysis' look-ahead (\(String(format: "%.1f", lookAheadMs)) ms): onsets would be found after their sound played on")
         }
@@ -86,65 +90,89 @@ struct LiveRun {
         let signals = SignalWatch()
         defer { signals.cancel() }
         let server = options.environment["PULSE_SERVER"]
-        let control: PulseConnection
-        do {
-            control = try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-live-control")
-        } catch {
-            throw .failure("\(error)", hint: "hapsync live needs a PulseAudio server or PipeWire's pipewire-pulse")
-        }
+        let control = try Self.connect(server: server)
         defer { control.close() }
         // The real sink, named before the live sink exists.
+        let real = try Self.realSink(options.sinkName, on: control)
+        if delayMs == nil, !StreamingOnsetDetector.channelCounts.contains(real.channels) {
+            throw .failure("the sink '\(real.name)' has \(real.channels) channels; --no-delay follows sinks of 1 to 8", hint: "leave out --no-delay: the live sink is stereo")
+        }
+        var liveSink: LiveSink?
+        if delayMs != nil {
+            liveSink = try Self.makeLiveSink(on: control, playingOnTo: real)
+            if let taken = liveSink?.takenOver { console.err("note: took over \(taken)\n") }
+        }
+        var failure: CLIError?
+        var summary = ""
+        do throws(CLIError) {
+            (summary, failure) = try run(real: real, liveSink: liveSink, server: server, signals: signals)
+        } catch {
+            failure = error
+        }
+        // Whatever happened: the sink goes, and what played into it goes back to the real sink.
+        if let liveSink { Self.remove(liveSink, console: console) }
+        if !summary.isEmpty { console.out(summary) }
+        if let failure { throw failure }
+        if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
+    }
+
+    /// A control connection to the server applications play to (`PULSE_SERVER`, else the default).
+    static func connect(server: String?) throws(CLIError) -> PulseConnection {
+        do {
+            return try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-live-control")
+        } catch {
+            throw .failure("\(error)", hint: "live haptics need a PulseAudio server or PipeWire's pipewire-pulse")
+        }
+    }
+
+    /// The sink the sound plays on to (`name`, else the server's default), checked for what the
+    /// analysis takes and for not being the live sink itself.
+    static func realSink(_ name: String?, on control: PulseConnection) throws(CLIError) -> PulseConnection.SinkInfo {
         let real: PulseConnection.SinkInfo
         do {
             real = try control.withLock { () throws(PulseAudioOutput.PulseError) -> PulseConnection.SinkInfo in
-                try control.sinkInfo(named: options.sinkName ?? "@DEFAULT_SINK@")
+                try control.sinkInfo(named: name ?? "@DEFAULT_SINK@")
             }
         } catch {
             throw .failure("\(error)")
         }
-        // What the analysis takes, checked before anything is made on the server.
         guard StreamingOnsetDetector.sampleRates.contains(Double(real.rate)) else {
-            throw .failure("the sink '\(real.name)' runs at \(real.rate) Hz; hapsync live analyses 8 to 192 kHz", hint: "set the sink's rate, or name another with --sink")
-        }
-        if delayMs == nil, !StreamingOnsetDetector.channelCounts.contains(real.channels) {
-            throw .failure("the sink '\(real.name)' has \(real.channels) channels; --no-delay follows sinks of 1 to 8", hint: "leave out --no-delay: the live sink is stereo")
+            throw .failure("the sink '\(real.name)' runs at \(real.rate) Hz; live haptics analyse 8 to 192 kHz", hint: "set the sink's rate, or name another sink")
         }
         if real.name == LiveCommand.sinkName {
-            throw .usage("the real sink is '\(real.name)' itself\(options.sinkName == nil ? " (the server's default)" : ""); name the sink to play on to with --sink")
+            throw .usage("the real sink is '\(real.name)' itself\(name == nil ? " (the server's default)" : ""); name the sink to play on to")
         }
-        var liveSink: LiveSink?
-        if delayMs != nil {
-            do throws(LiveSinkError) {
-                liveSink = try LiveSink.create(on: control, name: LiveCommand.sinkName, description: LiveCommand.sinkDescription,
-                                               rate: real.rate, channels: 2, realSink: real.name)
-            } catch {
-                throw .failure(error.description)
-            }
-            if let taken = liveSink?.takenOver { console.err("note: took over \(taken)\n") }
-        }
-        var outcome: Result<LiveSession.Counts, CLIError> = .failure(.failure("not run"))
-        var summary = ""
-        do throws(CLIError) {
-            (outcome, summary) = try run(real: real, liveSink: liveSink, server: server, signals: signals)
-        } catch {
-            outcome = .failure(error)
-        }
-        // Whatever happened: the sink goes, and what played into it goes back to the real sink.
-        if let liveSink {
-            do throws(LiveSinkError) {
-                if let removal = try liveSink.remove(), !removal.moved.isEmpty { console.err("note: \(removal)\n") }
-            } catch {
-                console.err("warning: \(error.description)\n")
-            }
-        }
-        if !summary.isEmpty { console.out(summary) }
-        if case .failure(let error) = outcome { throw error }
-        if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
+        return real
     }
 
-    /// The engine and the capture, until a signal, `--seconds` or a failure; the summary.
+    /// The live sink, at the real sink's rate, a leftover of a killed run taken over.
+    static func makeLiveSink(on control: PulseConnection, playingOnTo real: PulseConnection.SinkInfo) throws(CLIError) -> LiveSink {
+        do throws(LiveSinkError) {
+            return try LiveSink.create(on: control, name: LiveCommand.sinkName, description: LiveCommand.sinkDescription,
+                                       rate: real.rate, channels: 2, realSink: real.name)
+        } catch {
+            throw .failure(error.description)
+        }
+    }
+
+    /// Removes the live sink, what played into it moved to the real sink, saying so on `console`.
+    /// Returns what it said.
+    @discardableResult
+    static func remove(_ liveSink: LiveSink, console: HapSyncCLI.Console) -> String? {
+        do throws(LiveSinkError) {
+            guard let removal = try liveSink.remove(), !removal.moved.isEmpty else { return nil }
+            console.err("note: \(removal)\n")
+            return removal.description
+        } catch {
+            console.err("warning: \(error.description)\n")
+            return error.description
+        }
+    }
+
+    /// The engine and the feed, until a signal, `--seconds` or a failure; the summary, and the
+    /// failure that ended the run if one did.
     private func run(real: PulseConnection.SinkInfo, liveSink: LiveSink?, server: String?,
-                     signals: SignalWatch) throws(CLIError) -> (Result<LiveSession.Counts, CLIError>, String) {
+                     signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let rate = Double(real.rate)
         let passThrough = delayMs.map { ms -> PassThroughAudio in
             let hold = Int((ms / 1000 * rate).rounded())
@@ -166,79 +194,30 @@ struct LiveRun {
             throw .failure("\(error)")
         }
         defer { _ = engine.stop() }
-        let failure = Locked<String?>(nil)
+        if let audio, audio.clock.fit.sampleRate != rate {
+            throw .failure("the output stream runs at \(Int(audio.clock.fit.sampleRate)) Hz, the live sink at \(real.rate) Hz: hapsync live needs them equal (set the real sink's rate, or pass --audio pulse)")
+        }
+        let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
+                            channels: liveSink?.channels ?? real.channels, rate: rate, server: server, profile: profile,
+                            sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
         // An output that failed for good ends the run (the sink removed, its streams moved back)
         // rather than leave applications playing into a sink nobody hears. A server that went
         // away is the capture's to report; the engine restarts on one that comes back.
         engine.stoppedHandler = { reason in
-            if case .systemError(let why) = reason { failure.withLock { $0 = $0 ?? "the haptic or audio output failed: \(why)" } }
+            if case .systemError(let why) = reason { feed.fail("the haptic or audio output failed: \(why)") }
         }
-        if let audio, audio.clock.fit.sampleRate != rate {
-            throw .failure("the output stream runs at \(Int(audio.clock.fit.sampleRate)) Hz, the live sink at \(real.rate) Hz: hapsync live needs them equal (set the real sink's rate, or pass --audio pulse)")
-        }
-        let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: self.detector.sensitivity, minimumGap: self.detector.minimumGap)
-        let session = LiveSession(engine: engine, detector: detector, profile: profile, passThrough: passThrough, audio: audio)
-        let channels = liveSink?.channels ?? real.channels
-        let capture = MonitorCapture(sink: liveSink?.name ?? real.name, server: server, handler: { samples, first in
-            session.captured(samples, channels: channels, firstFrame: first)
-        }, onFailure: { why in failure.withLock { $0 = $0 ?? why } })
-        session.monitorTime = { capture.playedTime(ofFrame: $0) }
-        session.sinkAhead = { capture.sinkLatency.map { UInt64(max($0, 0)) * 1000 } }
         do {
-            try capture.start()
+            try feed.start()
         } catch {
             throw .failure("\(error)")
         }
-        let started = MonotonicClock.nanoseconds()
-        let deadline = seconds.map { started + UInt64($0 * 1e9) }
+        let deadline = seconds.map { feed.started + UInt64($0 * 1e9) }
         let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
         console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; Ctrl-C stops\n")
-        session.run {
-            signals.received || failure.withLock { $0 != nil } || deadline.map { MonotonicClock.nanoseconds() >= $0 } ?? false
+        while !(signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false) {
+            usleep(20_000)
         }
-        capture.stop()
-        let ran = Double(MonotonicClock.nanoseconds() - started) / 1e9
-        let text = LiveSummary(counts: session.counts, seconds: ran, passThrough: passThrough, capture: capture, audio: audio,
-                               profile: profile, engine: engine).text
-        if let why = failure.withLock({ $0 }) {
-            return (.failure(.failure(why)), text)
-        }
-        return (.success(session.counts), text)
-    }
-}
-
-/// The summary `hapsync live` prints at exit: transients, underruns, overruns, the lag.
-struct LiveSummary {
-    let counts: LiveSession.Counts
-    let seconds: Double
-    let passThrough: PassThroughAudio?
-    let capture: MonitorCapture
-    let audio: SoundServerOutput?
-    let profile: LiveProfile
-    let engine: HapticEngine
-
-    var text: String {
-        var lines = ["live: \(String(format: "%.1f", seconds)) s, profile \(profile.name)"]
-        var t = "transients: \(counts.transients)"
-        if counts.belowFloor > 0 { t += ", \(counts.belowFloor) under the profile's floor" }
-        if counts.late > 0 { t += ", \(counts.late) found after their moment (played late)" }
-        if counts.unplaced > 0 { t += ", \(counts.unplaced) before the sound played on" }
-        if counts.dropped > 0 { t += ", \(counts.dropped) lost" }
-        lines.append(t)
-        if !counts.lags.isEmpty {
-            let ms = counts.lags.map { $0 / 1e6 }.sorted()
-            let what = passThrough == nil ? "haptics felt after their sound was heard" : "sound played on after it reached the live sink"
-            lines.append(String(format: "lag (%@): p50 %.1f ms, p99 %.1f ms, max %.1f ms", what,
-                                ms.nearestRankPercentile(50) ?? 0, ms.nearestRankPercentile(99) ?? 0, ms.max() ?? 0))
-        }
-        var capturePart = "capture: \(capture.framesCaptured) frames, \(plural(capture.overruns, "overrun"))"
-        if capture.lostFrames > 0 { capturePart += ", \(capture.lostFrames) frames lost" }
-        lines.append(capturePart)
-        if let passThrough, let audio {
-            var played = "sound played on: \(plural(audio.underruns, "underrun")) at the real sink, \(passThrough.lateFrames) frames not captured in time (\(plural(passThrough.lateBlocks, "block"))), \(passThrough.overwrittenFrames) overrun"
-            if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (the clocks drifting apart, or a stall)" }
-            lines.append(played)
-        }
-        return lines.joined(separator: "\n") + "\n"
+        feed.stop()
+        return (feed.summary, feed.failure.map { .failure($0) })
     }
 }

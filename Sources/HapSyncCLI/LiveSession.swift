@@ -27,7 +27,8 @@ struct LiveOnset {
 /// onset's capture frame (the engine's audio clock says when); without (`--no-delay`), at once.
 ///
 /// The capture side (`captured`) does not lock or block; it allocates only what the detector
-/// does (nothing after start). The session's thread makes a player per transient.
+/// does (nothing after start). The session's thread makes a player per transient. `counts` and
+/// `profile` may be read (and the profile set) from any thread.
 final class LiveSession: @unchecked Sendable {
     /// What the summary reports, counted as the run goes.
     struct Counts {
@@ -44,23 +45,45 @@ final class LiveSession: @unchecked Sendable {
         /// Per transient: when its sound is heard minus when it reached the live sink's monitor
         /// (the audio's added delay), ns; with `--no-delay`: when it is felt minus when its
         /// sound is heard (the real sink's monitor time plus the sink's latency; how far the
-        /// haptics lag the sound, 0 when found in time).
-        var lags: [Double] = []
-        /// Per transient: how long before (positive) or after its moment it was started, ns.
-        var margins: [Double] = []
+        /// haptics lag the sound, 0 when found in time). The latest `Lags.kept` only.
+        var lags = Lags()
         /// Times the pass-through's distance was fixed anew: the sound had fallen behind its
         /// capture (frames not there in time) or run more than a delay further behind it than
         /// asked (the live and the real sink's clocks drifting apart, a stall).
         var refixes = 0
     }
 
+    /// The latest lags, at most `kept` of them (a run may last days), and the largest of all.
+    struct Lags {
+        /// How many are kept for the percentiles.
+        static let kept = 8_192
+        private(set) var latest: [Double] = []
+        private var next = 0
+        /// How many were recorded in all.
+        private(set) var count = 0
+        /// The largest of all, ns (0 before the first).
+        private(set) var max = 0.0
+
+        mutating func append(_ lag: Double) {
+            if latest.count < Self.kept { latest.append(lag) } else { latest[next] = lag }
+            next = (next + 1) % Self.kept
+            count += 1
+            max = count == 1 ? lag : Swift.max(max, lag)
+        }
+
+        /// The nearest-rank percentile `p` of the kept lags, ms; nil when there are none.
+        func percentileMs(_ p: Double) -> Double? { latest.map { $0 / 1e6 }.sorted().nearestRankPercentile(p) }
+    }
+
     let engine: HapticEngine
     let detector: StreamingOnsetDetector
-    let profile: LiveProfile
     /// The captured audio played on (nil with `--no-delay`).
     let passThrough: PassThroughAudio?
     /// The engine's audio output, whose clock places the played-on frames.
     let audio: SoundServerOutput?
+    /// Added to a capture frame to number it in the pass-through (a service's later capture
+    /// continues where the last one stopped).
+    let frameBase: Int64
     /// When a capture frame reached the live sink's monitor, CLOCK_MONOTONIC ns (nil: not known yet).
     var monitorTime: (Int64) -> UInt64? = { _ in nil }
     /// How far ahead of its sound the captured sink renders into its monitor, ns (nil: not known
@@ -70,16 +93,32 @@ final class LiveSession: @unchecked Sendable {
     private let onsets = SPSCRing<LiveOnset>(capacity: 256)
     private let wake = DispatchSemaphore(value: 0)
     private let lost = Atomic<Int>(0)
-    private(set) var counts = Counts()
+    private let tally = Locked(Counts())
+    private let profileNow: Locked<LiveProfile>
     /// Players still sounding, kept until their transient has played.
     private var sounding: [(player: HapticPatternPlayer, until: UInt64)] = []
 
-    init(engine: HapticEngine, detector: StreamingOnsetDetector, profile: LiveProfile, passThrough: PassThroughAudio?, audio: SoundServerOutput?) {
+    init(engine: HapticEngine, detector: StreamingOnsetDetector, profile: LiveProfile, passThrough: PassThroughAudio?,
+         audio: SoundServerOutput?, frameBase: Int64 = 0) {
         self.engine = engine
         self.detector = detector
-        self.profile = profile
+        profileNow = Locked(profile)
         self.passThrough = passThrough
         self.audio = audio
+        self.frameBase = frameBase
+    }
+
+    /// The counts so far. Any thread.
+    var counts: Counts {
+        var c = tally.withLock { $0 }
+        c.dropped += lost.load(ordering: .relaxed)
+        return c
+    }
+
+    /// How hits feel from the next onset on (gain, curve, floor). Any thread.
+    var profile: LiveProfile {
+        get { profileNow.withLock { $0 } }
+        set { profileNow.withLock { $0 = newValue } }
     }
 
     /// A chunk of the capture: `channels` interleaved floats, the first at capture frame
@@ -97,7 +136,7 @@ final class LiveSession: @unchecked Sendable {
             }
         }
         if found { wake.signal() }
-        passThrough?.write(samples, channels: channels, firstFrame: firstFrame)
+        passThrough?.write(samples, channels: channels, firstFrame: firstFrame &+ frameBase)
     }
 
     /// Plays the onsets found until `shouldStop` says so (checked at least every 50 ms).
@@ -117,13 +156,12 @@ final class LiveSession: @unchecked Sendable {
                 let behind = passThrough.capturedFrames - passThrough.playedFrames
                 if lateChecks >= 3 || (passThrough.playedFrames != .min && behind > 2 * passThrough.hold + 4_800) {
                     passThrough.unfix()
-                    counts.refixes += 1
+                    tally.withLock { $0.refixes += 1 }
                     lateChecks = 0
                 }
             }
         }
         while let onset = onsets.pop() { play(onset) }
-        counts.dropped = lost.load(ordering: .relaxed)
     }
 
     /// When `onset` is to be felt, CLOCK_MONOTONIC ns: when the output plays its capture frame,
@@ -135,27 +173,26 @@ final class LiveSession: @unchecked Sendable {
             return max(now, reached &+ ahead)
         }
         guard let offset = passThrough.offset, let audio else { return nil }
-        return audio.clock.fit.time(ofFrame: onset.frame + offset)
+        return audio.clock.fit.time(ofFrame: onset.frame &+ frameBase &+ offset)
     }
 
     private func play(_ onset: LiveOnset) {
         let now = MonotonicClock.nanoseconds()
         guard let level = profile.level(loudness: onset.loudness) else {
-            counts.belowFloor += 1
+            tally.withLock { $0.belowFloor += 1 }
             return
         }
         guard let at = moment(of: onset, now: now) else {
-            counts.unplaced += 1
+            tally.withLock { $0.unplaced += 1 }
             return
         }
+        var lag: Double?
         if let reached = monitorTime(onset.frame) {
             // Played on: how much later the sound is heard than it reached the live sink. Followed
             // (--no-delay): how much later the haptic is felt than its sound is heard.
             let heard = Double(reached) + Double(sinkAhead() ?? 0)
-            counts.lags.append(passThrough == nil ? Double(at) - heard : Double(at) - Double(reached))
+            lag = passThrough == nil ? Double(at) - heard : Double(at) - Double(reached)
         }
-        counts.margins.append(Double(at) - Double(now))
-        if passThrough != nil, at < now { counts.late += 1 }
         let sharpness = HapticGenerator.sharpness(centroid: onset.centroid)
         let pattern = AHAPPattern(entries: [.event(AHAPEvent(time: 0, type: .hapticTransient, parameters: [
             AHAPEventParameter(.hapticIntensity, level), AHAPEventParameter(.hapticSharpness, sharpness),
@@ -163,10 +200,14 @@ final class LiveSession: @unchecked Sendable {
         do {
             let player = try engine.makePlayer(with: pattern)
             _ = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
-            counts.transients += 1
             sounding.append((player, max(at, now) + 200_000_000))
+            tally.withLock {
+                $0.transients += 1
+                if passThrough != nil, at < now { $0.late += 1 }
+                if let lag { $0.lags.append(lag) }
+            }
         } catch {
-            counts.dropped += 1
+            lost.add(1, ordering: .relaxed)
         }
     }
 }
