@@ -113,8 +113,11 @@ struct PlaybackOptions {
     var policy: HapticPolicy
 
     /// Makes the audio output `--audio` (or HAPSYNC_AUDIO) chooses, on `--sink` at `--latency-ms`
-    /// (nil: none). With auto, asks PipeWire first (at most 1 s): call it once.
-    func makeAudioOutput() -> SoundServerOutput? { audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment) }
+    /// (nil: none), its stream also playing on `passThrough` (live haptics). With auto, asks
+    /// PipeWire first (at most 1 s): call it once.
+    func makeAudioOutput(passThrough: PassThroughAudio? = nil) -> SoundServerOutput? {
+        audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment, passThrough: passThrough)
+    }
 
     /// The engine these options ask for, on `backend` with `audio`: memory locked, the haptic
     /// latency, the accessibility policy and `--precise` (`play`, `feedback`, `serve`, `live`).

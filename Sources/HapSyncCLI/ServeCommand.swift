@@ -33,8 +33,10 @@ enum ServeCommand {
             (liblo): load patterns from the resource folders, play them at a bundle's time
             tag, stop, pause, seek, loop, send parameters, mute. Each message is answered to
             its sender with /hapsync/ok or /hapsync/error; /hapsync/help lists the addresses.
-            Listens on loopback (or a 0600 Unix socket) unless --allow-remote. Ends cleanly
-            on SIGINT or SIGTERM (motors off, trace written).
+            With audio, /hapsync/live turns haptics from any sound on and off (a 'HapSync
+            Live' sink, as 'hapsync live' makes). Listens on loopback (or a 0600 Unix
+            socket) unless --allow-remote. Ends cleanly on SIGINT or SIGTERM (motors off,
+            live sink removed, trace written).
             """,
         groups: [OptionGroup([osc, allowRemote, preload, maxRate, maxAhead, patternMemory]),
                  OptionGroup("OUTPUTS (as for 'hapsync play')", [PlaybackOptions.haptics, PlaybackOptions.audio, PlaybackOptions.sink,
@@ -76,7 +78,10 @@ enum ServeCommand {
         let signals = SignalWatch()
         defer { signals.cancel() }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
-        let audio = options.makeAudioOutput()
+        // Live haptics (/hapsync/live) play the sound on through this stream: a dormant
+        // pass-through rides in it until they are turned on.
+        let passThrough = PassThroughAudio(hold: 0, active: false)
+        let audio = options.makeAudioOutput(passThrough: passThrough)
         let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console)
         let engine: HapticEngine
         do {
@@ -90,6 +95,8 @@ enum ServeCommand {
         configuration.maxScheduleAhead = parsed[maxAhead]
         configuration.maxPatternMemory = parsed[patternMemory] << 20
         configuration.renderOptions = options.render
+        let live = audio.map { ServeLive(engine: engine, audio: $0, passThrough: passThrough, options: options, console: console) }
+        configuration.live = live
         let service: OSCService
         do {
             service = try OSCService(engine: engine, configuration: configuration)
@@ -111,6 +118,7 @@ enum ServeCommand {
             console.err("warning: \(e) accepts OSC from the network: anyone who can reach it can play and load patterns from the resource folders\n")
         }
         service.run()
+        _ = live?.turnOff()
         let closeError = engine.stop()
         let s = service.statistics
         console.out("hapsync serve: stopped; \(s.packets) packets, \(s.messages) messages, \(s.errors) errors, \(s.malformed) malformed, \(s.late) late, \(s.rateLimited) rate-limited"

@@ -254,6 +254,17 @@ public final class OSCCommands: @unchecked Sendable {
                 "mute the engine's haptics or audio (1) or not (0)") { c, call throws(CommandError) in c.mute(call) },
         Address("/hapsync/policy", [.number("intensity-scale", 0...1), .number("rate-limit-ms", 0...60_000, optional: true)],
                 "the accessibility policy for everything played") { c, call throws(CommandError) in try c.policy(call) },
+        Address("/hapsync/live", [.flag("on")],
+                "1: make the 'HapSync Live' sink and feel what applications play into it, the sound played on to the service's audio sink; 0: remove it, what played into it moved back; answers what it did") { c, call throws(CommandError) in
+            try c.live(call)
+        },
+        Address("/hapsync/live/gain", [.number("gain", anyFinite)], "how loud live hits feel (the profile's gain) from the next one on") { c, call throws(CommandError) in
+            try c.liveGain(call)
+        },
+        Address("/hapsync/live/profile", [.string("name|path")],
+                "a built-in live profile (dualsense, rumble, shaker) or a .json profile file in a resource folder: its gain, curve and floor") { c, call throws(CommandError) in
+            try c.liveProfile(call)
+        },
         Address("/hapsync/players", [],
                 "answers /hapsync/players with the count, then id, pattern, state (scheduled, playing, paused) and start time of each player") { c, _ throws(CommandError) in c.listPlayers() },
         Address("/hapsync/stop-all", [], "stop every player (at the time tag), scheduled ones too; answers how many") { c, call throws(CommandError) in try c.stopAll(call) },
@@ -331,7 +342,8 @@ public final class OSCCommands: @unchecked Sendable {
     public struct CommandError: Error, Sendable, CustomStringConvertible {
         /// The message.
         public let description: String
-        init(_ description: String) { self.description = description }
+        /// A refusal with `description` as its message.
+        public init(_ description: String) { self.description = description }
     }
 
     /// Runs one message from `client`; `at` is the engine time of its bundle's time tag, nil for
@@ -515,6 +527,39 @@ public final class OSCCommands: @unchecked Sendable {
         return .ok([])
     }
 
+    private var liveControl: any LiveControl {
+        get throws(CommandError) {
+            guard let live = configuration.live else {
+                throw CommandError("this service has no live haptics: they play the sound on, and it was started with --audio none")
+            }
+            return live
+        }
+    }
+
+    private func live(_ call: Call) throws(CommandError) -> Outcome {
+        let control = try liveControl
+        if call.flag(0) { return .ok([.int(1), .string(try control.turnOn())]) }
+        return .ok([.int(0), .string(control.turnOff() ?? "live haptics were off")])
+    }
+
+    private func liveGain(_ call: Call) throws(CommandError) -> Outcome {
+        .ok([.float(try liveControl.setGain(call.number(0)))])
+    }
+
+    private func liveProfile(_ call: Call) throws(CommandError) -> Outcome {
+        let control = try liveControl
+        let value = call.string(0)
+        // A file only as a .json in a resource folder, so that nothing else is read on a peer's say-so.
+        guard value.hasSuffix(".json") else {
+            guard !value.contains("/") else { throw CommandError("profile \"\(value)\" must be a built-in name or a .json file in a resource folder") }
+            return .ok([.string(try control.setProfile(named: value, file: nil))])
+        }
+        switch resolver.resolve(value) {
+        case .success(let url): return .ok([.string(try control.setProfile(named: value, file: url))])
+        case .failure(let failure): throw CommandError("profile \(failure.description)")
+        }
+    }
+
     private func status(_ call: Call) -> Outcome {
         let measured = clock.withLock { $0 } ?? OSCTime.wallOffset()
         let s = call.statistics
@@ -535,7 +580,7 @@ public final class OSCCommands: @unchecked Sendable {
             .string("applied"), .int(Int64(engine.statistics.applied)),
             .string("output-failure"), .string(health.failure ?? ""),
             .string("output-lost"), .int(Int64(health.lost)),
-        ])
+        ] + (configuration.live?.status ?? [(key: "live", value: .string("none"))]).flatMap { [.string($0.key), $0.value] })
     }
 
     // MARK: - Helpers

@@ -47,6 +47,10 @@ public final class OSCService: @unchecked Sendable {
         /// (each distinct pattern once; `PatternLibrary`).
         public var maxPatternMemory: Int = Self.defaultMaxPatternMemory
 
+        /// What `/hapsync/live` drives (nil: those addresses answer that the service has no live
+        /// haptics, e.g. started without audio).
+        public var live: (any LiveControl)?
+
         /// `maxPatternMemory` unless set (`serve --pattern-memory`): 1 GiB, or a quarter of the
         /// machine's memory where that is less.
         public static var defaultMaxPatternMemory: Int { min(1 << 30, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }

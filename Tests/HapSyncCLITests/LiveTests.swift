@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HapSyncHapticOutput
 import HapSyncLiveTesting
 import HapSyncMeasurement
 import HapSyncTestSupport
@@ -208,6 +209,129 @@ struct LiveTests {
         #expect(end.status == 0, "\(end.err)")
         #expect(end.err.contains("took over"), "\(end.err)")
         #expect(!Self.hasLiveSink(pactl))
+    }
+
+    /// The python-osc client of `serveTurnsLiveHapticsOnAndOffOverOSC`: two live runs with the
+    /// click track played into the sink by paplay, the controls between them; every reply as JSON.
+    static let liveClient = #"""
+        import json, socket, subprocess, sys, time
+        from pythonosc.osc_message_builder import OscMessageBuilder
+        from pythonosc.osc_message import OscMessage
+        port, paplay, pactl, track = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        s.settimeout(20)
+        def ask(address, *args):
+            b = OscMessageBuilder(address=address)
+            for a in args:
+                b.add_arg(a)
+            s.sendto(b.build().dgram, ("127.0.0.1", port))
+            m = OscMessage(s.recvfrom(65536)[0])
+            return [m.address] + list(m.params)
+        def sinks():
+            return subprocess.run([pactl, "list", "short", "sinks"], capture_output=True, text=True).stdout
+        r = {}
+        r["on1"] = ask("/hapsync/live", 1)
+        r["again"] = ask("/hapsync/live", 1)
+        r["sinks1"] = [sinks()]
+        r["play1"] = [subprocess.run([paplay, "--device=hapsync-live", track]).returncode]
+        time.sleep(0.3)
+        r["status1"] = ask("/hapsync/status")
+        r["off1"] = ask("/hapsync/live", 0)
+        r["sinks2"] = [sinks()]
+        r["offAgain"] = ask("/hapsync/live", 0)
+        r["bigGain"] = ask("/hapsync/live/gain", 9.0)
+        r["rumble"] = ask("/hapsync/live/profile", "rumble")
+        r["unknown"] = ask("/hapsync/live/profile", "loud")
+        r["outside"] = ask("/hapsync/live/profile", "../soft.json")
+        r["absolute"] = ask("/hapsync/live/profile", "/etc/passwd")
+        r["badFile"] = ask("/hapsync/live/profile", "bad.json")
+        r["file"] = ask("/hapsync/live/profile", "soft.json")
+        r["gain"] = ask("/hapsync/live/gain", 0.5)
+        r["on2"] = ask("/hapsync/live", 1)
+        r["play2"] = [subprocess.run([paplay, "--device=hapsync-live", track]).returncode]
+        time.sleep(0.3)
+        r["status2"] = ask("/hapsync/status")
+        r["off2"] = ask("/hapsync/live", 0)
+        print(json.dumps(r))
+        """#
+
+    /// `serve`'s `/hapsync/live` driven by python-osc: on, the sink is made and each click
+    /// played into it is felt where the real sink (a pipe) plays it; off, the sink is gone; a
+    /// second run after the controls (a profile file from the resource folder, a gain) is placed
+    /// as well (its capture continues the first's frame numbering) and feels the new gain; bad
+    /// profiles and gains get errors naming them.
+    @Test(.needsPulseAudio) func serveTurnsLiveHapticsOnAndOffOverOSC() async throws {
+        let pactl = try #require(Self.which("pactl"))
+        let paplay = try #require(Self.which("paplay"))
+        let python = try #require(Self.which("python3"), "python3 with python-osc (.ci/install-deps --tests)")
+        let folder = try TemporaryDirectory("live-serve")
+        defer { folder.remove() }
+        let dir = folder.url
+        let track = try Self.clickTrack(in: dir)
+        try #"{"gain": 1.0, "curve": 1.0, "floor": 0.01}"#.write(to: dir.appendingPathComponent("soft.json"), atomically: true, encoding: .utf8)
+        try #"{"gain": 1.0, "curve": 9}"#.write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
+        let script = dir.appendingPathComponent("client.py")
+        try Self.liveClient.write(to: script, atomically: true, encoding: .utf8)
+        try await retryingWhenStalled("serve live, pipe sink") {
+            let reader = PipeSinkReader()
+            try reader.start()
+            defer { reader.stop() }
+            let trace = dir.appendingPathComponent("t.jsonl")
+            let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--sink", reader.sinkName,
+                                             "--haptics", "trace:\(trace.path)", "--force"], in: dir)
+            defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
+            var port: String?
+            _ = service.wait(atMost: 30) {
+                let out = (try? String(contentsOf: service.out, encoding: .utf8)) ?? ""
+                port = out.range(of: "listening on udp:127.0.0.1:").map { String(out[$0.upperBound...].prefix { $0.isNumber }) }
+                return port != nil
+            }
+            let client = try BackgroundRun([script.path, try #require(port, "serve did not start"), paplay, pactl, track.path], in: dir,
+                                           executable: URL(fileURLWithPath: python))
+            let c = client.finish(atMost: 90)
+            kill(service.process.processIdentifier, SIGTERM)
+            let end = service.finish(atMost: 30)
+            try #require(c.status == 0, "python-osc client: \(c.err)")
+            let r = try #require(try JSONSerialization.jsonObject(with: Data(c.out.utf8)) as? [String: [Any]])
+            func reply(_ key: String) -> String { (r[key] ?? []).map { "\($0)" }.joined(separator: " ") }
+            func status(_ key: String, _ name: String) -> String? {
+                let values = (r[key] ?? []).map { "\($0)" }
+                return values.firstIndex(of: name).flatMap { $0 + 1 < values.count ? values[$0 + 1] : nil }
+            }
+            #expect(reply("on1").hasPrefix("/hapsync/ok /hapsync/live 1 'hapsync-live' → \(reader.sinkName), the sound 20.0 ms behind"), "\(reply("on1"))")
+            #expect(reply("again").contains("already on"), "\(reply("again"))")
+            #expect(reply("sinks1").contains("hapsync-live") && !reply("sinks2").contains("hapsync-live"), "\(reply("sinks1")) / \(reply("sinks2"))")
+            #expect(status("status1", "live") == "on" && status("status1", "live-transients") == "\(Self.clicks)", "\(reply("status1"))")
+            #expect(reply("off1").contains("transients: \(Self.clicks)"), "\(reply("off1"))")
+            #expect(reply("offAgain").contains("were off"), "\(reply("offAgain"))")
+            #expect(reply("bigGain").contains("/hapsync/error") && reply("bigGain").contains("gain 9.0 is not within 0-4"), "\(reply("bigGain"))")
+            #expect(reply("rumble") == "/hapsync/ok /hapsync/live/profile rumble", "\(reply("rumble"))")
+            #expect(reply("unknown").contains("/hapsync/error") && reply("unknown").contains("profile loud: not a built-in"), "\(reply("unknown"))")
+            #expect(reply("outside").contains("/hapsync/error") && reply("outside").contains("../soft.json"), "\(reply("outside"))")
+            #expect(reply("absolute").contains("/hapsync/error") && reply("absolute").contains("a built-in name or a .json file"), "\(reply("absolute"))")
+            #expect(reply("badFile").contains("/hapsync/error") && reply("badFile").contains("bad.json") && reply("badFile").contains("curve"), "\(reply("badFile"))")
+            #expect(reply("file") == "/hapsync/ok /hapsync/live/profile soft.json", "\(reply("file"))")
+            #expect(status("status2", "live-profile") == "soft.json" && status("status2", "live-gain") == "0.5", "\(reply("status2"))")
+            #expect(reply("off2").contains("transients: \(Self.clicks)"), "\(reply("off2"))")
+            #expect(end.status == 0, "\(end.err)")
+            #expect(!Self.hasLiveSink(pactl))
+            // Both runs' transients where the pipe heard their clicks; the second at half the first's level.
+            let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+            let records = ((try? TraceRecord.read(contentsOf: trace.path))?.commands ?? []).filter { $0.kind == .transient }
+            #expect(onsets.count == 2 * Self.clicks, "found \(onsets.count) clicks in the pipe")
+            try #require(records.count == 2 * Self.clicks, "\(records.count) transients in the trace")
+            let offsets = records.map { tap in onsets.map { Double(Int64($0) - Int64(tap.scheduledNs)) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
+            print("serve live (pipe sink): heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))")
+            for run in [offsets.prefix(Self.clicks), offsets.suffix(Self.clicks)] {
+                let sorted = run.sorted()
+                #expect(abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(Array(run))")
+                #expect(run.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient: \(Array(run))")
+            }
+            // soft.json: level = gain × (0.3 + 0.7 loudness), so at gain 0.5 at most 0.5.
+            #expect(records.suffix(Self.clicks).allSatisfy { $0.intensity <= 0.5 + 1e-6 } && records.prefix(Self.clicks).contains { $0.intensity > 0.5 },
+                    "intensities \(records.map(\.intensity))")
+        }
     }
 
     @Test func badOptionsAreNamed() {

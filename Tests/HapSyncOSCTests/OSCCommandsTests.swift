@@ -2,6 +2,7 @@ import CLo
 import Foundation
 import Glibc
 import HapSyncAHAP
+import HapSyncConcurrency
 import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
@@ -92,6 +93,48 @@ struct OSCCommandsTests {
         #expect(rig.engine.isMutedForHaptics)
     }
 
+    /// `/hapsync/live` and its controls reach the service's `LiveControl` (here one that records
+    /// its calls; `LiveTests` drives the real one in `hapsync serve`): a profile file only as a
+    /// .json inside a resource folder, resolved before the control sees it; without a control
+    /// (no audio) each answers why.
+    @Test func liveAddressesReachTheLiveControlAndProfileFilesStayInTheRoots() throws {
+        let rig = try ManualRig()
+        let plain = commands(rig)
+        for (address, args) in [("/hapsync/live", [OSCValue.int(1)]), ("/hapsync/live/gain", [.float(1)]), ("/hapsync/live/profile", [.string("rumble")])] {
+            #expect(run(plain, address, args) == .error("this service has no live haptics: they play the sound on, and it was started with --audio none"))
+        }
+        try "{}".write(to: dir.appendingPathComponent("soft.json"), atomically: true, encoding: .utf8)
+        let control = RecordingLiveControl()
+        var configuration = OSCService.Configuration(endpoints: [], resourceRoots: [dir])
+        configuration.live = control
+        let c = OSCCommands(engine: rig.engine, configuration: configuration)
+        #expect(run(c, "/hapsync/live", [.bool(true)]) == .ok([.int(1), .string("on")]))
+        #expect(run(c, "/hapsync/live", [.int(0)]) == .ok([.int(0), .string("summary")]))
+        #expect(run(c, "/hapsync/live", [.int(0)]) == .ok([.int(0), .string("live haptics were off")]))
+        #expect(run(c, "/hapsync/live/gain", [.int(2)]) == .ok([.float(2)]))
+        #expect(run(c, "/hapsync/live/profile", [.string("shaker")]) == .ok([.string("shaker")]))
+        #expect(run(c, "/hapsync/live/profile", [.string("soft.json")]) == .ok([.string("soft.json")]))
+        for (value, text) in [("../soft.json", "'..'"), ("/etc/soft.json", "is absolute"), ("missing.json", "not found"),
+                              ("etc/passwd", "a built-in name or a .json file")] {
+            guard case .error(let message) = run(c, "/hapsync/live/profile", [.string(value)]) else {
+                Issue.record("\(value) reached the control")
+                continue
+            }
+            #expect(message.hasPrefix("profile "), "\(value): \(message)")
+            #expect(message.contains(text), "\(value): \(message)")
+        }
+        let calls = control.calls.withLock { $0 }
+        #expect(calls == ["on", "off", "off", "gain 2.0", "profile shaker", "profile soft.json at " + dir.appendingPathComponent("soft.json").resolvingSymlinksInPath().path],
+                "\(calls)")
+        guard case .reply(_, let status) = run(c, "/hapsync/status", []) else {
+            Issue.record("no status")
+            return
+        }
+        #expect(status.suffix(2) == [.string("live"), .string("recorded")])
+        guard case .reply(_, let noLive) = run(plain, "/hapsync/status", []) else { return }
+        #expect(noLive.suffix(2) == [.string("live"), .string("none")])
+    }
+
     /// The address table is the one place an address's arguments live: each address refuses a
     /// wrong count and a wrong type by it, and `/hapsync/help` answers from it.
     @Test func everyAddressIsCheckedByItsTableEntry() throws {
@@ -158,4 +201,36 @@ struct OSCCommandsTests {
         #expect(replies == s.messages && replies >= 10 && replies < 20, "answered what was not dropped: \(replies), \(s)")
         #expect(s.rateLimited + s.messages >= 51, "each packet (or message of a bundle) over the rate is counted: \(s)")
     }
+}
+
+/// A `LiveControl` that records what it was asked (the OSC layer's side of `/hapsync/live`).
+final class RecordingLiveControl: LiveControl, @unchecked Sendable {
+    let calls = Locked<[String]>([])
+    private let on = Locked(false)
+
+    func turnOn() throws(OSCCommands.CommandError) -> String {
+        calls.withLock { $0.append("on") }
+        on.withLock { $0 = true }
+        return "on"
+    }
+
+    func turnOff() -> String? {
+        calls.withLock { $0.append("off") }
+        return on.withLock { was in
+            defer { was = false }
+            return was ? "summary" : nil
+        }
+    }
+
+    func setGain(_ gain: Double) throws(OSCCommands.CommandError) -> Double {
+        calls.withLock { $0.append("gain \(gain)") }
+        return gain
+    }
+
+    func setProfile(named name: String, file: URL?) throws(OSCCommands.CommandError) -> String {
+        calls.withLock { $0.append("profile \(name)" + (file.map { " at \($0.path)" } ?? "")) }
+        return name
+    }
+
+    var status: [(key: String, value: OSCValue)] { [("live", .string("recorded"))] }
 }

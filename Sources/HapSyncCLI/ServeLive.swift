@@ -1,0 +1,180 @@
+import Foundation
+import HapSyncAudioOutput
+import HapSyncConcurrency
+import HapSyncGeneration
+import HapSyncOSC
+import HapSyncRuntime
+
+/// `serve`'s live haptics, driven by `/hapsync/live`: on, the 'HapSync Live' sink is made on the
+/// server applications play to, its monitor analysed as in `hapsync live`, and the sound played
+/// on to the service's own audio sink a look-ahead later through the service's audio stream
+/// (whose pass-through is dormant until then), with a transient at each onset on that stream's
+/// clock; off (or the service ending), the sink removed and what played into it moved back.
+///
+/// A profile set here changes how hits feel (gain, curve, floor); its rumble and voice-coil
+/// levels and low-pass are the outputs' and would change every pattern the service plays, so
+/// they are not applied. Calls come on the service's thread (and `turnOff` at its end).
+final class ServeLive: LiveControl, @unchecked Sendable {
+    /// One live run: the control connection, the sink, the feed, the real sink's name.
+    private struct Running {
+        let control: PulseConnection
+        let sink: LiveSink
+        let feed: LiveFeed
+        let real: String
+    }
+
+    private struct State {
+        var running: Running?
+        var profile: LiveProfile
+        /// Why the last run could not go on, kept for `/hapsync/status` after it ended.
+        var lastFailure: String?
+    }
+
+    private let engine: HapticEngine
+    private let audio: SoundServerOutput
+    private let passThrough: PassThroughAudio
+    private let options: PlaybackOptions
+    private let console: HapSyncCLI.Console
+    private let state: Locked<State>
+
+    /// Live haptics for `engine`, whose output `audio` carries the dormant `passThrough`.
+    init(engine: HapticEngine, audio: SoundServerOutput, passThrough: PassThroughAudio, options: PlaybackOptions,
+         console: HapSyncCLI.Console, profile: LiveProfile = .dualsense) {
+        self.engine = engine
+        self.audio = audio
+        self.passThrough = passThrough
+        self.options = options
+        self.console = console
+        state = Locked(State(running: nil, profile: profile))
+    }
+
+    func turnOn() throws(OSCCommands.CommandError) -> String {
+        try state.withLock { (state: inout State) throws(OSCCommands.CommandError) -> String in
+            if let running = state.running {
+                if let why = running.feed.failure {
+                    // A run that cannot go on is cleared first, then started anew.
+                    state.lastFailure = why
+                    stop(running)
+                    state.running = nil
+                } else {
+                    return "already on: '\(LiveCommand.sinkName)' → \(running.real)"
+                }
+            }
+            do throws(CLIError) {
+                let (running, said) = try start(profile: state.profile)
+                state.running = running
+                state.lastFailure = nil
+                return said
+            } catch {
+                throw OSCCommands.CommandError((error.messages + error.hints).joined(separator: "; "))
+            }
+        }
+    }
+
+    /// Makes the sink and starts the feed, undoing what it made if a step fails.
+    private func start(profile: LiveProfile) throws(CLIError) -> (Running, String) {
+        let server = options.environment["PULSE_SERVER"]
+        let control = try LiveRun.connect(server: server)
+        var sink: LiveSink?
+        do throws(CLIError) {
+            let real = try LiveRun.realSink(options.sinkName, on: control)
+            let rate = audio.clock.fit.sampleRate
+            guard Double(real.rate) == rate else {
+                throw .failure("the service's audio stream runs at \(Int(rate)) Hz, the sink '\(real.name)' at \(real.rate) Hz: live haptics need them equal")
+            }
+            let made = try LiveRun.makeLiveSink(on: control, playingOnTo: real)
+            sink = made
+            let detector = StreamingOnsetDetector(sampleRate: rate)
+            let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
+            // The stream awake first (a paused one is resumed and realigned), then the pass-through.
+            audio.willPlay()
+            passThrough.activate(hold: Int((delayMs / 1000 * rate).rounded()))
+            let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: made.name, channels: made.channels,
+                                rate: rate, server: server, profile: profile, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
+            do {
+                try feed.start()
+            } catch {
+                passThrough.deactivate()
+                throw .failure("\(error)")
+            }
+            var said = "'\(made.name)' → \(real.name), the sound \(String(format: "%.1f", delayMs)) ms behind"
+            if let taken = made.takenOver { said += "; took over \(taken)" }
+            console.err("live: \(said)\n")
+            return (Running(control: control, sink: made, feed: feed, real: real.name), said)
+        } catch {
+            if let sink { LiveRun.remove(sink, console: console) }
+            control.close()
+            throw error
+        }
+    }
+
+    /// Stops a run: the feed, the pass-through, the sink (its streams moved back), the connection.
+    /// Returns the run's summary on one line.
+    @discardableResult
+    private func stop(_ running: Running) -> String {
+        running.feed.stop()
+        passThrough.deactivate()
+        let moved = LiveRun.remove(running.sink, console: console)
+        running.control.close()
+        let summary = running.feed.summary
+        console.err(summary)
+        return (summary.split(separator: "\n").joined(separator: "; ") + (moved.map { "; \($0)" } ?? ""))
+    }
+
+    func turnOff() -> String? {
+        state.withLock { (state: inout State) -> String? in
+            guard let running = state.running else { return nil }
+            state.running = nil
+            if let why = running.feed.failure { state.lastFailure = why }
+            return stop(running)
+        }
+    }
+
+    func setGain(_ gain: Double) throws(OSCCommands.CommandError) -> Double {
+        let range = LiveProfile.ranges.first { $0.key == "gain" }?.range ?? 0...4
+        guard range.contains(gain) else {
+            throw OSCCommands.CommandError("gain \(gain) is not within \(number(range.lowerBound))-\(number(range.upperBound))")
+        }
+        state.withLock { state in
+            state.profile.gain = gain
+            state.running?.feed.session.profile.gain = gain
+        }
+        return gain
+    }
+
+    func setProfile(named name: String, file: URL?) throws(OSCCommands.CommandError) -> String {
+        var profile: LiveProfile
+        do throws(LiveProfile.LoadError) {
+            profile = try LiveProfile.named(file?.path ?? name)
+        } catch {
+            throw OSCCommands.CommandError(error.description)
+        }
+        profile.name = name
+        state.withLock { state in
+            state.profile = profile
+            state.running?.feed.session.profile = profile
+        }
+        return profile.name
+    }
+
+    var status: [(key: String, value: OSCValue)] {
+        state.withLock { state -> [(key: String, value: OSCValue)] in
+            let profile = state.profile
+            guard let running = state.running else {
+                return [("live", .string(state.lastFailure.map { "failed: \($0)" } ?? "off")), ("live-profile", .string(profile.name)),
+                        ("live-gain", .float(profile.gain))]
+            }
+            let counts = running.feed.session.counts
+            let played = running.feed.playedOn
+            return [
+                ("live", .string(running.feed.failure.map { "failed: \($0)" } ?? "on")), ("live-profile", .string(profile.name)),
+                ("live-gain", .float(profile.gain)), ("live-seconds", .float(running.feed.seconds)),
+                ("live-transients", .int(Int64(counts.transients))), ("live-late", .int(Int64(counts.late))),
+                ("live-lost", .int(Int64(counts.dropped))), ("live-lag-p50-ms", .float(counts.lags.percentileMs(50) ?? 0)),
+                ("live-lag-max-ms", .float(counts.lags.max / 1e6)),
+                ("live-capture-overruns", .int(Int64(running.feed.capture.overruns))),
+                ("live-underruns", .int(Int64(played.underruns))), ("live-late-frames", .int(Int64(played.lateFrames))),
+            ]
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// What `/hapsync/live` drives: haptics from whatever applications play into a live sink
+/// (`hapsync serve`'s, made by the command line, which knows the sound server). Each call comes
+/// on the service's thread and may block while the sound server answers (a sink made or
+/// removed); a refusal is an error whose message the client gets, naming what failed.
+public protocol LiveControl: AnyObject, Sendable {
+    /// Makes the live sink and starts feeling what plays into it; says what it set up (sink,
+    /// where the sound plays on, how far behind; a leftover taken over). Already on: says so.
+    func turnOn() throws(OSCCommands.CommandError) -> String
+    /// Stops, the live sink removed and what played into it moved back; a summary of the run
+    /// (transients, lag, underruns), or nil when it was off.
+    func turnOff() -> String?
+    /// Sets the profile's gain (how loud hits feel) from the next onset on; returns it.
+    func setGain(_ gain: Double) throws(OSCCommands.CommandError) -> Double
+    /// Takes the built-in profile `name` (`dualsense`, `rumble`, `shaker`) or, when `file` is
+    /// given, the profile file the client named `name` (already resolved and confined to the
+    /// resource folders); returns the profile's name.
+    func setProfile(named name: String, file: URL?) throws(OSCCommands.CommandError) -> String
+    /// Key, value pairs for `/hapsync/status`: whether it is on, and its counts.
+    var status: [(key: String, value: OSCValue)] { get }
+}
