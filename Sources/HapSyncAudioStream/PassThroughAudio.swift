@@ -33,6 +33,9 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// `written` when the distance was last forgotten: it is fixed again only from a capture
     /// written after that.
     private let unfixedAt = Atomic<Int64>(.min)
+    /// `written` when it was last activated: frames before it belong to an earlier capture and
+    /// play as silence (not as late).
+    private let activatedAt = Atomic<Int64>(.min)
     private let storage: UnsafeMutablePointer<Float>
     /// The capture frame after the newest one written.
     private let written = Atomic<Int64>(0)
@@ -98,6 +101,7 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// at `capturedFrames`. Control side, while no capture writes.
     package func activate(hold: Int) {
         holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)
+        activatedAt.store(written.load(ordering: .acquiring), ordering: .relaxed)
         unfix()
         active.store(true, ordering: .releasing)
     }
@@ -162,11 +166,11 @@ package final class PassThroughAudio: @unchecked Sendable {
             distance.store(d, ordering: .releasing)
         }
         let first = firstFrame - d
-        let start = firstWritten.load(ordering: .relaxed)
+        let start = max(firstWritten.load(ordering: .relaxed), activatedAt.load(ordering: .relaxed))
         var missing = 0
         for i in 0..<frames {
             let c = first + Int64(i)
-            if c < start { continue }   // before the capture began: silence, not late
+            if c < start { continue }   // before this capture began: silence, not late
             if c >= w {
                 missing += 1
                 continue

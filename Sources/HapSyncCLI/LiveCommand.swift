@@ -17,6 +17,8 @@ enum LiveCommand {
     static let noDelay = Option(flag: "no-delay", help: "no virtual sink: follow the real sink's monitor as it plays, leave the sound alone, and report how far the haptics lag it")
     static let profile = Option<String>("profile", "NAME|FILE", .text, default: LiveProfile.dualsense.name,
                                         help: "how loud hits feel: dualsense (default), rumble, shaker, or a JSON file (docs/live.md)")
+    static let style = Option<LiveStyle>("style", "STYLE", .choice, default: .transients,
+                                         help: "transients (default): a tap at each hit; percussive, balanced: taps over a continuous layer that follows the sound's felt loudness (quiet, half); ambient: the layer alone")
     static let seconds = Option<Double?>("seconds", "S", .decimal("seconds", .above(0, upTo: 86_400)),
                                          help: "stop after S seconds (default: run until Ctrl-C)")
     /// The name of the virtual sink applications play into.
@@ -40,12 +42,12 @@ enum LiveCommand {
             With --no-delay there is no virtual sink: the real sink's monitor is followed as it
             plays and the summary says how far the haptics lagged.
             """,
-        groups: [OptionGroup([delay, noDelay, profile, GenerateCommand.sensitivity, seconds]),
+        groups: [OptionGroup([delay, noDelay, profile, style, GenerateCommand.sensitivity, seconds]),
                  OptionGroup("OUTPUT OPTIONS (as for 'hapsync play')", [PlaybackOptions.haptics, PlaybackOptions.audio, PlaybackOptions.sink,
                                                                        PlaybackOptions.latency, PlaybackOptions.hapticLatency,
                                                                        PlaybackOptions.rumbleInterval, PlaybackOptions.rumbleBurst, PlaybackOptions.force])],
         positionals: .none,
-        synopsis: ["hapsync live [--haptics TARGET]... [--sink REAL_SINK] [--delay-ms N | --no-delay] [--profile NAME|FILE] [--sensitivity X]"],
+        synopsis: ["hapsync live [--haptics TARGET]... [--sink REAL_SINK] [--delay-ms N | --no-delay] [--profile NAME|FILE] [--style STYLE] [--sensitivity X]"],
         run: run)
 
     /// How far behind the live sink the sound plays on unless told, ms: the analysis' look-ahead
@@ -67,7 +69,7 @@ enum LiveCommand {
         guard parsed[noDelay] || delayMs >= lookAheadMs else {
             throw .usage("--delay-ms \(number(delayMs)) is shorter than the analysis' look-ahead (\(String(format: "%.1f", lookAheadMs)) ms): onsets would be found after their sound played on")
         }
-        try LiveRun(options: options, profile: profile, detector: detector, delayMs: parsed[noDelay] ? nil : delayMs,
+        try LiveRun(options: options, profile: profile, style: parsed[style], detector: detector, delayMs: parsed[noDelay] ? nil : delayMs,
                     seconds: parsed[seconds], console: context.console).go()
     }
 }
@@ -79,6 +81,7 @@ enum LiveCommand {
 struct LiveRun {
     let options: PlaybackOptions
     let profile: LiveProfile
+    let style: LiveStyle
     let detector: StreamingOnsetDetector
     /// The pass-through's distance, ms; nil: `--no-delay`.
     let delayMs: Double?
@@ -114,6 +117,19 @@ struct LiveRun {
         if !summary.isEmpty { console.out(summary) }
         if let failure { throw failure }
         if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
+    }
+
+    /// The pass-through's distance behind the capture, frames: `delayMs` at `rate` Hz.
+    static func holdFrames(delayMs: Double, rate: Double) -> Int { Int((delayMs / 1000 * rate).rounded()) }
+
+    /// The stream that plays the sound on must run at the live sink's rate (the real sink's): the
+    /// pass-through does not resample.
+    static func checkRates(stream audio: SoundServerOutput, sink real: PulseConnection.SinkInfo) throws(CLIError) {
+        let rate = audio.clock.fit.sampleRate
+        guard rate == Double(real.rate) else {
+            throw .failure("the output stream runs at \(Int(rate)) Hz, the live sink at \(real.rate) Hz (the sink '\(real.name)''s rate): live haptics need them equal",
+                           hint: "set the sink's rate, or pass --audio pulse")
+        }
     }
 
     /// A control connection to the server applications play to (`PULSE_SERVER`, else the default).
@@ -175,7 +191,7 @@ struct LiveRun {
                      signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let rate = Double(real.rate)
         let passThrough = delayMs.map { ms -> PassThroughAudio in
-            let hold = Int((ms / 1000 * rate).rounded())
+            let hold = Self.holdFrames(delayMs: ms, rate: rate)
             return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold)
         }
         let audio = passThrough.flatMap {
@@ -194,11 +210,9 @@ struct LiveRun {
             throw .failure("\(error)")
         }
         defer { _ = engine.stop() }
-        if let audio, audio.clock.fit.sampleRate != rate {
-            throw .failure("the output stream runs at \(Int(audio.clock.fit.sampleRate)) Hz, the live sink at \(real.rate) Hz: hapsync live needs them equal (set the real sink's rate, or pass --audio pulse)")
-        }
+        if let audio { try Self.checkRates(stream: audio, sink: real) }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
-                            channels: liveSink?.channels ?? real.channels, rate: rate, server: server, profile: profile,
+                            channels: liveSink?.channels ?? real.channels, rate: rate, server: server, style: style, profile: profile,
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
         // An output that failed for good ends the run (the sink removed, its streams moved back)
         // rather than leave applications playing into a sink nobody hears. A server that went

@@ -28,13 +28,16 @@ final class LiveFeed: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let ended = DispatchSemaphore(value: 0)
     private var running = false
+    /// Called on the session's thread once it has ended because the feed failed (not when
+    /// stopped), with why: for an owner that must tear the run down by itself. Set before `start`.
+    var onFailure: (@Sendable (String) -> Void)?
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
     /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`.
     init(engine: HapticEngine, audio: SoundServerOutput?, passThrough: PassThroughAudio?, captureSink: String, channels: Int,
-         rate: Double, server: String?, profile: LiveProfile, sensitivity: Double, minimumGap: Double) {
+         rate: Double, server: String?, style: LiveStyle = .transients, profile: LiveProfile, sensitivity: Double, minimumGap: Double) {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
-        let session = LiveSession(engine: engine, detector: detector, profile: profile, passThrough: passThrough, audio: audio,
+        let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
         let failureText = failureText
         let capture = MonitorCapture(sink: captureSink, server: server, handler: { samples, first in
@@ -56,8 +59,9 @@ final class LiveFeed: @unchecked Sendable {
         started = MonotonicClock.nanoseconds()
         running = true
         let thread = Thread { [self] in
-            session.run { stopping.load(ordering: .acquiring) }
+            session.run { stopping.load(ordering: .acquiring) || failureText.withLock { $0 != nil } }
             ended.signal()
+            if !stopping.load(ordering: .acquiring), let why = failure { onFailure?(why) }
         }
         thread.name = "hapsync-live"
         thread.start()
@@ -70,8 +74,9 @@ final class LiveFeed: @unchecked Sendable {
     /// Records why the feed cannot go on (the first reason stays). Any thread.
     func fail(_ why: String) { failureText.withLock { $0 = $0 ?? why } }
 
-    /// Stops the session's thread (after the onsets already found) and the capture. Control
-    /// side; waits for the thread (at most one pass of its loop, 50 ms, and what it plays).
+    /// Stops the session's thread (after the onsets already found; it may have ended already,
+    /// on a failure) and the capture. Control side; waits for the thread (at most one pass of its
+    /// loop, 50 ms, and what it plays).
     func stop() {
         guard running else { return }
         running = false
@@ -94,13 +99,16 @@ final class LiveFeed: @unchecked Sendable {
     /// transients, underruns, overruns, the lag.
     var summary: String {
         let counts = session.counts
-        var lines = ["live: \(String(format: "%.1f", seconds)) s, profile \(session.profile.name)"]
+        var lines = ["live: \(String(format: "%.1f", seconds)) s, profile \(session.profile.name), style \(session.style.rawValue)"]
         var t = "transients: \(counts.transients)"
         if counts.belowFloor > 0 { t += ", \(counts.belowFloor) under the profile's floor" }
         if counts.late > 0 { t += ", \(counts.late) found after their moment (played late)" }
         if counts.unplaced > 0 { t += ", \(counts.unplaced) before the sound played on" }
         if counts.dropped > 0 { t += ", \(counts.dropped) lost" }
         lines.append(t)
+        if session.style.generation != nil {
+            lines.append("continuous layer: \(plural(counts.levelChanges, "level change")) sent" + (counts.levelsLost > 0 ? ", \(counts.levelsLost) lost" : ""))
+        }
         if let p50 = counts.lags.percentileMs(50), let p99 = counts.lags.percentileMs(99) {
             let what = passThrough == nil ? "haptics felt after their sound was heard" : "sound played on after it reached the live sink"
             let over = counts.lags.count > counts.lags.latest.count ? " (p50, p99 of the latest \(counts.lags.latest.count))" : ""

@@ -47,6 +47,10 @@ final class LiveSession: @unchecked Sendable {
         /// sound is heard (the real sink's monitor time plus the sink's latency; how far the
         /// haptics lag the sound, 0 when found in time). The latest `Lags.kept` only.
         var lags = Lags()
+        /// Changes of the continuous layer's level sent (`--style` other than transients).
+        var levelChanges = 0
+        /// Levels lost because the ring to the session's thread was full, or their send refused.
+        var levelsLost = 0
         /// Times the pass-through's distance was fixed anew: the sound had fallen behind its
         /// capture (frames not there in time) or run more than a delay further behind it than
         /// asked (the live and the real sink's clocks drifting apart, a stall).
@@ -77,6 +81,15 @@ final class LiveSession: @unchecked Sendable {
 
     let engine: HapticEngine
     let detector: StreamingOnsetDetector
+    /// What is played: transients, a continuous layer, or both. Any thread; a change takes
+    /// effect from the next onset and level on (the continuous layer made anew at its strength).
+    var style: LiveStyle {
+        get { LiveStyle.allCases[styleIndex.load(ordering: .relaxed)] }
+        set { styleIndex.store(LiveStyle.allCases.firstIndex(of: newValue) ?? 0, ordering: .relaxed) }
+    }
+    private let styleIndex: Atomic<Int>
+    /// The style the continuous layer's player was made for.
+    private var continuousStyle: LiveStyle?
     /// The captured audio played on (nil with `--no-delay`).
     let passThrough: PassThroughAudio?
     /// The engine's audio output, whose clock places the played-on frames.
@@ -91,6 +104,15 @@ final class LiveSession: @unchecked Sendable {
     var sinkAhead: () -> UInt64? = { nil }
 
     private let onsets = SPSCRing<LiveOnset>(capacity: 256)
+    /// Each hop's felt level, for the continuous layer (filled only with one).
+    private let levels = SPSCRing<StreamingLevel>(capacity: 1_024)
+    private let levelsDropped = Atomic<Int>(0)
+    /// The continuous layer: its player (made at the first level placed), its followers, and
+    /// what was sent last.
+    private var continuous: HapticPatternPlayer?
+    private var levelFollower: LevelFollower
+    private var sharpnessFollower: SharpnessFollower
+    private var sent = (intensity: -1.0, sharpness: -1.0)
     private let wake = DispatchSemaphore(value: 0)
     private let lost = Atomic<Int>(0)
     private let tally = Locked(Counts())
@@ -98,10 +120,14 @@ final class LiveSession: @unchecked Sendable {
     /// Players still sounding, kept until their transient has played.
     private var sounding: [(player: HapticPatternPlayer, until: UInt64)] = []
 
-    init(engine: HapticEngine, detector: StreamingOnsetDetector, profile: LiveProfile, passThrough: PassThroughAudio?,
-         audio: SoundServerOutput?, frameBase: Int64 = 0) {
+    init(engine: HapticEngine, detector: StreamingOnsetDetector, style: LiveStyle = .transients, profile: LiveProfile,
+         passThrough: PassThroughAudio?, audio: SoundServerOutput?, frameBase: Int64 = 0) {
         self.engine = engine
         self.detector = detector
+        styleIndex = Atomic(LiveStyle.allCases.firstIndex(of: style) ?? 0)
+        let hop = Double(detector.hop) / detector.sampleRate
+        levelFollower = LevelFollower(hop: hop)
+        sharpnessFollower = SharpnessFollower(hop: hop)
         profileNow = Locked(profile)
         self.passThrough = passThrough
         self.audio = audio
@@ -112,6 +138,7 @@ final class LiveSession: @unchecked Sendable {
     var counts: Counts {
         var c = tally.withLock { $0 }
         c.dropped += lost.load(ordering: .relaxed)
+        c.levelsLost += levelsDropped.load(ordering: .relaxed)
         return c
     }
 
@@ -128,23 +155,30 @@ final class LiveSession: @unchecked Sendable {
     func captured(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
         let now = MonotonicClock.nanoseconds()
         var found = false
-        detector.process(samples, channels: channels, firstFrame: firstFrame) { onset in
+        let followsLevels = LiveStyle.allCases[styleIndex.load(ordering: .relaxed)].generation != nil
+        detector.process(samples, channels: channels, firstFrame: firstFrame, report: { onset in
             if onsets.push(LiveOnset(frame: onset.frame, loudness: onset.loudness, centroid: onset.centroid, foundAt: now)) {
                 found = true
             } else {
                 lost.add(1, ordering: .relaxed)
             }
-        }
+        }, levels: { level in
+            guard followsLevels else { return }
+            if levels.push(level) { found = true } else { levelsDropped.add(1, ordering: .relaxed) }
+        })
         if found { wake.signal() }
         passThrough?.write(samples, channels: channels, firstFrame: firstFrame &+ frameBase)
     }
 
     /// Plays the onsets found until `shouldStop` says so (checked at least every 50 ms).
     func run(until shouldStop: () -> Bool) {
-        var lateBlocks = 0, lateChecks = 0, lastCheck: UInt64 = 0
+        // The pass-through counts over its whole life (a service's earlier runs too).
+        var lateBlocks = passThrough?.lateBlocks ?? 0, lateChecks = 0, lastCheck: UInt64 = 0
         while !shouldStop() {
             _ = wake.wait(timeout: .now() + .milliseconds(50))
             while let onset = onsets.pop() { play(onset) }
+            if continuous != nil, continuousStyle != style { endContinuous() }
+            while let level = levels.pop() { follow(level) }
             let now = MonotonicClock.nanoseconds()
             sounding.removeAll { $0.until < now }
             // Every 100 ms: is the sound still `hold` behind its capture?
@@ -162,27 +196,82 @@ final class LiveSession: @unchecked Sendable {
             }
         }
         while let onset = onsets.pop() { play(onset) }
+        endContinuous()
+    }
+
+    /// Stops the continuous layer's player (the next level makes one anew if the style has one).
+    private func endContinuous() {
+        try? continuous?.stop(atTime: HapticEngine.timeImmediate)
+        continuous = nil
+        sent = (-1, -1)
     }
 
     /// When `onset` is to be felt, CLOCK_MONOTONIC ns: when the output plays its capture frame,
     /// or (nothing played on) when the real sink plays it, or now if that has passed. Nil when
     /// the pass-through has no distance yet.
-    private func moment(of onset: LiveOnset, now: UInt64) -> UInt64? {
+    private func moment(ofFrame frame: Int64, now: UInt64) -> UInt64? {
         guard let passThrough else {
-            guard let reached = monitorTime(onset.frame), let ahead = sinkAhead() else { return now }
+            guard let reached = monitorTime(frame), let ahead = sinkAhead() else { return now }
             return max(now, reached &+ ahead)
         }
         guard let offset = passThrough.offset, let audio else { return nil }
-        return audio.clock.fit.time(ofFrame: onset.frame &+ frameBase &+ offset)
+        return audio.clock.fit.time(ofFrame: frame &+ frameBase &+ offset)
+    }
+
+    /// One hop's level into the continuous layer: followed (attack, release, sharpness held
+    /// through silence), shaped by the profile, and sent to the layer's player for the moment the
+    /// hop is heard when it changed enough to be felt.
+    private func follow(_ level: StreamingLevel) {
+        let felt = levelFollower.next(level.loudness)
+        let sharpness = sharpnessFollower.next(centroid: level.centroid, level: felt) ?? 0
+        let intensity = profile.continuousLevel(felt)
+        guard abs(intensity - sent.intensity) >= 0.01 || abs(sharpness - sent.sharpness) >= 0.02 || (intensity == 0 && sent.intensity != 0) else { return }
+        let now = MonotonicClock.nanoseconds()
+        guard let at = moment(ofFrame: level.frame, now: now) else { return }
+        // A new player starts no earlier than 5 ms from now, and its first level holds from now:
+        // a start clears a player's controls, so they are sent after it, before it sounds.
+        let fresh = continuous == nil
+        guard let player = continuousPlayer(startingAt: max(at, now + 5_000_000)) else { return }
+        do {
+            try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, intensity), AHAPDynamicParameter(.hapticSharpnessControl, sharpness)],
+                                      atTime: fresh || at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
+            sent = (intensity, sharpness)
+            tally.withLock { $0.levelChanges += 1 }
+        } catch {
+            levelsDropped.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// The continuous layer's player: a continuous event as long as one may be, looped, at the
+    /// style's strength; made at the first call and started at `start` (CLOCK_MONOTONIC ns;
+    /// nil for transients alone, or if the engine refuses it).
+    private func continuousPlayer(startingAt start: UInt64) -> HapticPatternPlayer? {
+        if let continuous { return continuous }
+        let style = style
+        guard let generation = style.generation else { return nil }
+        let pattern = AHAPPattern(entries: [.event(AHAPEvent(time: 0, type: .hapticContinuous, duration: AHAPEvent.maximumContinuousDuration, parameters: [
+            AHAPEventParameter(.hapticIntensity, generation.continuousIntensity), AHAPEventParameter(.hapticSharpness, 0),
+        ]))])
+        do {
+            let player = try engine.makePlayer(with: pattern)
+            try player.setLoop(true, end: 0)
+            _ = try player.start(atTime: Double(start) / 1e9)
+            continuous = player
+            continuousStyle = style
+            return player
+        } catch {
+            return nil
+        }
     }
 
     private func play(_ onset: LiveOnset) {
+        guard style.hasTransients else { return }
         let now = MonotonicClock.nanoseconds()
         guard let level = profile.level(loudness: onset.loudness) else {
             tally.withLock { $0.belowFloor += 1 }
             return
         }
-        guard let at = moment(of: onset, now: now) else {
+        guard let at = moment(ofFrame: onset.frame, now: now) else {
             tally.withLock { $0.unplaced += 1 }
             return
         }

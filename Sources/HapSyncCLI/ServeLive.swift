@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HapSyncAudioOutput
 import HapSyncConcurrency
@@ -11,7 +12,8 @@ import HapSyncRuntime
 /// (whose pass-through is dormant until then), with a transient at each onset on that stream's
 /// clock; off (or the service ending), the sink removed and what played into it moved back.
 ///
-/// A profile set here changes how hits feel (gain, curve, floor); its rumble and voice-coil
+/// A profile set here changes how hits feel (gain, curve, floor), a style what is played; a
+/// profile's rumble and voice-coil
 /// levels and low-pass are the outputs' and would change every pattern the service plays, so
 /// they are not applied. Calls come on the service's thread (and `turnOff` at its end).
 final class ServeLive: LiveControl, @unchecked Sendable {
@@ -26,6 +28,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     private struct State {
         var running: Running?
         var profile: LiveProfile
+        var style = LiveStyle.transients
         /// Why the last run could not go on, kept for `/hapsync/status` after it ended.
         var lastFailure: String?
     }
@@ -46,6 +49,24 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         self.options = options
         self.console = console
         state = Locked(State(running: nil, profile: profile))
+        // An output that failed for good ends a live run (its sink removed, its streams moved
+        // back) rather than leave applications playing into a sink nobody hears.
+        engine.stoppedHandler = { [weak self] reason in
+            if case .systemError(let why) = reason { self?.state.withLock { $0.running?.feed.fail("the haptic or audio output failed: \(why)") } }
+        }
+    }
+
+    /// A run's feed failed (its capture's server went away, the output failed): the run is
+    /// torn down as `/hapsync/live 0` would, the reason kept for `/hapsync/status`. On a thread
+    /// of its own, never the feed's.
+    private func failed(_ feed: LiveFeed, _ why: String) {
+        state.withLock { (state: inout State) in
+            guard let running = state.running, running.feed === feed else { return }
+            state.running = nil
+            state.lastFailure = why
+            console.err("live: ended: \(why)\n")
+            stop(running)
+        }
     }
 
     func turnOn() throws(OSCCommands.CommandError) -> String {
@@ -61,7 +82,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 }
             }
             do throws(CLIError) {
-                let (running, said) = try start(profile: state.profile)
+                let (running, said) = try start(profile: state.profile, style: state.style)
                 state.running = running
                 state.lastFailure = nil
                 return said
@@ -72,25 +93,28 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     }
 
     /// Makes the sink and starts the feed, undoing what it made if a step fails.
-    private func start(profile: LiveProfile) throws(CLIError) -> (Running, String) {
+    private func start(profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
         let server = options.environment["PULSE_SERVER"]
         let control = try LiveRun.connect(server: server)
         var sink: LiveSink?
         do throws(CLIError) {
             let real = try LiveRun.realSink(options.sinkName, on: control)
+            try LiveRun.checkRates(stream: audio, sink: real)
             let rate = audio.clock.fit.sampleRate
-            guard Double(real.rate) == rate else {
-                throw .failure("the service's audio stream runs at \(Int(rate)) Hz, the sink '\(real.name)' at \(real.rate) Hz: live haptics need them equal")
-            }
             let made = try LiveRun.makeLiveSink(on: control, playingOnTo: real)
             sink = made
             let detector = StreamingOnsetDetector(sampleRate: rate)
             let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
             // The stream awake first (a paused one is resumed and realigned), then the pass-through.
             audio.willPlay()
-            passThrough.activate(hold: Int((delayMs / 1000 * rate).rounded()))
+            passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate))
             let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: made.name, channels: made.channels,
-                                rate: rate, server: server, profile: profile, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
+                                rate: rate, server: server, style: style, profile: profile, sensitivity: detector.sensitivity,
+                                minimumGap: detector.minimumGap)
+            feed.onFailure = { [weak self, weak feed] why in
+                guard let self, let feed else { return }
+                DispatchQueue.global().async { self.failed(feed, why) }
+            }
             do {
                 try feed.start()
             } catch {
@@ -131,7 +155,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     }
 
     func setGain(_ gain: Double) throws(OSCCommands.CommandError) -> Double {
-        let range = LiveProfile.ranges.first { $0.key == "gain" }?.range ?? 0...4
+        let range = LiveProfile.gainRange
         guard range.contains(gain) else {
             throw OSCCommands.CommandError("gain \(gain) is not within \(number(range.lowerBound))-\(number(range.upperBound))")
         }
@@ -157,18 +181,30 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         return profile.name
     }
 
+    func setStyle(_ name: String) throws(OSCCommands.CommandError) -> String {
+        guard let style = LiveStyle(rawValue: name) else {
+            throw OSCCommands.CommandError("style '\(name)' is not one of \(LiveStyle.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        state.withLock { state in
+            state.style = style
+            state.running?.feed.session.style = style
+        }
+        return style.rawValue
+    }
+
     var status: [(key: String, value: OSCValue)] {
         state.withLock { state -> [(key: String, value: OSCValue)] in
             let profile = state.profile
             guard let running = state.running else {
                 return [("live", .string(state.lastFailure.map { "failed: \($0)" } ?? "off")), ("live-profile", .string(profile.name)),
-                        ("live-gain", .float(profile.gain))]
+                        ("live-gain", .float(profile.gain)), ("live-style", .string(state.style.rawValue))]
             }
             let counts = running.feed.session.counts
             let played = running.feed.playedOn
             return [
                 ("live", .string(running.feed.failure.map { "failed: \($0)" } ?? "on")), ("live-profile", .string(profile.name)),
-                ("live-gain", .float(profile.gain)), ("live-seconds", .float(running.feed.seconds)),
+                ("live-gain", .float(profile.gain)), ("live-style", .string(state.style.rawValue)), ("live-seconds", .float(running.feed.seconds)),
+                ("live-level-changes", .int(Int64(counts.levelChanges))),
                 ("live-transients", .int(Int64(counts.transients))), ("live-late", .int(Int64(counts.late))),
                 ("live-lost", .int(Int64(counts.dropped))), ("live-lag-p50-ms", .float(counts.lags.percentileMs(50) ?? 0)),
                 ("live-lag-max-ms", .float(counts.lags.max / 1e6)),

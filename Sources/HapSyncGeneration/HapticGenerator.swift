@@ -243,30 +243,19 @@ public enum HapticGenerator {
     }
 
     /// Felt loudness per frame, 0...1: 50 dB below the loudest frame → 0, the loudest → 1,
-    /// smoothed by a 10 ms attack and an 80 ms release.
+    /// smoothed by a 10 ms attack and an 80 ms release (`LevelFollower`).
     static func feltLevels(_ loudness: [Double], hop: Double) -> [Double] {
         guard let top = loudness.max(), top > -100 else { return loudness.map { _ in 0 } }
-        let attack = 1 - exp(-hop / 0.01), release = 1 - exp(-hop / 0.08)
-        var level = 0.0
-        return loudness.map { db in
-            let target = min(max((db - (top - 50)) / 50, 0), 1)
-            level += (target - level) * (target > level ? attack : release)
-            return level < 1e-3 ? 0 : level
-        }
+        var follower = LevelFollower(hop: hop)
+        return loudness.map { follower.next(LevelFollower.relative(db: $0, loudest: top)) }
     }
 
-    /// Sharpness per frame: the centroid's, smoothed over 50 ms, held where the sound is silent.
+    /// Sharpness per frame: the centroid's, smoothed over 50 ms, held where the sound is silent
+    /// (`SharpnessFollower`).
     static func sharpnessLevels(_ centroid: [Double], levels: [Double], hop: Double) -> [Double] {
-        let smoothing = 1 - exp(-hop / 0.05)
-        var value: Double? = nil
+        var follower = SharpnessFollower(hop: hop)
         var out = [Double](repeating: 0, count: centroid.count)
-        for i in centroid.indices {
-            if levels[i] > 0.05 {
-                let target = sharpness(centroid: centroid[i])
-                value = value.map { $0 + (target - $0) * smoothing } ?? target
-            }
-            out[i] = value ?? 0
-        }
+        for i in centroid.indices { out[i] = follower.next(centroid: centroid[i], level: levels[i]) ?? 0 }
         // Before the first sound: its sharpness, so the curve starts where the sound does.
         if let first = levels.firstIndex(where: { $0 > 0.05 }) { for i in 0..<first { out[i] = out[first] } }
         return out
@@ -338,5 +327,51 @@ public enum HapticGenerator {
         case .parameter(let p): return p.time
         case .curve(let c): return c.time
         }
+    }
+}
+
+/// The continuous layer's felt level, frame by frame: a frame's loudness relative to the loudest
+/// (`relative`), followed with a 10 ms attack and an 80 ms release, below 0.001 → 0. One rule
+/// for `generate` (the loudest: the file's loudest frame) and `hapsync live` (the loudest so far,
+/// falling slowly). Does not allocate.
+public struct LevelFollower: Sendable {
+    private let attack: Double, release: Double
+    /// The level after the last frame, 0...1.
+    public private(set) var level = 0.0
+
+    /// A follower for frames `hop` seconds apart.
+    public init(hop: Double) {
+        attack = 1 - exp(-hop / 0.01)
+        release = 1 - exp(-hop / 0.08)
+    }
+
+    /// A loudness `db` on the felt scale, 0...1: 50 dB below `loudest` → 0, `loudest` → 1.
+    public static func relative(db: Double, loudest: Double) -> Double { min(max((db - (loudest - 50)) / 50, 0), 1) }
+
+    /// The level after a frame whose relative loudness is `target` (0...1).
+    public mutating func next(_ target: Double) -> Double {
+        let t = target.isFinite ? min(max(target, 0), 1) : 0
+        level += (t - level) * (t > level ? attack : release)
+        return level < 1e-3 ? 0 : level
+    }
+}
+
+/// The continuous layer's sharpness, frame by frame: the centroid's on the `sharpness(centroid:)`
+/// scale, smoothed over 50 ms, held while the level is 0.05 or less. Nil before the first frame
+/// with sound. Does not allocate.
+public struct SharpnessFollower: Sendable {
+    private let smoothing: Double
+    private var value: Double?
+
+    /// A follower for frames `hop` seconds apart.
+    public init(hop: Double) { smoothing = 1 - exp(-hop / 0.05) }
+
+    /// The sharpness after a frame of spectral centroid `centroid` Hz at felt `level` (0...1).
+    public mutating func next(centroid: Double, level: Double) -> Double? {
+        if level > 0.05 {
+            let target = HapticGenerator.sharpness(centroid: centroid.isFinite ? centroid : 0)
+            value = value.map { $0 + (target - $0) * smoothing } ?? target
+        }
+        return value
     }
 }

@@ -33,8 +33,10 @@ public struct LiveProfile: Sendable, Equatable {
 
     /// The ranges a file's values must lie in, by key (one table for reading and for the docs).
     public static let ranges: [(key: String, range: ClosedRange<Double>)] = [
-        ("gain", 0...4), ("curve", 0.25...4), ("floor", 0...1), ("rumble", 0...1), ("voiceCoil", 0...1), ("lowPassHz", 20...1000),
+        ("gain", gainRange), ("curve", 0.25...4), ("floor", 0...1), ("rumble", 0...1), ("voiceCoil", 0...1), ("lowPassHz", 20...1000),
     ]
+    /// The gain's range (a file's `gain`, serve's `/hapsync/live/gain`).
+    public static let gainRange = 0.0...4.0
 
     /// A DualSense's voice coils (and its rumble emulation): full level, a slight curve that
     /// keeps quiet hits light, a low floor.
@@ -53,6 +55,13 @@ public struct LiveProfile: Sendable, Equatable {
         let base = 0.3 + 0.7 * min(max(loudness.isFinite ? loudness : 0, 0), 1)
         let shaped = min(1, gain * pow(base, curve))
         return shaped < floor || shaped <= 0 ? nil : shaped
+    }
+
+    /// The continuous layer's intensity control for a smoothed felt `level` (0...1, the
+    /// `LevelFollower`'s): `min(1, gain × level^curve)`, 0 under the floor. With `--style`.
+    public func continuousLevel(_ level: Double) -> Double {
+        let shaped = min(1, gain * pow(min(max(level.isFinite ? level : 0, 0), 1), curve))
+        return shaped < floor ? 0 : shaped
     }
 
     /// Why a profile could not be had: the name or file, and what was wrong.
@@ -146,4 +155,30 @@ public struct LiveProfile: Sendable, Equatable {
         default: return "\(value)"
         }
     }
+}
+
+/// What `hapsync live` plays: transients at onsets (the default), or with them a continuous layer
+/// that follows the sound's felt loudness and brightness as `generate`'s styles do.
+public enum LiveStyle: String, Sendable, CaseIterable {
+    /// A transient at each onset, nothing between (drums, impacts, UI sounds).
+    case transients
+    /// Transients over a quiet continuous layer (`GenerationStyle.percussive`).
+    case percussive
+    /// Transients over a continuous layer at a little over half strength (songs; `.balanced`).
+    case balanced
+    /// The continuous layer alone at full strength (engines, rain, ambience; `.ambient`).
+    case ambient
+
+    /// The generator's style it follows; nil: transients alone.
+    public var generation: GenerationStyle? {
+        switch self {
+        case .transients: return nil
+        case .percussive: return .percussive
+        case .balanced: return .balanced
+        case .ambient: return .ambient
+        }
+    }
+
+    /// Whether onsets become transients.
+    public var hasTransients: Bool { generation?.hasTransients ?? true }
 }

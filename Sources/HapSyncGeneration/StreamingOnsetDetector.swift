@@ -28,6 +28,17 @@ public struct StreamingOnset: Sendable, Equatable {
     public func time(sampleRate: Double) -> Double { Double(frame) / sampleRate }
 }
 
+/// The felt level of one hop (5 ms) of a stream, as a `StreamingOnsetDetector` measured it: what
+/// `hapsync live`'s continuous layer follows (with `LevelFollower` and `SharpnessFollower`).
+public struct StreamingLevel: Sendable, Equatable, BitwiseCopyable {
+    /// The input frame at the hop's middle (the caller's numbering, as onsets').
+    public var frame: Int64
+    /// The hop's felt loudness on the onsets' scale (`StreamingOnset.loudness`), 0...1, unsmoothed.
+    public var loudness: Double
+    /// Spectral centroid, Hz, of the analysis frame ending with the hop (0 in silence).
+    public var centroid: Double
+}
+
 /// Onset detection on a stream as it plays (`hapsync live`): `OnsetDetector`'s method made
 /// causal, so that each onset is reported at most `lookAhead` (15 ms) after its sound starts,
 /// whatever size the chunks come in.
@@ -383,6 +394,13 @@ public final class StreamingOnsetDetector {
     /// decides, in time order, before it returns (another channel count or a partial frame is a
     /// programming error: it traps). Does not allocate, lock or block, nor retain `report`.
     public func process(_ samples: UnsafeBufferPointer<Float>, channels: Int, report: (StreamingOnset) -> Void) {
+        process(samples, channels: channels, report: report, levels: { _ in })
+    }
+
+    /// Reads `samples` like `process(_:channels:report:)`, and also calls `levels` with each hop's
+    /// felt level as the hop completes. Does not allocate, lock or block, nor retain either.
+    public func process(_ samples: UnsafeBufferPointer<Float>, channels: Int, report: (StreamingOnset) -> Void,
+                        levels: (StreamingLevel) -> Void) {
         precondition(Self.channelCounts.contains(channels) && samples.count % channels == 0,
                      "interleaved frames of 1 to 8 channels: \(samples.count) samples of \(channels) channels")
         guard let base = samples.baseAddress else { return }
@@ -398,7 +416,7 @@ public final class StreamingOnsetDetector {
             }
             // The mean in Double: up to 8 times one float sums exactly there, so the same signal
             // in every channel gives that signal itself.
-            read(channels == 1 ? sum : sum / divisor, report: report)
+            read(channels == 1 ? sum : sum / divisor, report: report, levels: levels)
         }
     }
 
@@ -406,9 +424,10 @@ public final class StreamingOnsetDetector {
     /// onsets are reported in the caller's numbering (a capture's frame counter). A `firstFrame`
     /// that does not follow the last chunk's frames (frames lost or repeated) renumbers from
     /// here on; the audio is read as if it were continuous. Does not allocate, lock or block.
-    public func process(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64, report: (StreamingOnset) -> Void) {
+    public func process(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64, report: (StreamingOnset) -> Void,
+                        levels: (StreamingLevel) -> Void = { _ in }) {
         frameOrigin = firstFrame - Int64(framesRead)
-        process(samples, channels: channels, report: report)
+        process(samples, channels: channels, report: report, levels: levels)
     }
 
     /// Reads `samples` like `process(_:channels:report:)` and appends the onsets it decides to
@@ -420,7 +439,7 @@ public final class StreamingOnsetDetector {
 
     /// One mono sample in: the DC blocker, the rings, the running measures; a frame every hop.
     @inline(__always)
-    private func read(_ x: Double, report: (StreamingOnset) -> Void) {
+    private func read(_ x: Double, report: (StreamingOnset) -> Void, levels: (StreamingLevel) -> Void) {
         let n = framesRead
         if n == 0 { dcIn = x }
         dcOut = x - dcIn + dcPole * dcOut
@@ -438,7 +457,7 @@ public final class StreamingOnsetDetector {
         peakReference = max(abs(v), peakReference * peakFall)
         framesRead = n + 1
         if decimation > 1, n >= lowDelay, (n - lowDelay) % decimation == 0 { decimate() }
-        if framesRead % hop == 0 { analyze(report: report) }
+        if framesRead % hop == 0 { analyze(report: report, levels: levels) }
     }
 
     /// The next decimated sample, `decimationKernel` centred on input sample `lowCount · decimation`.
@@ -459,7 +478,7 @@ public final class StreamingOnsetDetector {
 
     /// The frame ending at `framesRead`: its band levels, rises, gates and flux, the threshold, the
     /// peak pick, and a report when one is due.
-    private func analyze(report: (StreamingOnset) -> Void) {
+    private func analyze(report: (StreamingOnset) -> Void, levels: (StreamingLevel) -> Void) {
         let end = framesRead
         let k = end / hop
         spectra(end: end)
@@ -491,6 +510,8 @@ public final class StreamingOnsetDetector {
         hopLevelSum = 0
         feltReference = max(hopFelt[hopSlot], feltReference - referenceFallPerHop, Self.feltFloor)
         levelReference = max(hopLevel[hopSlot], levelReference - referenceFallPerHop, Self.levelFloor)
+        levels(StreamingLevel(frame: Int64(end - hop / 2) + frameOrigin, loudness: LevelFollower.relative(db: hopFelt[hopSlot], loudest: feltReference),
+                              centroid: centroid))
 
         let v = bandFlux(frame: k)
         let (threshold, base) = threshold(frame: k, flux: v)
@@ -631,7 +652,7 @@ public final class StreamingOnsetDetector {
             j -= 1
         }
         guard level >= levelReference - OnsetDetector.quietestOnset else { return }
-        let loudness = min(max((feltLevel - (feltReference - 50)) / 50, 0), 1)
+        let loudness = LevelFollower.relative(db: feltLevel, loudest: feltReference)
         lastOnset = start
         report(StreamingOnset(frame: Int64(start) + frameOrigin, decidedAt: Int64(decided) + frameOrigin, strength: pendingStrength,
                               loudness: loudness, centroid: centroid))

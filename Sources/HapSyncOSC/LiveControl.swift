@@ -17,6 +17,9 @@ public protocol LiveControl: AnyObject, Sendable {
     /// given, the profile file the client named `name` (already resolved and confined to the
     /// resource folders); returns the profile's name.
     func setProfile(named name: String, file: URL?) throws(OSCCommands.CommandError) -> String
+    /// Takes the style `name` (`transients`, `percussive`, `balanced`, `ambient`: what
+    /// `hapsync live --style` takes) from the next onset and level on; returns it.
+    func setStyle(_ name: String) throws(OSCCommands.CommandError) -> String
     /// Key, value pairs for `/hapsync/status`: whether it is on, and its counts.
     var status: [(key: String, value: OSCValue)] { get }
 }

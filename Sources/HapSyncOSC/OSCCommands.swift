@@ -265,6 +265,10 @@ public final class OSCCommands: @unchecked Sendable {
                 "a built-in live profile (dualsense, rumble, shaker) or a .json profile file in a resource folder: its gain, curve and floor") { c, call throws(CommandError) in
             try c.liveProfile(call)
         },
+        Address("/hapsync/live/style", [.string("style")],
+                "transients (a tap at each hit), percussive or balanced (taps over a continuous layer that follows the sound's felt loudness), ambient (that layer alone)") { c, call throws(CommandError) in
+            .ok([.string(try c.liveControl.setStyle(call.string(0)))])
+        },
         Address("/hapsync/players", [],
                 "answers /hapsync/players with the count, then id, pattern, state (scheduled, playing, paused) and start time of each player") { c, _ throws(CommandError) in c.listPlayers() },
         Address("/hapsync/stop-all", [], "stop every player (at the time tag), scheduled ones too; answers how many") { c, call throws(CommandError) in try c.stopAll(call) },
@@ -527,7 +531,7 @@ public final class OSCCommands: @unchecked Sendable {
         return .ok([])
     }
 
-    private var liveControl: any LiveControl {
+    var liveControl: any LiveControl {
         get throws(CommandError) {
             guard let live = configuration.live else {
                 throw CommandError("this service has no live haptics: they play the sound on, and it was started with --audio none")

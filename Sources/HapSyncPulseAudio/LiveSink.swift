@@ -112,6 +112,7 @@ package final class LiveSink: @unchecked Sendable {
         // PulseAudio unloads a module a moment after it answers; a sink loaded under a name still
         // taken gets another ('hapsync-live.2'), so the leftover must be gone from the list first.
         if let takenOver, !awaitFree(name, on: connection) {
+            guard connection.withLock({ connection.isReady }) else { throw .serverGone(sink: name, module: nil, server: server) }
             throw .stillListed(sink: name, module: takenOver.module, server: server, seconds: appearTimeout)
         }
         let owner = Owner.current

@@ -118,6 +118,34 @@ struct PassThroughAudioTests {
         #expect(p.offset == Int64(9 - 95))
     }
 
+    /// Dormant, it plays nothing; turned on again (serve's second `/hapsync/live 1`), a capture
+    /// that continues the numbering fixes the distance anew and nothing of the last capture plays.
+    @Test func aDormantPassThroughPlaysNothingAndALaterCaptureNothingOfTheLast() {
+        let p = PassThroughAudio(capacityFrames: 4096, hold: 0, active: false)
+        #expect(!p.isActive)
+        Self.write(p, 0, 100)
+        #expect(Self.mix(p, 0, 64).allSatisfy { $0 == 0 } && p.offset == nil && p.lateFrames == 0)
+        p.activate(hold: 50)
+        #expect(p.isActive && p.hold == 50)
+        // Nothing new captured since: no distance, silence.
+        #expect(Self.mix(p, 64, 64).allSatisfy { $0 == 0 } && p.offset == nil)
+        Self.write(p, 100, 20)
+        // The block's last frame plays capture 119 - 50 = 69, from before this capture: silence.
+        let out = Self.mix(p, 128, 64)
+        #expect(p.offset == Int64(191 - 69))
+        #expect(out.allSatisfy { $0 == 0 }, "\(out)")
+        #expect(p.lateFrames == 0)
+        // From frame 100 on, the new capture plays at the new distance.
+        Self.write(p, 120, 100)
+        let next = Self.mix(p, 192, 64)
+        for i in 0..<64 {
+            let c = 192 + Int64(i) - p.offset!
+            #expect(next[2 * i] == (c >= 100 ? Float(c) : 0), "output \(192 + i) plays capture \(c)")
+        }
+        p.deactivate()
+        #expect(Self.mix(p, 256, 64).allSatisfy { $0 == 0 } && p.offset == nil)
+    }
+
     @Test func nothingIsFixedBeforeTheFirstCapture() {
         let p = PassThroughAudio(capacityFrames: 1024, hold: 4)
         let out = Self.mix(p, 0, 64)

@@ -115,6 +115,55 @@ struct LiveTests {
         }
     }
 
+    /// `--style ambient`: a one-second 90 Hz hum played into the live sink is felt as a
+    /// continuous level that rises with the hum as the pipe hears it (the 10 ms attack: above 0.1
+    /// within 15 ms), holds near full while it sounds and falls to nothing after it (the 80 ms
+    /// release); no transients.
+    @Test(.needsPulseAudio) func theAmbientStyleFeelsTheHumWhileTheRealSinkPlaysIt() async throws {
+        let paplay = try #require(Self.which("paplay"))
+        let folder = try TemporaryDirectory("live-style")
+        defer { folder.remove() }
+        let dir = folder.url
+        let rate = 48_000
+        let hum = (0..<(3 * rate)).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            return t >= 0.5 && t < 1.5 ? Float(0.5 * sin(2 * .pi * 90 * t)) : 0
+        }
+        let track = dir.appendingPathComponent("hum.wav")
+        try WAVWriter.write(hum, sampleRate: rate, format: .pcm16, to: track)
+        try await retryingWhenStalled("live --style ambient, pipe sink") {
+            let reader = PipeSinkReader()
+            try reader.start()
+            defer { reader.stop() }
+            let trace = dir.appendingPathComponent("t.jsonl")
+            let live = try BackgroundRun(["live", "--style", "ambient", "--sink", reader.sinkName, "--seconds", "5",
+                                          "--haptics", "trace:\(trace.path)", "--force"], in: dir)
+            defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
+            #expect(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") })
+            let played = try Self.run(paplay, ["--device=hapsync-live", track.path])
+            #expect(played.status == 0, "\(played.out)")
+            let end = live.finish(atMost: 30)
+            #expect(end.status == 0, "\(end.err)")
+            #expect(end.out.contains("style ambient") && end.out.contains("transients: 0") && end.out.contains("continuous layer: "), "\(end.out)")
+            let recording = reader.recording
+            let first = try #require(recording.firstIndex { abs($0) > 0.05 }, "the pipe heard no hum")
+            let last = try #require(recording.lastIndex { abs($0) > 0.05 })
+            let start = Int64(try #require(reader.heardTime(ofFrame: Int64(first))))
+            let stop = Int64(try #require(reader.heardTime(ofFrame: Int64(last))))
+            let levels = ((try? TraceRecord.read(contentsOf: trace.path))?.commands ?? []).filter { $0.kind == .level }
+                .map { (at: Int64($0.scheduledNs), intensity: $0.intensity) }
+            #expect(Self.releases(trace).isEmpty, "transients with --style ambient")
+            func level(at t: Int64) -> Double { levels.last { $0.at <= t }?.intensity ?? 0 }
+            let rise = try #require(levels.first { $0.intensity > 0.1 }, "no level above 0.1: \(levels.prefix(20))")
+            print("live --style ambient: level > 0.1 at \(String(format: "%.2f", Double(rise.at - start) / 1e6)) ms after the pipe heard the hum start; "
+                  + "\(levels.count) level changes; at its middle \(level(at: (start + stop) / 2)), 0.3 s after it \(level(at: stop + 300_000_000))")
+            #expect(rise.at >= start - 3_000_000 && rise.at <= start + 15_000_000, "the level rose \(Double(rise.at - start) / 1e6) ms after the hum was heard")
+            #expect(levels.filter { $0.at < start - 3_000_000 }.allSatisfy { $0.intensity == 0 }, "a level before the hum: \(levels.prefix(10))")
+            #expect(level(at: (start + stop) / 2) >= 0.8 && level(at: stop - 50_000_000) >= 0.8, "the level while the hum sounds")
+            #expect(level(at: stop + 300_000_000) == 0, "the level 0.3 s after the hum: \(level(at: stop + 300_000_000))")
+        }
+    }
+
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
     /// transient comes after its click is heard (never early by more than 2 ms: when a frame is
     /// heard comes from the monitor's timing fit and the sink's reported latency; seen −1.03 ms
@@ -248,6 +297,8 @@ struct LiveTests {
         r["badFile"] = ask("/hapsync/live/profile", "bad.json")
         r["file"] = ask("/hapsync/live/profile", "soft.json")
         r["gain"] = ask("/hapsync/live/gain", 0.5)
+        r["badStyle"] = ask("/hapsync/live/style", "loud")
+        r["style"] = ask("/hapsync/live/style", "balanced")
         r["on2"] = ask("/hapsync/live", 1)
         r["play2"] = [subprocess.run([paplay, "--device=hapsync-live", track]).returncode]
         time.sleep(0.3)
@@ -259,8 +310,8 @@ struct LiveTests {
     /// `serve`'s `/hapsync/live` driven by python-osc: on, the sink is made and each click
     /// played into it is felt where the real sink (a pipe) plays it; off, the sink is gone; a
     /// second run after the controls (a profile file from the resource folder, a gain) is placed
-    /// as well (its capture continues the first's frame numbering) and feels the new gain; bad
-    /// profiles and gains get errors naming them.
+    /// as well (its capture continues the first's frame numbering), feels the new gain and adds
+    /// the balanced style's continuous layer; bad profiles, gains and styles get errors naming them.
     @Test(.needsPulseAudio) func serveTurnsLiveHapticsOnAndOffOverOSC() async throws {
         let pactl = try #require(Self.which("pactl"))
         let paplay = try #require(Self.which("paplay"))
@@ -312,8 +363,13 @@ struct LiveTests {
             #expect(reply("absolute").contains("/hapsync/error") && reply("absolute").contains("a built-in name or a .json file"), "\(reply("absolute"))")
             #expect(reply("badFile").contains("/hapsync/error") && reply("badFile").contains("bad.json") && reply("badFile").contains("curve"), "\(reply("badFile"))")
             #expect(reply("file") == "/hapsync/ok /hapsync/live/profile soft.json", "\(reply("file"))")
-            #expect(status("status2", "live-profile") == "soft.json" && status("status2", "live-gain") == "0.5", "\(reply("status2"))")
-            #expect(reply("off2").contains("transients: \(Self.clicks)"), "\(reply("off2"))")
+            #expect(reply("badStyle").contains("/hapsync/error") && reply("badStyle").contains("style 'loud' is not one of transients, percussive, balanced, ambient"),
+                    "\(reply("badStyle"))")
+            #expect(reply("style") == "/hapsync/ok /hapsync/live/style balanced", "\(reply("style"))")
+            #expect(status("status2", "live-profile") == "soft.json" && status("status2", "live-gain") == "0.5" && status("status2", "live-style") == "balanced",
+                    "\(reply("status2"))")
+            #expect((Int(status("status2", "live-level-changes") ?? "") ?? 0) > 0, "\(reply("status2"))")
+            #expect(reply("off2").contains("transients: \(Self.clicks)") && reply("off2").contains("continuous layer: "), "\(reply("off2"))")
             #expect(end.status == 0, "\(end.err)")
             #expect(!Self.hasLiveSink(pactl))
             // Both runs' transients where the pipe heard their clicks; the second at half the first's level.

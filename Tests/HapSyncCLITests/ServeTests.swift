@@ -123,7 +123,7 @@ struct ServeTests {
         let result = try #require(try JSONSerialization.jsonObject(with: Data(c.out.utf8)) as? [String: Any])
         let r = try #require(result["replies"] as? [String: [Any]])
         func reply(_ key: String) -> [String] { (r[key] ?? []).map { "\($0)" } }
-        #expect(reply("help").first == "/hapsync/help" && reply("help").count == 22, "\(reply("help"))")
+        #expect(reply("help").first == "/hapsync/help" && reply("help").count == 23, "\(reply("help"))")
         #expect(reply("load") == ["/hapsync/ok", "/hapsync/load", "p"])
         #expect(reply("now") == ["/hapsync/ok", "/hapsync/play", "1"])
         #expect(reply("tag1") == ["/hapsync/ok", "/hapsync/play", "7"] && reply("tag2") == ["/hapsync/ok", "/hapsync/play", "8"])

@@ -284,6 +284,37 @@ struct StreamingOnsetDetectorTests {
                 "kick \(found[0].centroid) Hz, hi-hat \(found[2].centroid) Hz")
     }
 
+    /// Each hop's level (`hapsync live --style`): one per 5 ms hop at its middle frame, in the
+    /// caller's numbering; a steady hum at the running reference is felt at 1, silence at 0;
+    /// the follower then rises within 10 ms and falls after the hum (under the profile's floor
+    /// within 200 ms), and the profile shapes what is sent.
+    @Test func eachHopsFeltLevelForTheContinuousLayer() {
+        let rate = 48_000.0
+        let x = (0..<96_000).map { i -> Float in i >= 24_000 && i < 72_000 ? Float(0.5 * sin(2 * .pi * 90 * Double(i) / rate)) : 0 }
+        let d = StreamingOnsetDetector(sampleRate: rate)
+        var levels: [StreamingLevel] = []
+        x.withUnsafeBufferPointer { all in
+            for from in stride(from: 0, to: all.count, by: 333) {
+                d.process(UnsafeBufferPointer(rebasing: all[from..<min(from + 333, all.count)]), channels: 1, firstFrame: 500 + Int64(from),
+                          report: { _ in }, levels: { levels.append($0) })
+            }
+        }
+        #expect(levels.count == 96_000 / d.hop)
+        #expect(levels.enumerated().allSatisfy { $0.element.frame == 500 + Int64($0.offset * d.hop + d.hop / 2) })
+        let during = levels.filter { $0.frame > 500 + 30_000 && $0.frame < 500 + 70_000 }
+        #expect(during.allSatisfy { $0.loudness > 0.95 && HapticGenerator.sharpness(centroid: $0.centroid) < 0.2 }, "\(during.map(\.loudness))")
+        #expect(levels.filter { $0.frame < 500 + 23_000 }.allSatisfy { $0.loudness == 0 })
+        var follower = LevelFollower(hop: Double(d.hop) / rate)
+        let followed = levels.map { (frame: $0.frame - 500, level: follower.next($0.loudness)) }
+        let rise = followed.first { $0.level > 0.5 }?.frame ?? .max
+        #expect(rise >= 24_000 && rise <= 24_000 + 480 + 2 * d.hop, "risen past 0.5 at \(rise)")
+        #expect(followed.last!.level < 0.01 && followed.first { $0.frame > 72_000 + 9_600 }!.level < 0.2, "\(followed.suffix(100).map(\.level))")
+        // Under the profile's floor 200 ms after the hum: nothing is felt.
+        #expect(followed.filter { $0.frame > 72_000 + 9_600 }.allSatisfy { LiveProfile.dualsense.continuousLevel($0.level) == 0 })
+        #expect(LiveProfile.dualsense.continuousLevel(1) == 1 && LiveProfile.dualsense.continuousLevel(0.1) == 0
+                && abs(LiveProfile.dualsense.continuousLevel(0.5) - pow(0.5, 1.5)) < 1e-12 && LiveProfile.dualsense.continuousLevel(.nan) == 0)
+    }
+
     /// `firstFrame` numbers the onsets in the caller's count; `reset` starts over as new.
     @Test func numberingAndReset() {
         let x = Stream.mix(seconds: 2, hits: Stream.pattern(seconds: 2, seed: 23))

@@ -100,7 +100,8 @@ struct OSCCommandsTests {
     @Test func liveAddressesReachTheLiveControlAndProfileFilesStayInTheRoots() throws {
         let rig = try ManualRig()
         let plain = commands(rig)
-        for (address, args) in [("/hapsync/live", [OSCValue.int(1)]), ("/hapsync/live/gain", [.float(1)]), ("/hapsync/live/profile", [.string("rumble")])] {
+        for (address, args) in [("/hapsync/live", [OSCValue.int(1)]), ("/hapsync/live/gain", [.float(1)]), ("/hapsync/live/profile", [.string("rumble")]),
+                                ("/hapsync/live/style", [.string("ambient")])] {
             #expect(run(plain, address, args) == .error("this service has no live haptics: they play the sound on, and it was started with --audio none"))
         }
         try "{}".write(to: dir.appendingPathComponent("soft.json"), atomically: true, encoding: .utf8)
@@ -114,6 +115,7 @@ struct OSCCommandsTests {
         #expect(run(c, "/hapsync/live/gain", [.int(2)]) == .ok([.float(2)]))
         #expect(run(c, "/hapsync/live/profile", [.string("shaker")]) == .ok([.string("shaker")]))
         #expect(run(c, "/hapsync/live/profile", [.string("soft.json")]) == .ok([.string("soft.json")]))
+        #expect(run(c, "/hapsync/live/style", [.string("ambient")]) == .ok([.string("ambient")]))
         for (value, text) in [("../soft.json", "'..'"), ("/etc/soft.json", "is absolute"), ("missing.json", "not found"),
                               ("etc/passwd", "a built-in name or a .json file")] {
             guard case .error(let message) = run(c, "/hapsync/live/profile", [.string(value)]) else {
@@ -124,7 +126,8 @@ struct OSCCommandsTests {
             #expect(message.contains(text), "\(value): \(message)")
         }
         let calls = control.calls.withLock { $0 }
-        #expect(calls == ["on", "off", "off", "gain 2.0", "profile shaker", "profile soft.json at " + dir.appendingPathComponent("soft.json").resolvingSymlinksInPath().path],
+        #expect(calls == ["on", "off", "off", "gain 2.0", "profile shaker", "profile soft.json at " + dir.appendingPathComponent("soft.json").resolvingSymlinksInPath().path,
+                          "style ambient"],
                 "\(calls)")
         guard case .reply(_, let status) = run(c, "/hapsync/status", []) else {
             Issue.record("no status")
@@ -229,6 +232,11 @@ final class RecordingLiveControl: LiveControl, @unchecked Sendable {
 
     func setProfile(named name: String, file: URL?) throws(OSCCommands.CommandError) -> String {
         calls.withLock { $0.append("profile \(name)" + (file.map { " at \($0.path)" } ?? "")) }
+        return name
+    }
+
+    func setStyle(_ name: String) throws(OSCCommands.CommandError) -> String {
+        calls.withLock { $0.append("style \(name)") }
         return name
     }
 
