@@ -47,33 +47,11 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         try reader.start()
         defer { reader.stop() }
         let trace = dir.appendingPathComponent("live.jsonl")
-        let live = Process()
-        live.executableURL = hapsync
-        live.arguments = ["live", "--sink", reader.sinkName, "--seconds", String(file.seconds + 3), "--haptics", "trace:\(trace.path)", "--force"]
-        let out = Pipe()
-        live.standardOutput = out
-        live.standardError = FileHandle.nullDevice
-        try live.run()
-        let summary = Locked(Data())
-        let collect = Thread { summary.withLock { $0 = out.fileHandleForReading.readDataToEndOfFile() } }
-        collect.start()
-        var waited = 0
-        while !LiveTools.hasSink("hapsync-live"), waited < 200 {
-            usleep(50_000)
-            waited += 1
+        let (text, cpuShare) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(file.seconds + 3),
+                                                               "--haptics", "trace:\(trace.path)", "--force"]) {
+            _ = try LiveTools.run(paplay, ["--device=hapsync-live", file.url.path])
         }
-        let started = Date()
-        _ = try LiveTools.run(paplay, ["--device=hapsync-live", file.url.path])
-        var cpuTicks = 0.0
-        while live.isRunning {
-            cpuTicks = LiveTools.cpuTicks(pid: live.processIdentifier) ?? cpuTicks
-            usleep(100_000)
-        }
-        live.waitUntilExit()
-        while !collect.isFinished { usleep(10_000) }
-        let wall = Date().timeIntervalSince(started)
-        cpu.append(cpuTicks / Double(sysconf(Int32(_SC_CLK_TCK))) / max(wall, 1e-3) * 100)
-        let text = String(decoding: summary.withLock { $0 }, as: UTF8.self)
+        cpu.append(cpuShare)
         if let lag = text.split(separator: "\n").first(where: { $0.hasPrefix("lag (") }).flatMap({ line in
             line.split(separator: " ").firstIndex(of: "p50").flatMap { Double(line.split(separator: " ")[$0 + 1]) }
         }) { lags.append(lag) }
@@ -136,6 +114,38 @@ enum LiveTools {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Runs `hapsync live` with `arguments`, waits (at most 10 s) for its sink, calls `play`
+    /// (paplay into it), and waits for the run to end: its summary (standard output) and its
+    /// CPU time over the run from `play` on, % of a core (utime + stime from /proc).
+    static func runLive(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws -> (summary: String, cpu: Double) {
+        let live = Process()
+        live.executableURL = hapsync
+        live.arguments = arguments
+        let out = Pipe()
+        live.standardOutput = out
+        live.standardError = FileHandle.nullDevice
+        try live.run()
+        let summary = Locked(Data())
+        let collect = Thread { summary.withLock { $0 = out.fileHandleForReading.readDataToEndOfFile() } }
+        collect.start()
+        var waited = 0
+        while !hasSink("hapsync-live"), waited < 200 {
+            usleep(50_000)
+            waited += 1
+        }
+        let started = Date()
+        try play()
+        var cpuTicks = 0.0
+        while live.isRunning {
+            cpuTicks = self.cpuTicks(pid: live.processIdentifier) ?? cpuTicks
+            usleep(100_000)
+        }
+        live.waitUntilExit()
+        while !collect.isFinished { usleep(10_000) }
+        let cpu = cpuTicks / Double(sysconf(Int32(_SC_CLK_TCK))) / max(Date().timeIntervalSince(started), 1e-3) * 100
+        return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu)
     }
 
     static func hasSink(_ name: String) -> Bool {

@@ -21,8 +21,9 @@
 // detector in the same run, its decision delay against its look-ahead, and both detectors' CPU
 // cost as a multiple of real time), live (`hapsync live` itself: labelled drum files played into
 // its sink with paplay, each transient against when its hit is heard at a pipe sink, its onset F
-// beside the offline detector's on the same files, its lag and CPU; under --load as well). See
-// Bench/README.md.
+// beside the offline detector's on the same files, its lag and CPU; under --load as well),
+// live-long (one 10-minute `hapsync live` run of clicks: its last minute's sync beside its first,
+// the lag's growth; only when named). See Bench/README.md.
 //
 // The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
 // usage error (exit status 64), never a silent default.
@@ -158,7 +159,7 @@ func renderBenchmark(corpus: URL) -> [Row] {
 // MARK: - Main
 
 let secondsOption = Option<Double>("seconds", "S", .decimal("seconds", .above(0, upTo: 86_400)), default: 30,
-                                   help: "length of each dispatch benchmark; the real drift runs 6 S, sync about S, and .ci/run uses 1 as a smoke test")
+                                   help: "length of each dispatch benchmark; the real drift runs 6 S, sync about S, live-long 20 S, and .ci/run uses 1 as a smoke test")
 let roundsOption = Option<Int>("rounds", "N", .integer(nil, 1...1000), default: 3, help: "dispatch rounds, interleaving the subjects")
 let jsonOption = Option<String?>("json", "FILE", .text, help: "also write the results as JSON to FILE")
 let plotOption = Option<String?>("plot", "DIR", .text, help: "write SVG charts (dispatch histograms, drift over time) into DIR")
@@ -167,10 +168,10 @@ let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 
                             help: "generate and live-onsets: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
                                 help: "sync, underrun and live: also run, drift: run, with N busy threads at nice 0; auto: two per core")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live"]
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-long"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
-    audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all.
+    audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all but live-long.
     """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption, setOption, loadOption])], positionals: .any("NAME"))
 let parsed: ParsedArguments
 do throws(CLIError) {
@@ -186,7 +187,7 @@ do throws(CLIError) {
 }
 let jsonPath = parsed[jsonOption]
 let corpus = parsed[corpusOption] ?? TestFiles.conformance.appendingPathComponent("SampleAHAPs")
-let names = parsed.positional.isEmpty ? all : parsed.positional
+let names = parsed.positional.isEmpty ? all.filter { $0 != "live-long" } : parsed.positional
 let dispatchSeconds = parsed[secondsOption]
 let rounds = parsed[roundsOption]
 let plotDirectory = parsed[plotOption]
@@ -280,6 +281,8 @@ do {
         }
         rows += liveRows
     }
+    // Not in the default set: it takes 20 S (10 minutes by default).
+    if parsed.positional.contains("live-long") { rows += try liveLongBenchmark(seconds: dispatchSeconds * 20) }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)
