@@ -227,7 +227,8 @@ struct LiveRun {
         }
         let deadline = seconds.map { feed.started + UInt64($0 * 1e9) }
         let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
-        console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; Ctrl-C stops\n")
+        console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; "
+                    + "audio \(audio?.serverDescription ?? "none"); Ctrl-C stops\n")
         while !(signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false) {
             usleep(20_000)
         }

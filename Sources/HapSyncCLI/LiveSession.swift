@@ -84,10 +84,19 @@ final class LiveSession: @unchecked Sendable {
     /// What is played: transients, a continuous layer, or both. Any thread; a change takes
     /// effect from the next onset and level on (the continuous layer made anew at its strength).
     var style: LiveStyle {
-        get { LiveStyle.allCases[styleIndex.load(ordering: .relaxed)] }
-        set { styleIndex.store(LiveStyle.allCases.firstIndex(of: newValue) ?? 0, ordering: .relaxed) }
+        get { styleNow.withLock { $0 } }
+        set {
+            styleNow.withLock { $0 = newValue }
+            followsLevels.store(newValue.generation != nil, ordering: .relaxed)
+        }
     }
-    private let styleIndex: Atomic<Int>
+    private let styleNow: Locked<LiveStyle>
+    /// Whether the capture hands each hop's level on (a style with a continuous layer): what the
+    /// capture thread reads, without a lock.
+    private let followsLevels: Atomic<Bool>
+    /// When the engine last refused the continuous layer's player (CLOCK_MONOTONIC ns; 0: never):
+    /// it is not asked again for a second.
+    private var continuousRefusedAt: UInt64 = 0
     /// The style the continuous layer's player was made for.
     private var continuousStyle: LiveStyle?
     /// The captured audio played on (nil with `--no-delay`).
@@ -124,7 +133,8 @@ final class LiveSession: @unchecked Sendable {
          passThrough: PassThroughAudio?, audio: SoundServerOutput?, frameBase: Int64 = 0) {
         self.engine = engine
         self.detector = detector
-        styleIndex = Atomic(LiveStyle.allCases.firstIndex(of: style) ?? 0)
+        styleNow = Locked(style)
+        followsLevels = Atomic(style.generation != nil)
         let hop = Double(detector.hop) / detector.sampleRate
         levelFollower = LevelFollower(hop: hop)
         sharpnessFollower = SharpnessFollower(hop: hop)
@@ -155,7 +165,7 @@ final class LiveSession: @unchecked Sendable {
     func captured(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
         let now = MonotonicClock.nanoseconds()
         var found = false
-        let followsLevels = LiveStyle.allCases[styleIndex.load(ordering: .relaxed)].generation != nil
+        let followsLevels = followsLevels.load(ordering: .relaxed)
         detector.process(samples, channels: channels, firstFrame: firstFrame, report: { onset in
             if onsets.push(LiveOnset(frame: onset.frame, loudness: onset.loudness, centroid: onset.centroid, foundAt: now)) {
                 found = true
@@ -228,13 +238,17 @@ final class LiveSession: @unchecked Sendable {
         guard abs(intensity - sent.intensity) >= 0.01 || abs(sharpness - sent.sharpness) >= 0.02 || (intensity == 0 && sent.intensity != 0) else { return }
         let now = MonotonicClock.nanoseconds()
         guard let at = moment(ofFrame: level.frame, now: now) else { return }
-        // A new player starts no earlier than 5 ms from now, and its first level holds from now:
-        // a start clears a player's controls, so they are sent after it, before it sounds.
+        // A new player's first command is released the engine's haptic latency before it starts,
+        // and a start clears a player's controls: it starts no earlier than that latency + 5 ms
+        // from now, and its first level, sent after the start, holds from now. (On native
+        // PipeWire output the start's own level can still come 10-30 ms before that first
+        // control: a known issue, docs/live.md.)
+        let controls = [AHAPDynamicParameter(.hapticIntensityControl, intensity), AHAPDynamicParameter(.hapticSharpnessControl, sharpness)]
         let fresh = continuous == nil
-        guard let player = continuousPlayer(startingAt: max(at, now + 5_000_000)) else { return }
+        guard let player = continuousPlayer(startingAt: max(at, now &+ engine.effectiveHapticLatency &+ 5_000_000), now: now) else { return }
+        let when = fresh || at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9
         do {
-            try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, intensity), AHAPDynamicParameter(.hapticSharpnessControl, sharpness)],
-                                      atTime: fresh || at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
+            try player.sendParameters(controls, atTime: when)
             sent = (intensity, sharpness)
             tally.withLock { $0.levelChanges += 1 }
         } catch {
@@ -243,10 +257,15 @@ final class LiveSession: @unchecked Sendable {
     }
 
     /// The continuous layer's player: a continuous event as long as one may be, looped, at the
-    /// style's strength; made at the first call and started at `start` (CLOCK_MONOTONIC ns;
-    /// nil for transients alone, or if the engine refuses it).
-    private func continuousPlayer(startingAt start: UInt64) -> HapticPatternPlayer? {
+    /// style's strength; made at the first call and started at `start` (CLOCK_MONOTONIC ns).
+    /// Nil for transients alone, or if the engine refuses it: counted as a lost level, and not
+    /// asked again for a second.
+    private func continuousPlayer(startingAt start: UInt64, now: UInt64) -> HapticPatternPlayer? {
         if let continuous { return continuous }
+        guard continuousRefusedAt == 0 || now &- continuousRefusedAt >= 1_000_000_000 else {
+            levelsDropped.add(1, ordering: .relaxed)
+            return nil
+        }
         let style = style
         guard let generation = style.generation else { return nil }
         let pattern = AHAPPattern(entries: [.event(AHAPEvent(time: 0, type: .hapticContinuous, duration: AHAPEvent.maximumContinuousDuration, parameters: [
@@ -258,8 +277,11 @@ final class LiveSession: @unchecked Sendable {
             _ = try player.start(atTime: Double(start) / 1e9)
             continuous = player
             continuousStyle = style
+            continuousRefusedAt = 0
             return player
         } catch {
+            continuousRefusedAt = max(now, 1)
+            levelsDropped.add(1, ordering: .relaxed)
             return nil
         }
     }
