@@ -194,17 +194,16 @@ final class ServeLive: LiveControl, @unchecked Sendable {
 
     var status: [(key: String, value: OSCValue)] {
         state.withLock { state -> [(key: String, value: OSCValue)] in
-            let profile = state.profile
-            guard let running = state.running else {
-                return [("live", .string(state.lastFailure.map { "failed: \($0)" } ?? "off")), ("live-profile", .string(profile.name)),
-                        ("live-gain", .float(profile.gain)), ("live-style", .string(state.style.rawValue))]
-            }
+            let failure = state.running.map { $0.feed.failure } ?? state.lastFailure
+            let settings: [(key: String, value: OSCValue)] = [
+                ("live", .string(failure.map { "failed: \($0)" } ?? (state.running == nil ? "off" : "on"))),
+                ("live-profile", .string(state.profile.name)), ("live-gain", .float(state.profile.gain)), ("live-style", .string(state.style.rawValue)),
+            ]
+            guard let running = state.running else { return settings }
             let counts = running.feed.session.counts
             let played = running.feed.playedOn
-            return [
-                ("live", .string(running.feed.failure.map { "failed: \($0)" } ?? "on")), ("live-profile", .string(profile.name)),
-                ("live-gain", .float(profile.gain)), ("live-style", .string(state.style.rawValue)), ("live-seconds", .float(running.feed.seconds)),
-                ("live-level-changes", .int(Int64(counts.levelChanges))),
+            return settings + [
+                ("live-seconds", .float(running.feed.seconds)), ("live-level-changes", .int(Int64(counts.levelChanges))),
                 ("live-transients", .int(Int64(counts.transients))), ("live-late", .int(Int64(counts.late))),
                 ("live-lost", .int(Int64(counts.dropped))), ("live-lag-p50-ms", .float(counts.lags.percentileMs(50) ?? 0)),
                 ("live-lag-max-ms", .float(counts.lags.max / 1e6)),
