@@ -240,9 +240,8 @@ final class LiveSession: @unchecked Sendable {
         guard let at = moment(ofFrame: level.frame, now: now) else { return }
         // A new player's first command is released the engine's haptic latency before it starts,
         // and a start clears a player's controls: it starts no earlier than that latency + 5 ms
-        // from now, and its first level, sent after the start, holds from now. (On native
-        // PipeWire output the start's own level can still come 10-30 ms before that first
-        // control: a known issue, docs/live.md.)
+        // from now, and its first level, sent after the start, holds from now. (The start's own
+        // level can still come 10-30 ms before that first control: a known issue, docs/live.md.)
         let controls = [AHAPDynamicParameter(.hapticIntensityControl, intensity), AHAPDynamicParameter(.hapticSharpnessControl, sharpness)]
         let fresh = continuous == nil
         guard let player = continuousPlayer(startingAt: max(at, now &+ engine.effectiveHapticLatency &+ 5_000_000), now: now) else { return }
