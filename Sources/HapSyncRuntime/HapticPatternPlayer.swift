@@ -226,8 +226,10 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// (in a pattern it counts from the pattern's start, here from `time`, as Core Haptics'
     /// `relativeTime` does) and holds until replaced. Intensity and volume controls multiply what
     /// the pattern plays, sharpness, pan, pitch and brightness controls add to it, exactly as in a
-    /// file. Supported IDs: HapticIntensityControl, HapticSharpnessControl, AudioVolumeControl,
-    /// AudioPanControl, AudioPitchControl, AudioBrightnessControl.
+    /// file. The time is when the change is felt (or heard), as a start's time is: with a haptic
+    /// latency it goes out that much earlier. Supported IDs: HapticIntensityControl,
+    /// HapticSharpnessControl, AudioVolumeControl, AudioPanControl, AudioPitchControl,
+    /// AudioBrightnessControl.
     public func sendParameters(_ parameters: [AHAPDynamicParameter], atTime time: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
         let base = engine.engineNanoseconds(time)

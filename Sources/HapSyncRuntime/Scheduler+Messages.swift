@@ -76,7 +76,11 @@ extension Scheduler {
             slots[s].passesLeft = Int(m.count)
             cancelNextPassAudio(s)
         case .refresh:
-            if slots[s].active { slots[s].liveEvaluated = now; pushLiveLevel(at: now, now: now, player: slots[s].player, pushed: &pushed) }
+            // What is released now is felt `feltDelay` from now: the controls as they stand then.
+            if slots[s].active {
+                slots[s].liveEvaluated = now &+ feltDelay(s)
+                pushLiveLevel(at: now, now: now, player: slots[s].player, extraLead: extraLead(s), pushed: &pushed)
+            }
         case .retire:
             if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed) }
             slots[s] = SlotState()

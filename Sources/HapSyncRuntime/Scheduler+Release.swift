@@ -91,20 +91,22 @@ extension Scheduler {
                                extraLead: extraLead(s), pushed: &pushed)
             }
         case .live:
-            slots[s].liveEvaluated = event.time
-            pushLiveLevel(at: event.time, now: now, player: state.player, pushed: &pushed)
+            // Released `feltDelay` before the breakpoint (`nextEvent`), which is felt then.
+            slots[s].liveEvaluated = event.time &+ feltDelay(s)
+            pushLiveLevel(at: event.time, now: now, player: state.player, extraLead: extraLead(s), pushed: &pushed)
         case .command:
             let c: HapticCommand = timeline._withUnsafeGuaranteedRef { $0.commands[state.next] }
             slots[s].next += 1
             switch c.kind {
             case .transient:
-                let intensity = live.isMuted(slot: s) ? 0 : Float(live.applied(.hapticIntensity, slot: s, at: event.time, to: c.intensity))
+                let felt = event.time &+ feltDelay(s)
+                let intensity = live.isMuted(slot: s) ? 0 : Float(live.applied(.hapticIntensity, slot: s, at: felt, to: c.intensity))
                 guard intensity > 0 else {
                     // Relaxed: a statistic, read after the run.
                     skippedTransients.add(1, ordering: .relaxed)
                     break
                 }
-                let sharpness = Float(live.applied(.hapticSharpness, slot: s, at: event.time, to: c.sharpness))
+                let sharpness = Float(live.applied(.hapticSharpness, slot: s, at: felt, to: c.sharpness))
                 pushed = output.push(OutputCommand(scheduled: event.time, released: now, player: state.player, kind: .transient,
                                                    intensity: intensity, sharpness: sharpness, patternTime: c.time,
                                                    frame: audioFrame(s, c.time), extraLead: extraLead(s))) || pushed
@@ -151,9 +153,9 @@ extension Scheduler {
         }
     }
 
-    /// The mix of every active player's level at `time`, live parameters and mutes applied.
-    /// Does not allocate, lock or block.
-    private func mix(at time: UInt64) -> (intensity: Float, sharpness: Float) {
+    /// The mix of every active player's level, with live parameters as they stand at `time` (a
+    /// felt time, `feltDelay`) and mutes applied. Does not allocate, lock or block.
+    private func mix(felt time: UInt64) -> (intensity: Float, sharpness: Float) {
         var sum = 0.0, weighted = 0.0, contributors = 0, lone = (0.0, 0.0)
         for i in 0..<capacity where slots[i].intensity > 0 {
             if live.isMuted(slot: i) { continue }
@@ -181,16 +183,18 @@ extension Scheduler {
     /// allocate, lock or block.
     func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, frame: Int64 = -1,
                         extraLead: UInt64? = nil, pushed: inout Bool) {
-        let m = mix(at: scheduled)
+        let lead = extraLead ?? self.extraLead
+        let m = mix(felt: scheduled &+ configuredLatency &+ lead)
         lastMix = m
         pushed = output.push(OutputCommand(scheduled: scheduled, released: released, player: player, kind: .level,
                                            intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime, frame: frame,
-                                           extraLead: extraLead ?? self.extraLead)) || pushed
+                                           extraLead: lead)) || pushed
     }
 
-    /// Pushes the mix again if live parameters or mutes changed it. Does not allocate, lock or block.
-    func pushLiveLevel(at time: UInt64, now: UInt64, player: UInt32, pushed: inout Bool) {
-        let m = mix(at: time)
+    /// Pushes the mix again, released for `time` with `extraLead`, if live parameters or mutes
+    /// changed it. Does not allocate, lock or block.
+    func pushLiveLevel(at time: UInt64, now: UInt64, player: UInt32, extraLead: UInt64, pushed: inout Bool) {
+        let m = mix(felt: time &+ configuredLatency &+ extraLead)
         // Field by field: `!=` on a tuple is generic and instantiates tuple metadata (debug builds).
         guard m.intensity != lastMix.intensity || m.sharpness != lastMix.sharpness else { return }
         lastMix = m

@@ -59,7 +59,8 @@ final class Scheduler: @unchecked Sendable {
         /// A level to set at `seekOffset` after a start at an offset (the level in force there).
         var seekLevelPending = false
         var seekOffset: Double = 0
-        /// The last time live parameters were evaluated for this slot (engine ns).
+        /// The felt time (engine ns) up to which live parameters were evaluated for this slot
+        /// (`feltDelay`).
         var liveEvaluated: UInt64 = 0
         // Kept across starts:
         /// Pattern seconds per second.
@@ -114,6 +115,12 @@ final class Scheduler: @unchecked Sendable {
     @inline(__always) func extraLead(_ s: Int) -> UInt64 {
         slots[s].startFrame >= 0 && !openLoop && audio != nil ? extraLead : slots[s].startExtraLead
     }
+    /// How long after its release a command of slot `s` is felt: the configured latency and the
+    /// slot's extra lead (`OutputCommand.extraLead`). Live parameters are timed by when they are
+    /// felt, as a start's time and the audio's own controls are, so a command released for `t`
+    /// reads them at `t` + this, and a breakpoint at `t` goes out this much before `t`. Does not
+    /// allocate, lock or block.
+    @inline(__always) func feltDelay(_ s: Int) -> UInt64 { configuredLatency &+ extraLead(s) }
     /// The engine's configured `hapticLatency`.
     let configuredLatency: UInt64
     /// The backend that may ask for more lead while playing.
@@ -268,7 +275,10 @@ final class Scheduler: @unchecked Sendable {
             }
         }
         if live.isSet(slot: s, .hapticIntensity) || live.isSet(slot: s, .hapticSharpness) {
-            let t = live.nextHapticChange(slot: s, after: state.liveEvaluated)
+            // Released `feltDelay` before the change is to be felt.
+            let felt = live.nextHapticChange(slot: s, after: state.liveEvaluated)
+            let delay = feltDelay(s)
+            let t = felt == .max ? UInt64.max : (felt > delay ? felt - delay : 0)
             if t < best.time { best = (t, .live) }
         }
         // A loop's next pass: its audio start goes out `audioWrapLead` before the wrap, while its

@@ -11,9 +11,11 @@ public struct ManualRig {
     /// The engine, in `Threading.manual`.
     public let engine: HapticEngine
 
-    /// A started engine with `maxPlayers` slots.
-    public init(maxPlayers: Int = 8) throws {
-        engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, maxPlayers: maxPlayers))
+    /// A started engine with `maxPlayers` slots, its commands released `hapticLatency` (ns)
+    /// before they are to be felt.
+    public init(maxPlayers: Int = 8, hapticLatency: UInt64 = 0) throws {
+        engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, maxPlayers: maxPlayers,
+                                                       hapticLatency: hapticLatency))
         try engine.start()
     }
 

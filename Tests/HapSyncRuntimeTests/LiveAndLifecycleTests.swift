@@ -36,6 +36,52 @@ struct LiveParameterTests {
         #expect(taps.allSatisfy { abs($0.sharpness - 0.7) < 1e-6 }, "0.4 + 0.3")
     }
 
+    /// With a haptic latency, a parameter's time is when it is felt, as a start's time is (and the
+    /// audio's controls): its level change goes out that latency before it, and a tap felt after
+    /// it takes it while one felt just before it does not, though both are released before it.
+    @Test func parametersAreTimedByWhenTheyAreFelt() throws {
+        let rig = try ManualRig(hapticLatency: 30_000_000)
+        let pattern = try AHAPPatternBuilder().continuous(at: 0, duration: 1, intensity: 0.8, sharpness: 0.5, attack: 0, release: 0)
+            .transient(at: 0.29, intensity: 1, sharpness: 0.4).transient(at: 0.31, intensity: 1, sharpness: 0.4).build()
+        let player = try rig.engine.makePlayer(with: pattern)
+        try player.start(atTime: 2.0)
+        try player.sendParameters([AHAPDynamicParameter(.hapticIntensityControl, 0.5)], atTime: 2.3)
+        rig.run(until: 3.5)
+        let levels = rig.commands.filter { $0.kind == .level }
+        #expect(levels.map(\.intensity) == [0.8, 0.4, 0])
+        #expect(levels.count == 3 && levels[1].scheduled == ns(2.27), "the change released 30 ms before it is felt: \(levels.map(\.scheduled))")
+        let taps = rig.commands.filter { $0.kind == .transient }
+        #expect(taps.map(\.scheduled) == [ns(2.26), ns(2.28)])
+        #expect(taps.map(\.intensity) == [1, 0.5], "felt at 2.29 (before the change) and 2.31 (after it)")
+    }
+
+    /// A start clears a player's controls, so a control sent right after it can come after the
+    /// start's first level has gone out (the sender held up): that level then plays as written
+    /// until the control arrives. Controls sent before a `resume` that begins the run are kept,
+    /// and its first level already has them, however late the scheduler runs (what `hapsync live`
+    /// does for its continuous layer).
+    @Test(arguments: [false, true]) func controlsSentBeforeAResumeHoldFromItsFirstLevel(resume: Bool) throws {
+        let rig = try ManualRig(hapticLatency: 30_000_000)
+        let player = try rig.engine.makePlayer(with: try steadyPattern())
+        let control = [AHAPDynamicParameter(.hapticIntensityControl, 0.25)]
+        if resume {
+            try player.sendParameters(control, atTime: HapticEngine.timeImmediate)
+            try player.resume(atTime: 1.035)
+        } else {
+            try player.start(atTime: 1.035)
+        }
+        // The sender held up for 20 ms, past the first level's release (1.005).
+        rig.run(until: 1.02)
+        if !resume { try player.sendParameters(control, atTime: HapticEngine.timeImmediate) }
+        rig.run(until: 1.2)
+        let levels = rig.commands.filter { $0.kind == .level }.map { (Double($0.scheduled) / 1e9, $0.intensity) }
+        if resume {
+            #expect(levels.map(\.1) == [0.2], "0.8 × 0.25 from the first level: \(levels)")
+        } else {
+            #expect(levels.map(\.1) == [0.8, 0.2], "as written until the control came: \(levels)")
+        }
+    }
+
     @Test func curvesRampEveryMillisecondThenHold() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makePlayer(with: try steadyPattern())
