@@ -238,16 +238,15 @@ final class LiveSession: @unchecked Sendable {
         guard abs(intensity - sent.intensity) >= 0.01 || abs(sharpness - sent.sharpness) >= 0.02 || (intensity == 0 && sent.intensity != 0) else { return }
         let now = MonotonicClock.nanoseconds()
         guard let at = moment(ofFrame: level.frame, now: now) else { return }
-        // A new player's first command is released the engine's haptic latency before it starts,
-        // and a start clears a player's controls: it starts no earlier than that latency + 5 ms
-        // from now, and its first level, sent after the start, holds from now. (The start's own
-        // level can still come 10-30 ms before that first control: a known issue, docs/live.md.)
         let controls = [AHAPDynamicParameter(.hapticIntensityControl, intensity), AHAPDynamicParameter(.hapticSharpnessControl, sharpness)]
-        let fresh = continuous == nil
-        guard let player = continuousPlayer(startingAt: max(at, now &+ engine.effectiveHapticLatency &+ 5_000_000), now: now) else { return }
-        let when = fresh || at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9
         do {
-            try player.sendParameters(controls, atTime: when)
+            if let continuous {
+                try continuous.sendParameters(controls, atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
+            } else {
+                // A new player's first level is released the engine's haptic latency before it
+                // starts: it starts no earlier than that latency + 5 ms from now.
+                guard startContinuous(at: max(at, now &+ engine.effectiveHapticLatency &+ 5_000_000), controls: controls, now: now) else { return }
+            }
             sent = (intensity, sharpness)
             tally.withLock { $0.levelChanges += 1 }
         } catch {
@@ -255,33 +254,35 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
-    /// The continuous layer's player: a continuous event as long as one may be, looped, at the
-    /// style's strength; made at the first call and started at `start` (CLOCK_MONOTONIC ns).
-    /// Nil for transients alone, or if the engine refuses it: counted as a lost level, and not
-    /// asked again for a second.
-    private func continuousPlayer(startingAt start: UInt64, now: UInt64) -> HapticPatternPlayer? {
-        if let continuous { return continuous }
+    /// Makes and starts the continuous layer's player: a continuous event as long as one may be,
+    /// looped, at the style's strength, its first `controls` in force from its first level
+    /// (`start` at CLOCK_MONOTONIC ns). They are sent before a `resume` begins the run: a start
+    /// would clear them, and controls sent after it could come after its first level had gone
+    /// out. False for transients alone, or if the engine refuses it: counted as a lost level, and
+    /// not asked again for a second.
+    private func startContinuous(at start: UInt64, controls: [AHAPDynamicParameter], now: UInt64) -> Bool {
         guard continuousRefusedAt == 0 || now &- continuousRefusedAt >= 1_000_000_000 else {
             levelsDropped.add(1, ordering: .relaxed)
-            return nil
+            return false
         }
         let style = style
-        guard let generation = style.generation else { return nil }
+        guard let generation = style.generation else { return false }
         let pattern = AHAPPattern(entries: [.event(AHAPEvent(time: 0, type: .hapticContinuous, duration: AHAPEvent.maximumContinuousDuration, parameters: [
             AHAPEventParameter(.hapticIntensity, generation.continuousIntensity), AHAPEventParameter(.hapticSharpness, 0),
         ]))])
         do {
             let player = try engine.makePlayer(with: pattern)
             try player.setLoop(true, end: 0)
-            _ = try player.start(atTime: Double(start) / 1e9)
+            try player.sendParameters(controls, atTime: HapticEngine.timeImmediate)
+            try player.resume(atTime: Double(start) / 1e9)
             continuous = player
             continuousStyle = style
             continuousRefusedAt = 0
-            return player
+            return true
         } catch {
             continuousRefusedAt = max(now, 1)
             levelsDropped.add(1, ordering: .relaxed)
-            return nil
+            return false
         }
     }
 

@@ -121,8 +121,9 @@ struct LiveTests {
     /// `--style ambient`: a one-second 90 Hz hum played into the live sink is felt as a
     /// continuous level that rises with the hum as the pipe hears it (the 10 ms attack: above 0.1
     /// within 15 ms), holds near full while it sounds and falls to nothing after it (the 80 ms
-    /// release); no transients; nothing before it (a new player never sounds before its first
-    /// level), with a 30 ms haptic latency.
+    /// release); no transients; nothing before it (the layer's player starts with its first
+    /// level in force), with a 30 ms haptic latency: each level released that much before it is
+    /// felt (`scheduled_ns` + 30 ms is compared with the pipe).
     @Test(.needsPulseAudio) func theAmbientStyleFeelsTheHumWhileTheRealSinkPlaysIt() async throws {
         let paplay = try #require(Self.which("paplay"))
         let folder = try TemporaryDirectory("live-style")
@@ -155,8 +156,9 @@ struct LiveTests {
             let last = try #require(recording.lastIndex { abs($0) > 0.05 })
             let start = Int64(try #require(reader.heardTime(ofFrame: Int64(first))))
             let stop = Int64(try #require(reader.heardTime(ofFrame: Int64(last))))
+            let latency: Int64 = 30_000_000
             let levels = ((try? TraceRecord.read(contentsOf: trace.path))?.commands ?? []).filter { $0.kind == .level }
-                .map { (at: Int64($0.scheduledNs), intensity: $0.intensity) }
+                .map { (at: Int64($0.scheduledNs) + latency, intensity: $0.intensity) }
             #expect(Self.releases(trace).isEmpty, "transients with --style ambient")
             func level(at t: Int64) -> Double { levels.last { $0.at <= t }?.intensity ?? 0 }
             // The rise: the first level above 0.1 after the hum's first 50 ms before it (a start
@@ -166,12 +168,7 @@ struct LiveTests {
                   + "\(levels.count) level changes; at its middle \(level(at: (start + stop) / 2)), 0.3 s after it \(level(at: stop + 300_000_000))")
             #expect(rise.at >= start - 3_000_000 && rise.at <= start + 15_000_000, "the level rose \(Double(rise.at - start) / 1e6) ms after the hum was heard")
             let quietBefore = levels.filter { $0.at < start - 3_000_000 }.allSatisfy { $0.intensity == 0 }
-            // Known issue (docs/live.md): the continuous player's start can sound for 10-30 ms
-            // before its first control takes hold (seen on native PipeWire output, and through
-            // PulseAudio with the machine busy).
-            withKnownIssue("the continuous layer's start before its first control", isIntermittent: true) {
-                #expect(quietBefore, "a level before the hum (\(Self.nativePipeWire(end.err) ? "native PipeWire" : "PulseAudio protocol")): \(levels.prefix(4))")
-            }
+            #expect(quietBefore, "a level before the hum (\(Self.nativePipeWire(end.err) ? "native PipeWire" : "PulseAudio protocol")): \(levels.prefix(4))")
             #expect(level(at: (start + stop) / 2) >= 0.8 && level(at: stop - 50_000_000) >= 0.8, "the level while the hum sounds")
             #expect(level(at: stop + 300_000_000) == 0, "the level 0.3 s after the hum: \(level(at: stop + 300_000_000))")
         }
