@@ -93,27 +93,33 @@ struct LiveRun {
         let signals = SignalWatch()
         defer { signals.cancel() }
         let server = options.environment["PULSE_SERVER"]
-        let control = try Self.connect(server: server)
-        defer { control.close() }
+        let hold = try ServerHold(server: server)
+        defer { hold.control.close() }
         // The real sink, named before the live sink exists.
-        let real = try Self.realSink(options.sinkName, on: control)
+        let real = try Self.realSink(options.sinkName, on: hold.control)
         if delayMs == nil, !StreamingOnsetDetector.channelCounts.contains(real.channels) {
             throw .failure("the sink '\(real.name)' has \(real.channels) channels; --no-delay follows sinks of 1 to 8", hint: "leave out --no-delay: the live sink is stereo")
         }
-        var liveSink: LiveSink?
         if delayMs != nil {
-            liveSink = try Self.makeLiveSink(on: control, playingOnTo: real)
-            if let taken = liveSink?.takenOver { console.err("note: took over \(taken)\n") }
+            hold.liveSink = try Self.makeLiveSink(on: hold.control, playingOnTo: real)
+            if let taken = hold.liveSink?.takenOver { console.err("note: took over \(taken)\n") }
         }
         var failure: CLIError?
         var summary = ""
         do throws(CLIError) {
-            (summary, failure) = try run(real: real, liveSink: liveSink, server: server, signals: signals)
+            (summary, failure) = try run(real: real, hold: hold, signals: signals)
         } catch {
             failure = error
         }
-        // Whatever happened: the sink goes, and what played into it goes back to the real sink.
-        if let liveSink { Self.remove(liveSink, console: console) }
+        // Whatever happened: the sink goes, and what played into it goes back to the real sink
+        // (unless it went with its server).
+        if let liveSink = hold.liveSink {
+            if hold.isGone {
+                console.err("note: the sink '\(liveSink.name)' went with the sound server; nothing is left to remove\n")
+            } else {
+                Self.remove(liveSink, console: console)
+            }
+        }
         if !summary.isEmpty { console.out(summary) }
         if let failure { throw failure }
         if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
@@ -132,10 +138,11 @@ struct LiveRun {
         }
     }
 
-    /// A control connection to the server applications play to (`PULSE_SERVER`, else the default).
-    static func connect(server: String?) throws(CLIError) -> PulseConnection {
+    /// A control connection to the server applications play to (`PULSE_SERVER`, else the
+    /// default); `onFailure` hears the connection fail (the server went away).
+    static func connect(server: String?, onFailure: ((String) -> Void)? = nil) throws(CLIError) -> PulseConnection {
         do {
-            return try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-live-control")
+            return try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-live-control", onFailure: onFailure)
         } catch {
             throw .failure("\(error)", hint: "live haptics need a PulseAudio server or PipeWire's pipewire-pulse")
         }
@@ -186,9 +193,11 @@ struct LiveRun {
     }
 
     /// The engine and the feed, until a signal, `--seconds` or a failure; the summary, and the
-    /// failure that ended the run if one did.
-    private func run(real: PulseConnection.SinkInfo, liveSink: LiveSink?, server: String?,
+    /// failure that ended the run if one did. A sound server that goes away and comes back is
+    /// waited for, and what the run had on it made anew (`recover`).
+    private func run(real: PulseConnection.SinkInfo, hold: ServerHold,
                      signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
+        let liveSink = hold.liveSink, server = hold.server
         let rate = Double(real.rate)
         let passThrough = delayMs.map { ms -> PassThroughAudio in
             let hold = Self.holdFrames(delayMs: ms, rate: rate)
@@ -213,13 +222,20 @@ struct LiveRun {
         if let audio { try Self.checkRates(stream: audio, sink: real) }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
                             channels: liveSink?.channels ?? real.channels, rate: rate, server: server, style: style, profile: profile,
-                            sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
+                            sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
         // An output that failed for good ends the run (the sink removed, its streams moved back)
         // rather than leave applications playing into a sink nobody hears. A server that went
-        // away is the capture's to report; the engine restarts on one that comes back.
+        // away is the capture's to report; the engine restarts on one that comes back (counted:
+        // `recover` waits for it).
+        let outputLosses = Locked((lost: 0, back: 0))
         engine.stoppedHandler = { reason in
-            if case .systemError(let why) = reason { feed.fail("the haptic or audio output failed: \(why)") }
+            switch reason {
+            case .systemError(let why): feed.fail("the haptic or audio output failed: \(why)")
+            case .audioServerLost: outputLosses.withLock { $0.lost += 1 }
+            default: break
+            }
         }
+        engine.resetHandler = { outputLosses.withLock { $0.back += 1 } }
         do {
             try feed.start()
         } catch {
@@ -229,10 +245,115 @@ struct LiveRun {
         let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
         console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; "
                     + "audio \(audio?.serverDescription ?? "none"); Ctrl-C stops\n")
-        while !(signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false) {
+        let stopAsked = { signals.received || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false }
+        var comebacks = 0
+        while !stopAsked(), feed.failure == nil {
+            if let why = feed.captureLost {
+                // The server went away (its control connection fails too, within a second), or
+                // only the sink did (removed by hand): that ends the run.
+                guard hold.waitUntilGone(atMost: 1_000_000_000) else { feed.fail(why); break }
+                console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
+                do throws(CLIError) {
+                    let outputBack = { outputLosses.withLock { $0.back >= $0.lost } }
+                    guard try recover(hold, real: real, feed: feed, passThrough: passThrough, outputBack: outputBack, stop: stopAsked) else { break }
+                } catch {
+                    feed.fail("the sound server came back, but the run could not carry on: \((error.messages + error.hints).joined(separator: "; "))")
+                    break
+                }
+                comebacks += 1
+                console.err("note: the sound server is back: \(hold.liveSink.map { "'\($0.name)' made anew on it, playing on to \(real.name) (applications that played into the old one are where their server put them: move them to it again)" } ?? "following \(real.name)'s monitor again"); the run carries on\n")
+            }
             usleep(20_000)
         }
         feed.stop()
         return (feed.summary, feed.failure.map { .failure($0) })
+    }
+
+    /// After the sound server went away: waits for it to answer again (until `stop` says so),
+    /// then makes what the run had on it anew: the control connection, the real sink found by
+    /// its name (within 10 s: a server sets its sinks up a moment after it answers) at the rate
+    /// the run began with, the engine's output back on it (`outputBack`; a pass-through only,
+    /// within 15 s), the live sink with the pass-through's distance fixed anew, and the capture.
+    /// False if `stop` came first. Throws what cannot be made again, naming it.
+    private func recover(_ hold: ServerHold, real: PulseConnection.SinkInfo, feed: LiveFeed, passThrough: PassThroughAudio?,
+                         outputBack: () -> Bool, stop: () -> Bool) throws(CLIError) -> Bool {
+        while !PulseConnection.answers(server: hold.server) {
+            if stop() { return false }
+            usleep(250_000)
+        }
+        // The live sink went with the server's modules: nothing of it is left to remove.
+        hold.liveSink = nil
+        var giveUp = MonotonicClock.nanoseconds() + 10_000_000_000
+        var found: PulseConnection.SinkInfo?
+        while found == nil {
+            if stop() { return false }
+            do throws(CLIError) {
+                if hold.isGone { try hold.reconnect() }
+                found = try Self.realSink(real.name, on: hold.control)
+            } catch {
+                guard MonotonicClock.nanoseconds() < giveUp else { throw error }
+                usleep(250_000)
+            }
+        }
+        guard let found else { return false }
+        guard found.rate == real.rate else {
+            throw .failure("the sink '\(real.name)' came back at \(found.rate) Hz, the run began at \(real.rate) Hz (live haptics do not follow a rate change)",
+                           hint: "start hapsync live again")
+        }
+        if let passThrough, let delayMs {
+            giveUp = MonotonicClock.nanoseconds() + 15_000_000_000
+            while !outputBack() {
+                if stop() { return false }
+                guard MonotonicClock.nanoseconds() < giveUp else { throw .failure("the audio output did not come back on the server within 15 s") }
+                usleep(50_000)
+            }
+            hold.liveSink = try Self.makeLiveSink(on: hold.control, playingOnTo: found)
+            passThrough.activate(hold: Self.holdFrames(delayMs: delayMs, rate: Double(found.rate)))
+        }
+        do {
+            try feed.restartCapture(sink: hold.liveSink?.name ?? found.name, channels: hold.liveSink?.channels ?? found.channels)
+        } catch {
+            throw .failure("\(error)")
+        }
+        return true
+    }
+
+    /// The run's hold on the server the live sink is made on: the control connection, the live
+    /// sink, and whether that connection failed (the server went away, not only a sink). Made
+    /// anew when the server comes back (`reconnect`). Control side; `isGone` any thread.
+    final class ServerHold {
+        /// The server (`PULSE_SERVER`; nil: the default).
+        let server: String?
+        private(set) var control: PulseConnection
+        /// The live sink on it (nil: `--no-delay`).
+        var liveSink: LiveSink?
+        private var gone: Locked<Bool>
+
+        /// Connects to `server`.
+        init(server: String?) throws(CLIError) {
+            self.server = server
+            let gone = Locked(false)
+            control = try LiveRun.connect(server: server, onFailure: { _ in gone.withLock { $0 = true } })
+            self.gone = gone
+        }
+
+        /// Whether the control connection failed: the server went away.
+        var isGone: Bool { gone.withLock { $0 } }
+
+        /// Waits at most `nanoseconds` for the control connection to fail; whether it did.
+        func waitUntilGone(atMost nanoseconds: UInt64) -> Bool {
+            let giveUp = MonotonicClock.nanoseconds() + nanoseconds
+            while !isGone, MonotonicClock.nanoseconds() < giveUp { usleep(20_000) }
+            return isGone
+        }
+
+        /// A new control connection in place of the failed one (closed).
+        func reconnect() throws(CLIError) {
+            let fresh = Locked(false)
+            let connection = try LiveRun.connect(server: server, onFailure: { _ in fresh.withLock { $0 = true } })
+            control.close()
+            control = connection
+            gone = fresh
+        }
     }
 }

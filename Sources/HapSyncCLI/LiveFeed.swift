@@ -11,11 +11,23 @@ import Synchronization
 /// ("hapsync-live"). `hapsync live` runs one for its whole run; `serve` one per
 /// `/hapsync/live 1`. What it made (the capture, the thread) it undoes in `stop`; the live sink
 /// and the engine are its owner's.
+///
+/// A capture lost with its server can be made anew (`restartCapture`) by an owner that made the
+/// sink again on the server come back (`recoversCapture`): the session carries on, the frames of
+/// the new capture numbered on from the last (the detector, the pass-through and the counts see
+/// one run).
 final class LiveFeed: @unchecked Sendable {
     /// The session: onsets to transients, its counts and profile.
     let session: LiveSession
-    /// The capture of the live sink's (or, `--no-delay`, the real sink's) monitor.
-    let capture: MonitorCapture
+    /// The capture of the live sink's (or, `--no-delay`, the real sink's) monitor, and the
+    /// number (in the session's frames) of its frame 0.
+    private let current: Locked<(capture: MonitorCapture, base: Int64)>
+    /// The counts of the captures a restart replaced.
+    private let replaced = Locked((frames: Int64(0), overruns: 0, lost: Int64(0), restarts: 0))
+    /// Whether a lost capture waits for `restartCapture` rather than failing the feed.
+    private let recoversCapture: Bool
+    private let lostText = Locked<String?>(nil)
+    private let server: String?
     /// The captured audio played on (nil: `--no-delay`).
     let passThrough: PassThroughAudio?
     /// The engine's audio output.
@@ -33,24 +45,40 @@ final class LiveFeed: @unchecked Sendable {
     var onFailure: (@Sendable (String) -> Void)?
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
-    /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`.
+    /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`. With
+    /// `recoversCapture`, a capture lost with its server (or its sink) does not fail the feed:
+    /// `captureLost` says why, and the owner restarts it or fails the feed.
     init(engine: HapticEngine, audio: SoundServerOutput?, passThrough: PassThroughAudio?, captureSink: String, channels: Int,
-         rate: Double, server: String?, style: LiveStyle = .transients, profile: LiveProfile, sensitivity: Double, minimumGap: Double) {
+         rate: Double, server: String?, style: LiveStyle = .transients, profile: LiveProfile, sensitivity: Double, minimumGap: Double,
+         recoversCapture: Bool = false) {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
         let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
-        let failureText = failureText
-        let capture = MonitorCapture(sink: captureSink, server: server, handler: { samples, first in
-            session.captured(samples, channels: channels, firstFrame: first)
-        }, onFailure: { why in failureText.withLock { $0 = $0 ?? why } })
-        session.monitorTime = { capture.playedTime(ofFrame: $0) }
-        session.sinkAhead = { capture.sinkLatency.map { UInt64(max($0, 0)) * 1000 } }
         self.session = session
-        self.capture = capture
+        self.recoversCapture = recoversCapture
+        self.server = server
+        current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
+                                       lost: recoversCapture ? lostText : failureText), 0))
+        let current = current
+        // A frame from before the capture in force has no time on its clock.
+        session.monitorTime = { frame in current.withLock { frame >= $0.base ? $0.capture.playedTime(ofFrame: frame - $0.base) : nil } }
+        session.sinkAhead = { current.withLock { $0.capture.sinkLatency }.map { UInt64(max($0, 0)) * 1000 } }
         self.passThrough = passThrough
         self.audio = audio
         before = (passThrough?.lateFrames ?? 0, passThrough?.lateBlocks ?? 0, passThrough?.overwrittenFrames ?? 0, audio?.underruns ?? 0)
     }
+
+    /// A capture of `sink`'s monitor handing its frames to `session` numbered from `base`, its
+    /// failure recorded in `lost`.
+    private static func capture(of sink: String, channels: Int, base: Int64, server: String?, session: LiveSession,
+                                lost: Locked<String?>) -> MonitorCapture {
+        MonitorCapture(sink: sink, server: server, handler: { samples, first in
+            session.captured(samples, channels: channels, firstFrame: first &+ base)
+        }, onFailure: { why in lost.withLock { $0 = $0 ?? why } })
+    }
+
+    /// The capture in force.
+    private var capture: MonitorCapture { current.withLock { $0.capture } }
 
     /// Starts the capture, then the session's thread. Throws the capture's error (nothing left
     /// running). Control side.
@@ -73,6 +101,39 @@ final class LiveFeed: @unchecked Sendable {
 
     /// Records why the feed cannot go on (the first reason stays). Any thread.
     func fail(_ why: String) { failureText.withLock { $0 = $0 ?? why } }
+
+    /// Why the capture stopped (its server went away, or its sink did), when the feed recovers
+    /// captures and no restart has followed yet; nil while it records. Any thread.
+    var captureLost: String? { lostText.withLock { $0 } }
+
+    /// Replaces a lost capture with one of `sink`'s monitor (`channels` channels, at the rate the
+    /// feed began with), numbered on from the last frame the old one handed over, and drops the
+    /// continuous layer's player (an engine that restarted has forgotten it). The old capture is
+    /// stopped first. Throws the new capture's error (the feed stays without one: restart again
+    /// or fail it). Control side, while the feed runs.
+    func restartCapture(sink: String, channels: Int) throws(PulseConnection.PulseError) {
+        let old = capture
+        old.stop()
+        let base = current.withLock { $0.base } &+ old.framesCaptured
+        replaced.withLock {
+            $0.frames += old.framesCaptured
+            $0.overruns += old.overruns
+            $0.lost += old.lostFrames
+        }
+        let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session, lost: lostText)
+        current.withLock { $0 = (fresh, base) }
+        session.restartLayer()
+        lostText.withLock { $0 = nil }
+        try fresh.start()
+        replaced.withLock { $0.restarts += 1 }
+    }
+
+    /// The frames captured (the replaced captures' too), the overruns and the frames lost. Any thread.
+    var captureCounts: (frames: Int64, overruns: Int, lost: Int64) {
+        let c = capture
+        let r = replaced.withLock { $0 }
+        return (r.frames + c.framesCaptured, r.overruns + c.overruns, r.lost + c.lostFrames)
+    }
 
     /// Stops the session's thread (after the onsets already found; it may have ended already,
     /// on a failure) and the capture. Control side; waits for the thread (at most one pass of its
@@ -114,8 +175,11 @@ final class LiveFeed: @unchecked Sendable {
             let over = counts.lags.count > counts.lags.latest.count ? " (p50, p99 of the latest \(counts.lags.latest.count))" : ""
             lines.append(String(format: "lag (%@): p50 %.1f ms, p99 %.1f ms, max %.1f ms%@", what, p50, p99, counts.lags.max / 1e6, over))
         }
-        var capturePart = "capture: \(capture.framesCaptured) frames, \(plural(capture.overruns, "overrun"))"
-        if capture.lostFrames > 0 { capturePart += ", \(capture.lostFrames) frames lost" }
+        let captured = captureCounts
+        var capturePart = "capture: \(captured.frames) frames, \(plural(captured.overruns, "overrun"))"
+        if captured.lost > 0 { capturePart += ", \(captured.lost) frames lost" }
+        let restarts = replaced.withLock { $0.restarts }
+        if restarts > 0 { capturePart += "; made anew \(plural(restarts, "time")) after the sound server came back" }
         lines.append(capturePart)
         if passThrough != nil, audio != nil {
             let p = playedOn

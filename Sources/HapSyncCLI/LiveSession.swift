@@ -116,6 +116,8 @@ final class LiveSession: @unchecked Sendable {
     /// Each hop's felt level, for the continuous layer (filled only with one).
     private let levels = SPSCRing<StreamingLevel>(capacity: 1_024)
     private let levelsDropped = Atomic<Int>(0)
+    /// Set by `restartLayer`: the session thread drops the continuous layer's player.
+    private let layerStale = Atomic<Bool>(false)
     /// The continuous layer: its player (made at the first level placed), its followers, and
     /// what was sent last.
     private var continuous: HapticPatternPlayer?
@@ -187,7 +189,7 @@ final class LiveSession: @unchecked Sendable {
         while !shouldStop() {
             _ = wake.wait(timeout: .now() + .milliseconds(50))
             while let onset = onsets.pop() { play(onset) }
-            if continuous != nil, continuousStyle != style { endContinuous() }
+            if layerStale.exchange(false, ordering: .acquiringAndReleasing) || (continuous != nil && continuousStyle != style) { endContinuous() }
             while let level = levels.pop() { follow(level) }
             let now = MonotonicClock.nanoseconds()
             sounding.removeAll { $0.until < now }
@@ -208,6 +210,10 @@ final class LiveSession: @unchecked Sendable {
         while let onset = onsets.pop() { play(onset) }
         endContinuous()
     }
+
+    /// Has the session thread drop the continuous layer's player at its next pass (an engine
+    /// that restarted stopped it): the next level makes one anew. Any thread.
+    func restartLayer() { layerStale.store(true, ordering: .releasing) }
 
     /// Stops the continuous layer's player (the next level makes one anew if the style has one).
     private func endContinuous() {

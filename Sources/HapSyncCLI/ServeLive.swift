@@ -207,7 +207,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 ("live-transients", .int(Int64(counts.transients))), ("live-late", .int(Int64(counts.late))),
                 ("live-lost", .int(Int64(counts.dropped))), ("live-lag-p50-ms", .float(counts.lags.percentileMs(50) ?? 0)),
                 ("live-lag-max-ms", .float(counts.lags.max / 1e6)),
-                ("live-capture-overruns", .int(Int64(running.feed.capture.overruns))),
+                ("live-capture-overruns", .int(Int64(running.feed.captureCounts.overruns))),
                 ("live-underruns", .int(Int64(played.underruns))), ("live-late-frames", .int(Int64(played.lateFrames))),
             ]
         }

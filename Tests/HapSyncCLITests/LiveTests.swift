@@ -174,6 +174,53 @@ struct LiveTests {
         }
     }
 
+    /// The sound server restarting mid-run (desktops restart PulseAudio and pipewire-pulse on
+    /// their own): the run says the server went away, waits for it, makes 'hapsync-live' anew on
+    /// the server come back and carries on: clicks played into the new sink are felt as the first
+    /// ones were. At the end the sink is removed and the summary says the capture was made anew
+    /// once. On a private PulseAudio server, killed and started again (only without a session bus:
+    /// two PulseAudio daemons on one bus refuse each other's org.PulseAudio1).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
+                   "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
+    func aServerRestartIsWaitedForAndTheLiveSinkMadeAnew() throws {
+        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
+        let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
+        let folder = try TemporaryDirectory("live-restart")
+        defer { folder.remove() }
+        let dir = folder.url
+        let track = try Self.clickTrack(in: dir)
+        let server = try PrivatePulseServer()
+        try server.start()
+        let address = "unix:\(server.socket)"
+        func liveSinkThere() -> Bool {
+            ((try? Self.run(pactl, ["--server=\(address)", "list", "short", "sinks"]).out) ?? "").split(separator: "\n")
+                .contains { $0.split(separator: "\t").dropFirst().first == "hapsync-live" }
+        }
+        let trace = dir.appendingPathComponent("r.jsonl")
+        let live = try BackgroundRun(["live", "--audio", "pulse", "--sink", "private", "--seconds", "60", "--haptics", "trace:\(trace.path)", "--force"],
+                                     in: dir, environment: ["PULSE_SERVER": address])
+        defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
+        #expect(live.wait(atMost: 15) { Self.said(live, "Ctrl-C stops") }, "the run started")
+        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
+        #expect(live.wait(atMost: 10) { Self.transients(trace).count >= Self.clicks }, "the first clicks felt: \(Self.transients(trace).count)")
+        let before = Self.transients(trace).count
+        server.kill()
+        #expect(live.wait(atMost: 10) { Self.said(live, "the sound server went away") }, "the run noticed")
+        try server.start()
+        #expect(live.wait(atMost: 40) { Self.said(live, "the sound server is back") }, "the run carried on")
+        #expect(liveSinkThere(), "'hapsync-live' made anew on the server come back")
+        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
+        #expect(live.wait(atMost: 10) { Self.transients(trace).count >= before + Self.clicks },
+                "the clicks after the restart felt: \(Self.transients(trace).count - before)")
+        kill(live.process.processIdentifier, SIGINT)
+        let end = live.finish(atMost: 30)
+        print("live across a server restart:\n\(end.err)\(end.out)")
+        #expect(end.out.contains("made anew 1 time after the sound server came back"), "\(end.out)")
+        #expect(!end.err.contains("error:"), "\(end.err)")
+        #expect(!liveSinkThere(), "the sink is left after the run")
+        server.kill()
+    }
+
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
     /// transient comes after its click is heard (never early by more than 2 ms: when a frame is
     /// heard comes from the monitor's timing fit and the sink's reported latency; seen −1.03 ms
