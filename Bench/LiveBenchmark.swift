@@ -18,6 +18,9 @@ import HapSyncTestSupport
 ///   `generate`'s offline detector on the same file against the labels (the baseline);
 /// - each transient matched to a label: transient − when that label is heard at the real sink
 ///   (µs), beside the offline detector's onset − label time;
+/// - `aubioonset` (its defaults, our 30 ms gap: `AubioOnset.standard`) on the same file, scored
+///   and timed against the labels as the offline detector is: a second baseline, left out when
+///   aubio-tools is not installed;
 /// - the lag `hapsync live` reports, and its CPU time over the run (utime + stime from /proc).
 func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Row], distributions: [Distribution]) {
     guard PulseAudioOutput().canConnect() else {
@@ -36,8 +39,12 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
     let files = set.files.filter { $0.snr == nil || ($0.background == .music && $0.snr == 10) }
     let server = (try? LiveTools.run("/usr/bin/pactl", ["info"]))?.split(separator: "\n")
         .first { $0.hasPrefix("Server Name:") }.map { $0.dropFirst(12).trimmingCharacters(in: .whitespaces) } ?? "server"
+    // The output `hapsync live` played the sound on through (its `--audio auto` choice), as its runs say.
+    var output = ""
     var rows: [Row] = [], distributions: [Distribution] = []
-    var allSync: [Double] = [], allOffline: [Double] = [], cpu: [Double] = [], lags: [Double] = []
+    var allSync: [Double] = [], allOffline: [Double] = [], allAubio: [Double] = [], cpu: [Double] = [], lags: [Double] = []
+    let aubio = AubioOnset.locate() == nil ? nil : AubioOnset.standard
+    if aubio == nil { print("live: aubioonset is not installed (Debian: apt-get install aubio-tools); its rows are left out") }
     for file in files {
         let name = file.snr.map { "music bed at \(Int($0)) dB" } ?? "clean"
         let labels = set.tracks[file.track].labels.map(\.time)
@@ -47,11 +54,12 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         try reader.start()
         defer { reader.stop() }
         let trace = dir.appendingPathComponent("live.jsonl")
-        let (text, cpuShare) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(file.seconds + 3),
+        let (text, cpuShare, audio) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(file.seconds + 3),
                                                                "--haptics", "trace:\(trace.path)", "--force"]) {
             _ = try LiveTools.run(paplay, ["--device=hapsync-live", file.url.path])
         }
         cpu.append(cpuShare)
+        if let audio { output = " (played on: \(audio))" }
         if let lag = text.split(separator: "\n").first(where: { $0.hasPrefix("lag (") }).flatMap({ line in
             line.split(separator: " ").firstIndex(of: "p50").flatMap { Double(line.split(separator: " ")[$0 + 1]) }
         }) { lags.append(lag) }
@@ -72,30 +80,42 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         let scoredFrom = first - labels[0] + OnsetTestSet.scoredFrom
         let liveScore = OnsetScore(labels: heard, detections: taps.filter { $0 >= scoredFrom }, tolerance: 0.025)
         let offlineScore = OnsetScore(labels: labels, detections: offline, tolerance: 0.025)
-        rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name), \(server)\(label): hapsync live", unit: "F",
+        rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name), \(server)\(output)\(label): hapsync live", unit: "F",
                         median: liveScore.f, min: liveScore.f, max: liveScore.f, ratioToBaseline: offlineScore.f > 0 ? liveScore.f / offlineScore.f : nil))
         rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name): generate (offline, baseline)", unit: "F",
                         median: offlineScore.f, min: offlineScore.f, max: offlineScore.f, ratioToBaseline: nil))
-        for t in taps {
-            if let h = heard.min(by: { abs($0 - t) < abs($1 - t) }), abs(h - t) <= 0.025 { allSync.append((t - h) * 1e6) }
+        var aubioSummary = ""
+        if let aubio {
+            do {
+                let onsets = try aubio.run(file.url, scratch: dir).onsets.filter { $0 >= OnsetTestSet.scoredFrom }
+                let score = OnsetScore(labels: labels, detections: onsets, tolerance: 0.025)
+                rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name): \(aubio.name) (baseline)", unit: "F",
+                                median: score.f, min: score.f, max: score.f, ratioToBaseline: nil))
+                allAubio += LiveTools.offsets(onsets, from: labels)
+                aubioSummary = ", \(aubio.name) \(score.summary)"
+            } catch {
+                print("live (\(name)): \(error); aubio's row for it is left out")
+            }
         }
-        for o in offline {
-            if let l = labels.min(by: { abs($0 - o) < abs($1 - o) }), abs(l - o) <= 0.025 { allOffline.append((o - l) * 1e6) }
-        }
+        allSync += LiveTools.offsets(taps, from: heard)
+        allOffline += LiveTools.offsets(offline, from: labels)
         let nearest = taps.compactMap { t in heard.min(by: { abs($0 - t) < abs($1 - t) }).map { (t - $0) * 1000 } }.sorted()
-        print("live (\(name), \(server)\(label)): \(taps.count) transients for \(labels.count) labels; P/R/F \(liveScore.summary) (offline \(offlineScore.summary)); "
+        print("live (\(name), \(server)\(output)\(label)): \(taps.count) transients for \(labels.count) labels; P/R/F \(liveScore.summary) (offline \(offlineScore.summary)\(aubioSummary)); "
               + "each transient − the nearest hit heard, median \(String(format: "%.2f", nearest.isEmpty ? 0 : nearest[nearest.count / 2])) ms; "
               + "the pipe: \(reader.discontinuities.count) discontinuities, \(reader.starved) starved reads; "
               + "\(text.split(separator: "\n").filter { $0.hasPrefix("lag") || $0.hasPrefix("sound played") || $0.hasPrefix("capture") }.joined(separator: "; "))")
     }
-    distributions.append(Distribution(benchmark: "live", subject: "transient − its hit heard at the real sink (pipe), \(server)\(label)", values: allSync))
+    distributions.append(Distribution(benchmark: "live", subject: "transient − its hit heard at the real sink (pipe), \(server)\(output)\(label)", values: allSync))
     distributions.append(Distribution(benchmark: "live", subject: "baseline: generate's onset − the hit's label (offline)", values: allOffline))
+    if let aubio, !allAubio.isEmpty {
+        distributions.append(Distribution(benchmark: "live", subject: "baseline: \(aubio.name)'s onset − the hit's label", values: allAubio))
+    }
     if !cpu.isEmpty {
-        rows.append(Row(benchmark: "live", subject: "CPU of hapsync live (capture, analysis, engine, the sound played on), \(server)\(label)", unit: "% of a core",
+        rows.append(Row(benchmark: "live", subject: "CPU of hapsync live (capture, analysis, engine, the sound played on), \(server)\(output)\(label)", unit: "% of a core",
                         median: cpu.sorted()[cpu.count / 2], min: cpu.min()!, max: cpu.max()!, ratioToBaseline: nil))
     }
     if !lags.isEmpty {
-        rows.append(Row(benchmark: "live", subject: "lag: sound heard after it reached the live sink, p50, \(server)\(label)", unit: "ms",
+        rows.append(Row(benchmark: "live", subject: "lag: sound heard after it reached the live sink, p50, \(server)\(output)\(label)", unit: "ms",
                         median: lags.sorted()[lags.count / 2], min: lags.min()!, max: lags.max()!, ratioToBaseline: nil))
     }
     return (rows, distributions)
@@ -117,15 +137,22 @@ enum LiveTools {
     }
 
     /// Runs `hapsync live` with `arguments`, waits (at most 10 s) for its sink, calls `play`
-    /// (paplay into it), and waits for the run to end: its summary (standard output) and its
-    /// CPU time over the run from `play` on, % of a core (utime + stime from /proc).
-    static func runLive(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws -> (summary: String, cpu: Double) {
+    /// (paplay into it), and waits for the run to end: its summary (standard output), its CPU
+    /// time over the run from `play` on, % of a core (utime + stime from /proc), and the audio
+    /// output it played the sound on through, as its start line names it ("pipewire 0.3.65":
+    /// natively; "pulseaudio ...": PulseAudio's protocol), nil if it did not say.
+    static func runLive(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws -> (summary: String, cpu: Double, audio: String?) {
         let live = Process()
         live.executableURL = hapsync
         live.arguments = arguments
         let out = Pipe()
         live.standardOutput = out
-        live.standardError = FileHandle.nullDevice
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-bench-live-\(UUID().uuidString).err")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil), let errorFile = try? FileHandle(forWritingTo: errors) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errors.path])
+        }
+        defer { try? errorFile.close(); try? FileManager.default.removeItem(at: errors) }
+        live.standardError = errorFile
         try live.run()
         let summary = Locked(Data())
         let collect = Thread { summary.withLock { $0 = out.fileHandleForReading.readDataToEndOfFile() } }
@@ -145,7 +172,11 @@ enum LiveTools {
         live.waitUntilExit()
         while !collect.isFinished { usleep(10_000) }
         let cpu = cpuTicks / Double(sysconf(Int32(_SC_CLK_TCK))) / max(Date().timeIntervalSince(started), 1e-3) * 100
-        return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu)
+        // The start line: "...; audio DESCRIPTION; Ctrl-C stops".
+        let audio = ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").split(separator: "\n")
+            .first { $0.hasPrefix("live: ") && $0.hasSuffix("; Ctrl-C stops") }
+            .flatMap { line in line.range(of: "; audio ", options: .backwards).map { String(line[$0.upperBound...].dropLast("; Ctrl-C stops".count)) } }
+        return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu, audio)
     }
 
     static func hasSink(_ name: String) -> Bool {
@@ -160,6 +191,12 @@ enum LiveTools {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
         return u + s
+    }
+
+    /// Each detection − the hit nearest it (µs), for those within 25 ms of one (the scoring's
+    /// tolerance): how early or late a detector places what it finds.
+    static func offsets(_ detections: [Double], from hits: [Double]) -> [Double] {
+        detections.compactMap { d in hits.min(by: { abs($0 - d) < abs($1 - d) }).flatMap { abs(d - $0) <= 0.025 ? (d - $0) * 1e6 : nil } }
     }
 
     /// The scheduled times of a trace's transients, CLOCK_MONOTONIC ns.

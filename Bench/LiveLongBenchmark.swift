@@ -13,7 +13,7 @@ import HapSyncTestSupport
 ///   file's span between them (the live sink, paplay's stream and the pipe sink run on one clock
 ///   here, so any growth is the pass-through's);
 /// - how often the pass-through fixed its distance anew, its underruns and late frames, and CPU.
-func liveLongBenchmark(seconds: Double) throws -> [Row] {
+func liveLongBenchmark(seconds: Double, label: String = "") throws -> [Row] {
     guard PulseAudioOutput().canConnect() else {
         print("live-long: no PulseAudio-protocol server answers (run under .ci/with-pulse or .ci/with-pipewire); left out")
         return []
@@ -46,8 +46,8 @@ func liveLongBenchmark(seconds: Double) throws -> [Row] {
     try reader.start()
     defer { reader.stop() }
     let trace = dir.appendingPathComponent("live.jsonl")
-    print("live-long: \(clickFrames.count) clicks over \(Int(seconds)) s into hapsync-live on \(server)")
-    let (text, cpu) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(seconds + 4),
+    print("live-long: \(clickFrames.count) clicks over \(Int(seconds)) s into hapsync-live on \(server)\(label)")
+    let (text, cpu, audio) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(seconds + 4),
                                                       "--haptics", "trace:\(trace.path)", "--force"]) {
         _ = try LiveTools.run(paplay, ["--device=hapsync-live", track.path])
     }
@@ -70,7 +70,7 @@ func liveLongBenchmark(seconds: Double) throws -> [Row] {
     // The file's span between its first and last click, against the pipe's.
     let growth = ((last - first) - Double(clickFrames.last! - clickFrames.first!) / Double(rate)) * 1000
     func median(_ x: [Double]) -> Double { x.isEmpty ? .nan : x[x.count / 2] }
-    print("live-long (\(server)): \(taps.count) transients for \(heard.count) clicks, \(missed) without one within 25 ms; "
+    print("live-long (\(server)\(label), played on: \(audio ?? "not said")): \(taps.count) transients for \(heard.count) clicks, \(missed) without one within 25 ms; "
           + "transient − click heard: first minute p50 \(String(format: "%.2f", median(firstMinute))) ms, last minute p50 \(String(format: "%.2f", median(lastMinute))) ms; "
           + "the pipe's span from the first click to the last − the file's: \(String(format: "%.2f", growth)) ms; "
           + "the pipe: \(reader.discontinuities.count) discontinuities, \(reader.starved) starved reads; "
@@ -78,16 +78,16 @@ func liveLongBenchmark(seconds: Double) throws -> [Row] {
     let run = seconds >= 120 ? "\(Int((seconds / 60).rounded())) min" : "\(Int(seconds)) s"
     var rows: [Row] = []
     if !firstMinute.isEmpty, !lastMinute.isEmpty {
-        rows.append(Row(benchmark: "live-long", subject: "transient − click heard at the real sink, last minute of \(run), \(server)", unit: "ms",
+        rows.append(Row(benchmark: "live-long", subject: "transient − click heard at the real sink, last minute of \(run), \(server)\(label)", unit: "ms",
                         median: median(lastMinute), min: lastMinute.first!, max: lastMinute.last!, ratioToBaseline: nil))
         rows.append(Row(benchmark: "live-long", subject: "baseline: the same, first minute", unit: "ms",
                         median: median(firstMinute), min: firstMinute.first!, max: firstMinute.last!, ratioToBaseline: nil))
     }
-    rows.append(Row(benchmark: "live-long", subject: "lag growth over \(run) (pipe's span − file's), \(server)", unit: "ms",
+    rows.append(Row(benchmark: "live-long", subject: "lag growth over \(run) (pipe's span − file's), \(server)\(label)", unit: "ms",
                     median: growth, min: growth, max: growth, ratioToBaseline: nil))
     rows.append(Row(benchmark: "live-long", subject: "clicks without a transient within 25 ms, of \(heard.count)", unit: "clicks",
                     median: Double(missed), min: Double(missed), max: Double(missed), ratioToBaseline: nil))
-    rows.append(Row(benchmark: "live-long", subject: "CPU of hapsync live over \(run), \(server)", unit: "% of a core",
+    rows.append(Row(benchmark: "live-long", subject: "CPU of hapsync live over \(run), \(server)\(label)", unit: "% of a core",
                     median: cpu, min: cpu, max: cpu, ratioToBaseline: nil))
     return rows
 }

@@ -21,9 +21,10 @@
 // detector in the same run, its decision delay against its look-ahead, and both detectors' CPU
 // cost as a multiple of real time), live (`hapsync live` itself: labelled drum files played into
 // its sink with paplay, each transient against when its hit is heard at a pipe sink, its onset F
-// beside the offline detector's on the same files, its lag and CPU; under --load as well),
+// beside the offline detector's and aubioonset's on the same files, its lag and CPU; under --load
+// as well),
 // live-long (one 10-minute `hapsync live` run of clicks: its last minute's sync beside its first,
-// the lag's growth; only when named). See Bench/README.md.
+// the lag's growth; only when named; with --load, under the load). See Bench/README.md.
 //
 // The options are declared once below (`hapsync-bench --help` lists them); a bad value is a
 // usage error (exit status 64), never a silent default.
@@ -167,7 +168,7 @@ let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files 
 let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 0,
                             help: "generate and live-onsets: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
-                                help: "sync, underrun and live: also run, drift: run, with N busy threads at nice 0; auto: two per core")
+                                help: "sync, underrun and live: also run, drift and live-long: run, with N busy threads at nice 0; auto: two per core")
 let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-long"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
@@ -281,8 +282,14 @@ do {
         }
         rows += liveRows
     }
-    // Not in the default set: it takes 20 S (10 minutes by default).
-    if parsed.positional.contains("live-long") { rows += try liveLongBenchmark(seconds: dispatchSeconds * 20) }
+    // Not in the default set: it takes 20 S (10 minutes by default); with --load, the one run is
+    // under the load (its baseline is its own first minute).
+    if parsed.positional.contains("live-long") {
+        if load.threads > 0 { print("live-long: under \(load.threads) busy threads at nice 0") }
+        load.start()
+        defer { load.stop() }
+        rows += try liveLongBenchmark(seconds: dispatchSeconds * 20, label: load.label)
+    }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)
