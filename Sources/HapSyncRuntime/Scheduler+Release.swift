@@ -92,8 +92,22 @@ extension Scheduler {
             }
         case .live:
             // Released `feltDelay` before the breakpoint (`nextEvent`), which is felt then.
-            slots[s].liveEvaluated = event.time &+ feltDelay(s)
-            pushLiveLevel(at: event.time, now: now, player: state.player, extraLead: extraLead(s), pushed: &pushed)
+            let delay = feltDelay(s)
+            var felt = event.time &+ delay
+            if now > event.time &+ levelSlack {
+                // Behind (a start or seek inside the latency while a curve runs, a late pass):
+                // the changes whose release has passed as well go out as one level, the last,
+                // rather than one each (a curve's every millisecond) all at once.
+                var steps = 0
+                while steps < Self.liveCatchUpSteps {
+                    let next = live.nextHapticChange(slot: s, after: felt)
+                    guard next != .max, next > felt, next <= now &+ delay else { break }
+                    felt = next
+                    steps += 1
+                }
+            }
+            slots[s].liveEvaluated = felt
+            pushLiveLevel(at: felt > delay ? felt - delay : 0, now: now, player: state.player, extraLead: extraLead(s), pushed: &pushed)
         case .command:
             let c: HapticCommand = timeline._withUnsafeGuaranteedRef { $0.commands[state.next] }
             slots[s].next += 1
@@ -125,6 +139,10 @@ extension Scheduler {
         guard slots[s].startFrame >= 0, let audio else { return -1 }
         return frame(s, patternTime, sampleRate: audio.sampleRate)
     }
+
+    /// At most how many live changes one late `.live` event passes over (a curve's 1 ms steps:
+    /// 100 s behind), so that a pass stays bounded.
+    static let liveCatchUpSteps = 100_000
 
     /// How a slot's run ends.
     enum Ending { case finished, stopped, paused }

@@ -103,6 +103,26 @@ struct LiveParameterTests {
         #expect(levels.allSatisfy { $0.scheduled <= ns(1.3) }, "nothing after the curve ends: it holds")
     }
 
+    /// A run begun "now" (a resume; a seek is the same) with a 30 ms haptic latency while a curve
+    /// runs: the curve's changes felt within that latency are already due for release. They go
+    /// out as one level (the curve's value 30 ms on), not as thirty at once; the curve then goes
+    /// on a level a millisecond.
+    @Test func aRunBegunInsideTheLatencyCatchesACurveUpInOneLevel() throws {
+        let rig = try ManualRig(hapticLatency: 30_000_000)
+        let player = try rig.engine.makePlayer(with: try steadyPattern())
+        try player.scheduleParameterCurve(AHAPParameterCurve(.hapticIntensityControl, controlPoints: [
+            .init(time: 0, value: 1), .init(time: 1, value: 0.5)]), atTime: HapticEngine.timeImmediate)
+        try player.resume(atTime: HapticEngine.timeImmediate)
+        rig.at(1.0)
+        let first = rig.commands.filter { $0.kind == .level }
+        #expect(first.count == 2, "the pattern's level and one catch-up: \(first.map(\.intensity))")
+        // The curve at 1.03 s: 1 − 0.5 × 0.03 = 0.985, × 0.8.
+        #expect(first.last.map { abs(Double($0.intensity) - 0.8 * 0.985) < 1e-4 } == true, "\(first.map(\.intensity))")
+        rig.run(until: 1.1)
+        let levels = rig.commands.filter { $0.kind == .level }
+        #expect(levels.count >= 95 && levels.count <= 105, "a level a millisecond after the catch-up: \(levels.count)")
+    }
+
     @Test func badParametersAreNamed() throws {
         let rig = try ManualRig()
         let player = try rig.engine.makePlayer(with: try steadyPattern())
