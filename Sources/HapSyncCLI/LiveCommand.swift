@@ -225,17 +225,21 @@ struct LiveRun {
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
         // An output that failed for good ends the run (the sink removed, its streams moved back)
         // rather than leave applications playing into a sink nobody hears. A server that went
-        // away is the capture's to report; the engine restarts on one that comes back (counted:
-        // `recover` waits for it).
-        let outputLosses = Locked((lost: 0, back: 0))
+        // away is the capture's to report; the engine restarts on one that comes back (`recover`
+        // waits for it: the output is down from its loss to the engine's next reset). An engine
+        // reset ends its players: the continuous layer's is made anew.
+        let outputDown = Locked(false)
         engine.stoppedHandler = { reason in
             switch reason {
             case .systemError(let why): feed.fail("the haptic or audio output failed: \(why)")
-            case .audioServerLost: outputLosses.withLock { $0.lost += 1 }
+            case .audioServerLost: outputDown.withLock { $0 = true }
             default: break
             }
         }
-        engine.resetHandler = { outputLosses.withLock { $0.back += 1 } }
+        engine.resetHandler = {
+            outputDown.withLock { $0 = false }
+            feed.session.restartLayer()
+        }
         do {
             try feed.start()
         } catch {
@@ -245,22 +249,28 @@ struct LiveRun {
         let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
         console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; "
                     + "audio \(audio?.serverDescription ?? "none"); Ctrl-C stops\n")
-        let stopAsked = { signals.received || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false }
-        var comebacks = 0
-        while !stopAsked(), feed.failure == nil {
+        let stopAsked = { signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false }
+        waiting: while !stopAsked() {
             if let why = feed.captureLost {
                 // The server went away (its control connection fails too, within a second), or
                 // only the sink did (removed by hand): that ends the run.
                 guard hold.waitUntilGone(atMost: 1_000_000_000) else { feed.fail(why); break }
                 console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
-                do throws(CLIError) {
-                    let outputBack = { outputLosses.withLock { $0.back >= $0.lost } }
-                    guard try recover(hold, real: real, feed: feed, passThrough: passThrough, outputBack: outputBack, stop: stopAsked) else { break }
-                } catch {
-                    feed.fail("the sound server came back, but the run could not carry on: \((error.messages + error.hints).joined(separator: "; "))")
-                    break
+                while true {
+                    do throws(CLIError) {
+                        let outputBack = { !outputDown.withLock { $0 } }
+                        guard try recover(hold, real: real, feed: feed, passThrough: passThrough, outputBack: outputBack, stop: stopAsked) else { break waiting }
+                        break
+                    } catch {
+                        // Gone again while its sink was being made anew: wait again.
+                        if hold.isGone || !PulseConnection.answers(server: hold.server) {
+                            console.err("warning: the sound server went away again (\((error.messages).joined(separator: "; "))); waiting for it\n")
+                            continue
+                        }
+                        feed.fail("the sound server came back, but the run could not carry on: \((error.messages + error.hints).joined(separator: "; "))")
+                        break waiting
+                    }
                 }
-                comebacks += 1
                 console.err("note: the sound server is back: \(hold.liveSink.map { "'\($0.name)' made anew on it, playing on to \(real.name) (applications that played into the old one are where their server put them: move them to it again)" } ?? "following \(real.name)'s monitor again"); the run carries on\n")
             }
             usleep(20_000)
@@ -299,6 +309,9 @@ struct LiveRun {
         guard found.rate == real.rate else {
             throw .failure("the sink '\(real.name)' came back at \(found.rate) Hz, the run began at \(real.rate) Hz (live haptics do not follow a rate change)",
                            hint: "start hapsync live again")
+        }
+        if passThrough == nil, !StreamingOnsetDetector.channelCounts.contains(found.channels) {
+            throw .failure("the sink '\(real.name)' came back with \(found.channels) channels; --no-delay follows sinks of 1 to 8")
         }
         if let passThrough, let delayMs {
             giveUp = MonotonicClock.nanoseconds() + 15_000_000_000

@@ -19,11 +19,10 @@ import Synchronization
 final class LiveFeed: @unchecked Sendable {
     /// The session: onsets to transients, its counts and profile.
     let session: LiveSession
-    /// The capture of the live sink's (or, `--no-delay`, the real sink's) monitor, and the
-    /// number (in the session's frames) of its frame 0.
-    private let current: Locked<(capture: MonitorCapture, base: Int64)>
-    /// The counts of the captures a restart replaced.
-    private let replaced = Locked((frames: Int64(0), overruns: 0, lost: Int64(0), restarts: 0))
+    /// The capture of the live sink's (or, `--no-delay`, the real sink's) monitor, the number
+    /// (in the session's frames) of its frame 0, and the counts of the captures it replaced: one
+    /// lock, so that counts read during a restart are those of one moment.
+    private let current: Locked<(capture: MonitorCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
     /// Whether a lost capture waits for `restartCapture` rather than failing the feed.
     private let recoversCapture: Bool
     private let lostText = Locked<String?>(nil)
@@ -58,7 +57,7 @@ final class LiveFeed: @unchecked Sendable {
         self.recoversCapture = recoversCapture
         self.server = server
         current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
-                                       lost: recoversCapture ? lostText : failureText), 0))
+                                       lost: recoversCapture ? lostText : failureText), 0, (0, 0, 0, 0)))
         let current = current
         // A frame from before the capture in force has no time on its clock.
         session.monitorTime = { frame in current.withLock { frame >= $0.base ? $0.capture.playedTime(ofFrame: frame - $0.base) : nil } }
@@ -115,24 +114,24 @@ final class LiveFeed: @unchecked Sendable {
         let old = capture
         old.stop()
         let base = current.withLock { $0.base } &+ old.framesCaptured
-        replaced.withLock {
-            $0.frames += old.framesCaptured
-            $0.overruns += old.overruns
-            $0.lost += old.lostFrames
-        }
         let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session, lost: lostText)
-        current.withLock { $0 = (fresh, base) }
+        current.withLock {
+            $0.replaced.frames += old.framesCaptured
+            $0.replaced.overruns += old.overruns
+            $0.replaced.lost += old.lostFrames
+            ($0.capture, $0.base) = (fresh, base)
+        }
         session.restartLayer()
         lostText.withLock { $0 = nil }
         try fresh.start()
-        replaced.withLock { $0.restarts += 1 }
+        current.withLock { $0.replaced.restarts += 1 }
     }
 
     /// The frames captured (the replaced captures' too), the overruns and the frames lost. Any thread.
     var captureCounts: (frames: Int64, overruns: Int, lost: Int64) {
-        let c = capture
-        let r = replaced.withLock { $0 }
-        return (r.frames + c.framesCaptured, r.overruns + c.overruns, r.lost + c.lostFrames)
+        current.withLock { c in
+            (c.replaced.frames + c.capture.framesCaptured, c.replaced.overruns + c.capture.overruns, c.replaced.lost + c.capture.lostFrames)
+        }
     }
 
     /// Stops the session's thread (after the onsets already found; it may have ended already,
@@ -178,7 +177,7 @@ final class LiveFeed: @unchecked Sendable {
         let captured = captureCounts
         var capturePart = "capture: \(captured.frames) frames, \(plural(captured.overruns, "overrun"))"
         if captured.lost > 0 { capturePart += ", \(captured.lost) frames lost" }
-        let restarts = replaced.withLock { $0.restarts }
+        let restarts = current.withLock { $0.replaced.restarts }
         if restarts > 0 { capturePart += "; made anew \(plural(restarts, "time")) after the sound server came back" }
         lines.append(capturePart)
         if passThrough != nil, audio != nil {
