@@ -55,10 +55,13 @@ func liveLongBenchmark(seconds: Double, label: String = "") throws -> [Row] {
     let heardFrames = ClickOnsets.frames(in: reader.recording)
     let heard = heardFrames.compactMap { reader.heardTime(ofFrame: Int64($0)) }.map { Double($0) / 1e9 }
     let taps = LiveTools.transients(trace).map { Double($0) / 1e9 }.sorted()
-    guard heard.count == clickFrames.count, let first = heard.first, let last = heard.last else {
+    // A few clicks lost to underruns still leave the run measured (the span counts from the first
+    // and last click, so those must be heard: a span a half-second off is said to be).
+    guard heard.count >= clickFrames.count - 10, let first = heard.first, let last = heard.last else {
         print("live-long: the pipe heard \(heard.count) of \(clickFrames.count) clicks; \(text)")
         return []
     }
+    let unheard = clickFrames.count - heard.count
     // Per click: its transient − when the pipe heard it (ms), the nearest within 25 ms.
     let errors = heard.map { h -> (at: Double, ms: Double?) in
         let t = taps.min { abs($0 - h) < abs($1 - h) }
@@ -70,7 +73,7 @@ func liveLongBenchmark(seconds: Double, label: String = "") throws -> [Row] {
     // The file's span between its first and last click, against the pipe's.
     let growth = ((last - first) - Double(clickFrames.last! - clickFrames.first!) / Double(rate)) * 1000
     func median(_ x: [Double]) -> Double { x.isEmpty ? .nan : x[x.count / 2] }
-    print("live-long (\(server)\(label), played on: \(audio ?? "not said")): \(taps.count) transients for \(heard.count) clicks, \(missed) without one within 25 ms; "
+    print("live-long (\(server)\(label), played on: \(audio ?? "not said")): \(taps.count) transients for \(heard.count) clicks heard (\(unheard) of the file's not heard), \(missed) without one within 25 ms; "
           + "transient − click heard: first minute p50 \(String(format: "%.2f", median(firstMinute))) ms, last minute p50 \(String(format: "%.2f", median(lastMinute))) ms; "
           + "the pipe's span from the first click to the last − the file's: \(String(format: "%.2f", growth)) ms; "
           + "the pipe: \(reader.discontinuities.count) discontinuities, \(reader.starved) starved reads; "
