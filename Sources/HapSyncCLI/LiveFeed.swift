@@ -183,7 +183,7 @@ final class LiveFeed: @unchecked Sendable {
         if passThrough != nil, audio != nil {
             let p = playedOn
             var played = "sound played on: \(plural(p.underruns, "underrun")) at the real sink, \(p.lateFrames) frames not captured in time (\(plural(p.lateBlocks, "block"))), \(p.overwritten) overrun"
-            if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (the clocks drifting apart, or a stall)" }
+            if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (an underrun, the clocks drifting apart, or a stall)" }
             lines.append(played)
         }
         return lines.joined(separator: "\n") + "\n"

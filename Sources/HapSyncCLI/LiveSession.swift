@@ -184,8 +184,9 @@ final class LiveSession: @unchecked Sendable {
 
     /// Plays the onsets found until `shouldStop` says so (checked at least every 50 ms).
     func run(until shouldStop: () -> Bool) {
-        // The pass-through counts over its whole life (a service's earlier runs too).
+        // The pass-through and the output count over their whole life (a service's earlier runs too).
         var lateBlocks = passThrough?.lateBlocks ?? 0, lateChecks = 0, lastCheck: UInt64 = 0
+        var underruns = audio?.underruns ?? 0
         while !shouldStop() {
             _ = wake.wait(timeout: .now() + .milliseconds(50))
             while let onset = onsets.pop() { play(onset) }
@@ -199,8 +200,10 @@ final class LiveSession: @unchecked Sendable {
                 let late = passThrough.lateBlocks
                 lateChecks = late > lateBlocks ? lateChecks + 1 : 0
                 lateBlocks = late
-                let behind = passThrough.capturedFrames - passThrough.playedFrames
-                if lateChecks >= 3 || (passThrough.playedFrames != .min && behind > 2 * passThrough.hold + 4_800) {
+                let underran = (audio?.underruns ?? 0) > underruns
+                underruns = audio?.underruns ?? 0
+                let behind = passThrough.playedFrames == .min ? nil : passThrough.capturedFrames - passThrough.playedFrames
+                if Self.setsDistanceAnew(lateChecks: lateChecks, underran: underran, behind: behind, hold: passThrough.hold) {
                     passThrough.unfix()
                     tally.withLock { $0.refixes += 1 }
                     lateChecks = 0
@@ -209,6 +212,17 @@ final class LiveSession: @unchecked Sendable {
         }
         while let onset = onsets.pop() { play(onset) }
         endContinuous()
+    }
+
+    /// Whether the sound played on is taken back to its hold behind the capture (the
+    /// pass-through's distance fixed anew, `PassThroughAudio.unfix`), looked at every 100 ms:
+    /// when blocks came too early for their capture three checks running (the clocks drift
+    /// apart), when the output underran since the last check (each underrun's gap would
+    /// otherwise add to the sound's delay for good: the sound skips the gap's worth instead), or
+    /// when the sound fell more than twice the hold and 100 ms (at 48 kHz) behind its capture
+    /// (`behind`, frames; nil before anything played).
+    static func setsDistanceAnew(lateChecks: Int, underran: Bool, behind: Int64?, hold: Int64) -> Bool {
+        lateChecks >= 3 || underran || (behind.map { $0 > 2 * hold + 4_800 } ?? false)
     }
 
     /// Has the session thread drop the continuous layer's player at its next pass (an engine
