@@ -107,7 +107,7 @@ extension Scheduler {
                 }
             }
             slots[s].liveEvaluated = felt
-            pushLiveLevel(at: felt > delay ? felt - delay : 0, now: now, player: state.player, extraLead: extraLead(s), pushed: &pushed)
+            pushLiveLevel(at: Self.release(felt: felt, delay: delay), now: now, player: state.player, extraLead: extraLead(s), pushed: &pushed)
         case .command:
             let c: HapticCommand = timeline._withUnsafeGuaranteedRef { $0.commands[state.next] }
             slots[s].next += 1
@@ -202,7 +202,7 @@ extension Scheduler {
     func pushMixedLevel(scheduled: UInt64, released: UInt64, player: UInt32, patternTime: Double, frame: Int64 = -1,
                         extraLead: UInt64? = nil, pushed: inout Bool) {
         let lead = extraLead ?? self.extraLead
-        let m = mix(felt: scheduled &+ configuredLatency &+ lead)
+        let m = mix(felt: scheduled &+ feltDelay(extraLead: lead))
         lastMix = m
         pushed = output.push(OutputCommand(scheduled: scheduled, released: released, player: player, kind: .level,
                                            intensity: m.intensity, sharpness: m.sharpness, patternTime: patternTime, frame: frame,
@@ -212,7 +212,7 @@ extension Scheduler {
     /// Pushes the mix again, released for `time` with `extraLead`, if live parameters or mutes
     /// changed it. Does not allocate, lock or block.
     func pushLiveLevel(at time: UInt64, now: UInt64, player: UInt32, extraLead: UInt64, pushed: inout Bool) {
-        let m = mix(felt: time &+ configuredLatency &+ extraLead)
+        let m = mix(felt: time &+ feltDelay(extraLead: extraLead))
         // Field by field: `!=` on a tuple is generic and instantiates tuple metadata (debug builds).
         guard m.intensity != lastMix.intensity || m.sharpness != lastMix.sharpness else { return }
         lastMix = m

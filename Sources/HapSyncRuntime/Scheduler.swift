@@ -120,7 +120,14 @@ final class Scheduler: @unchecked Sendable {
     /// felt, as a start's time and the audio's own controls are, so a command released for `t`
     /// reads them at `t` + this, and a breakpoint at `t` goes out this much before `t`. Does not
     /// allocate, lock or block.
-    @inline(__always) func feltDelay(_ s: Int) -> UInt64 { configuredLatency &+ extraLead(s) }
+    @inline(__always) func feltDelay(_ s: Int) -> UInt64 { feltDelay(extraLead: extraLead(s)) }
+    /// How long after its release a command sent with `lead` (`OutputCommand.extraLead`) is
+    /// felt: the one place the configured latency and a lead make that delay. Does not allocate,
+    /// lock or block.
+    @inline(__always) func feltDelay(extraLead lead: UInt64) -> UInt64 { configuredLatency &+ lead }
+    /// When what is felt at `felt` is released, `delay` (`feltDelay`) before it; 0 for a felt
+    /// time within `delay` of the clock's start. Does not allocate, lock or block.
+    @inline(__always) static func release(felt: UInt64, delay: UInt64) -> UInt64 { felt > delay ? felt - delay : 0 }
     /// The engine's configured `hapticLatency`.
     let configuredLatency: UInt64
     /// The backend that may ask for more lead while playing.
@@ -277,8 +284,7 @@ final class Scheduler: @unchecked Sendable {
         if live.isSet(slot: s, .hapticIntensity) || live.isSet(slot: s, .hapticSharpness) {
             // Released `feltDelay` before the change is to be felt.
             let felt = live.nextHapticChange(slot: s, after: state.liveEvaluated)
-            let delay = feltDelay(s)
-            let t = felt == .max ? UInt64.max : (felt > delay ? felt - delay : 0)
+            let t = felt == .max ? UInt64.max : Self.release(felt: felt, delay: feltDelay(s))
             if t < best.time { best = (t, .live) }
         }
         // A loop's next pass: its audio start goes out `audioWrapLead` before the wrap, while its
