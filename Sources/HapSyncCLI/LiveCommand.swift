@@ -313,7 +313,7 @@ struct LiveRun {
         if passThrough == nil, !StreamingOnsetDetector.channelCounts.contains(found.channels) {
             throw .failure("the sink '\(real.name)' came back with \(found.channels) channels; --no-delay follows sinks of 1 to 8")
         }
-        if let passThrough, let delayMs {
+        if let passThrough {
             giveUp = MonotonicClock.nanoseconds() + 15_000_000_000
             while !outputBack() {
                 if stop() { return false }
@@ -321,7 +321,8 @@ struct LiveRun {
                 usleep(50_000)
             }
             hold.liveSink = try Self.makeLiveSink(on: hold.control, playingOnTo: found)
-            passThrough.activate(hold: Self.holdFrames(delayMs: delayMs, rate: Double(found.rate)))
+            // The same rate as before (checked above): the same hold.
+            passThrough.activate(hold: Int(passThrough.hold))
         }
         do {
             try feed.restartCapture(sink: hold.liveSink?.name ?? found.name, channels: hold.liveSink?.channels ?? found.channels)
@@ -345,9 +346,13 @@ struct LiveRun {
         /// Connects to `server`.
         init(server: String?) throws(CLIError) {
             self.server = server
+            (control, gone) = try Self.connect(server: server)
+        }
+
+        /// A control connection to `server` and the flag its failure sets.
+        private static func connect(server: String?) throws(CLIError) -> (PulseConnection, Locked<Bool>) {
             let gone = Locked(false)
-            control = try LiveRun.connect(server: server, onFailure: { _ in gone.withLock { $0 = true } })
-            self.gone = gone
+            return (try LiveRun.connect(server: server, onFailure: { _ in gone.withLock { $0 = true } }), gone)
         }
 
         /// Whether the control connection failed: the server went away.
@@ -362,11 +367,9 @@ struct LiveRun {
 
         /// A new control connection in place of the failed one (closed).
         func reconnect() throws(CLIError) {
-            let fresh = Locked(false)
-            let connection = try LiveRun.connect(server: server, onFailure: { _ in fresh.withLock { $0 = true } })
+            let (connection, fresh) = try Self.connect(server: server)
             control.close()
-            control = connection
-            gone = fresh
+            (control, gone) = (connection, fresh)
         }
     }
 }

@@ -23,8 +23,6 @@ final class LiveFeed: @unchecked Sendable {
     /// (in the session's frames) of its frame 0, and the counts of the captures it replaced: one
     /// lock, so that counts read during a restart are those of one moment.
     private let current: Locked<(capture: MonitorCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
-    /// Whether a lost capture waits for `restartCapture` rather than failing the feed.
-    private let recoversCapture: Bool
     private let lostText = Locked<String?>(nil)
     private let server: String?
     /// The captured audio played on (nil: `--no-delay`).
@@ -54,7 +52,6 @@ final class LiveFeed: @unchecked Sendable {
         let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
         self.session = session
-        self.recoversCapture = recoversCapture
         self.server = server
         current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
                                        lost: recoversCapture ? lostText : failureText), 0, (0, 0, 0, 0)))

@@ -200,8 +200,9 @@ final class LiveSession: @unchecked Sendable {
                 let late = passThrough.lateBlocks
                 lateChecks = late > lateBlocks ? lateChecks + 1 : 0
                 lateBlocks = late
-                let underran = (audio?.underruns ?? 0) > underruns
-                underruns = audio?.underruns ?? 0
+                let underrunsNow = audio?.underruns ?? 0
+                let underran = underrunsNow > underruns
+                underruns = underrunsNow
                 let behind = passThrough.playedFrames == .min ? nil : passThrough.capturedFrames - passThrough.playedFrames
                 if Self.setsDistanceAnew(lateChecks: lateChecks, underran: underran, behind: behind, hold: passThrough.hold) {
                     passThrough.unfix()
