@@ -149,10 +149,17 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     private let cache = AudioSampleCache()
     /// A waveform output's drive signal to mix into the stream the next `open` makes (`attach`).
     private var haptics: WaveformDrive?
-    /// Whether frames are handed to the server ahead of being heard: true, except while the
-    /// stream is corked or being put back on the clock's line after (`willPlay`), when frames not
-    /// yet written are not the writer being late (haptics then follow the line alone).
-    public var writesAhead: Bool { !paused.load(ordering: .relaxed) && !realigning.load(ordering: .relaxed) }
+    /// Whether a frame still unwritten as its haptic falls due is heard late by the writer's
+    /// delay: on PulseAudio, except while the stream is corked or being put back on the clock's
+    /// line after (`willPlay`), when frames not yet written are not the writer being late. Never
+    /// through pipewire-pulse, which skips frames written after its stream ran dry rather than
+    /// delaying them (`PulseConnection.Server.delaysLateWrites`): there the haptics follow the
+    /// line alone, as the sound does.
+    public var writesAhead: Bool {
+        delaysLateWrites.load(ordering: .relaxed) && !paused.load(ordering: .relaxed) && !realigning.load(ordering: .relaxed)
+    }
+    /// The server's `delaysLateWrites`, set at each open.
+    private let delaysLateWrites = Atomic<Bool>(true)
     /// Whether the stream is corked now for want of sound (`Configuration.pauseWhenIdle`).
     public var isPaused: Bool { paused.load(ordering: .relaxed) }
     /// Times the stream was corked for want of sound so far.
@@ -239,6 +246,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                 let sink = try connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@")
                 sampleRate = Double(sink.rate)
                 timing = PlaybackTiming(server: PulseConnection.Server(serverName: serverName), sampleRate: sampleRate)
+                delaysLateWrites.store(timing.server.delaysLateWrites, ordering: .relaxed)
                 clock.reset(sampleRate: sampleRate)
                 var positions: [AudioChannelPosition]?
                 var frameBytes = 8

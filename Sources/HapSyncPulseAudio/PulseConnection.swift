@@ -240,6 +240,15 @@ package final class PulseConnection: @unchecked Sendable {
         package init(serverName: String) {
             self = serverName.contains("PipeWire") ? .pipeWire : .pulseAudio
         }
+
+        /// Whether frames a playback stream (prebuf 0) is given after it ran dry are played late
+        /// by the gap, or skipped. PulseAudio plays them late: at the end of an underrun it
+        /// rewinds the stream's read index by the silence it played (protocol-native.c,
+        /// `handle_seek`). pipewire-pulse keeps the stream's timeline: each cycle that finds too
+        /// little data plays silence and advances the read index by the whole cycle
+        /// (pulse-server.c, `stream_process`), so frames written behind it are never heard and
+        /// those after them are heard where the clock's line already placed them.
+        package var delaysLateWrites: Bool { self == .pulseAudio }
     }
 
     /// The server's name: "pulseaudio", or "PulseAudio (on PipeWire 0.3.65)" from pipewire-pulse

@@ -90,7 +90,9 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// buffer of its own, as PulseAudio's), so that a frame still unwritten as its haptic falls
     /// due means the writer is late: the scheduler holds that haptic until the frame is written.
     /// False for a pull stream written in the graph cycle that plays it (PipeWire's), where that
-    /// is how every cycle goes and the cycle's own timing places what comes late.
+    /// is how every cycle goes and the cycle's own timing places what comes late, and for a
+    /// server that skips what is written after its stream ran dry rather than playing it late
+    /// (pipewire-pulse): its frames stay where the clock's line places them.
     var writesAhead: Bool { get }
     /// A player with audio is about to start (control side, before its start message is sent): a
     /// device that paused its stream while nothing sounded starts it again, and returns once the

@@ -9,7 +9,9 @@ import Synchronization
 /// (with optional PulseAudio-like jitter) when `observe()` is called, and keeping the scheduler's
 /// messages for inspection. Frame f is
 /// truly heard at `origin + f × nsPerFrame`, nsPerFrame = (1e9 / 48000) / (1 + ppm·1e-6), later by
-/// every underrun gap before it (`stallWriter`, `resumeWriter`).
+/// every underrun gap before it (`stallWriter`, `resumeWriter`), or, on a sink that skips what
+/// is written late (`delaysLateWrites` false, as pipewire-pulse), never when the writer's
+/// stall left it behind.
 public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     /// "simulated".
     public let name = "simulated"
@@ -26,11 +28,18 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     /// The engine's audio mute.
     public var isMuted = false
     /// Underruns the writer's stalls made.
-    public var underruns: Int { gaps.count }
+    public var underruns: Int { gaps.count + skipped.count }
     /// The gaps underruns left: frames from `frame` on are heard `delay` ns later.
     private var gaps: [(frame: Int64, delay: Double)] = []
     /// While the writer is stalled: the first frame it has not written.
     private var stalledAt: Int64?
+    /// Whether frames written after the sink ran dry are heard late by the gap (PulseAudio) or
+    /// skipped, the sink's timeline running on (pipewire-pulse): `PulseConnection.Server`'s rule.
+    public let delaysLateWrites: Bool
+    /// The frames a stall made the sink skip (`delaysLateWrites` false).
+    public private(set) var skipped: [Range<Int64>] = []
+    /// Whether a late frame is the writer's delay (`delaysLateWrites`), as the real outputs say.
+    public var writesAhead: Bool { delaysLateWrites }
     /// What `canConnect()` answers (a test flips it to simulate the server coming back).
     public let serverUp = Atomic<Bool>(true)
     /// Whether the (simulated) server answers.
@@ -47,9 +56,11 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
     private var random = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
 
     /// A sink `ppm` fast whose frame 0 is heard at the clock's current time; observations are off
-    /// by up to ±`jitter` ns (uniform).
-    public init(time: ManualClock, ppm: Double = 0, jitter: Double = 0) {
+    /// by up to ±`jitter` ns (uniform); `delaysLateWrites` false: a sink that skips what a stalled
+    /// writer left it without rather than playing it late.
+    public init(time: ManualClock, ppm: Double = 0, jitter: Double = 0, delaysLateWrites: Bool = true) {
         self.time = time
+        self.delaysLateWrites = delaysLateWrites
         origin = Double(time.now())
         nsPerFrame = 1e9 / 48_000 / (1 + ppm * 1e-6)
         self.jitter = jitter
@@ -60,10 +71,14 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
         origin + Double(f) * nsPerFrame + gaps.reduce(0) { $1.frame <= f ? $0 + $1.delay : $0 }
     }
 
-    /// The frame heard now: the last one written while a stalled writer has let the sink run dry.
+    /// Whether frame `f` is heard at all (not skipped).
+    public func isHeard(_ f: Int64) -> Bool { !skipped.contains { $0.contains(f) } }
+
+    /// The frame heard now: the last one written while a stalled writer has let the sink run dry
+    /// (on a sink that skips, the one its running timeline has reached, silence or not).
     public var frameNow: Int64 {
         let now = Double(time.now())
-        if let stalledAt, now >= truth(stalledAt) { return stalledAt - 1 }
+        if delaysLateWrites, let stalledAt, now >= truth(stalledAt) { return stalledAt - 1 }
         var late = 0.0
         for gap in gaps {
             let dry = origin + Double(gap.frame) * nsPerFrame + late
@@ -87,11 +102,16 @@ public final class SimulatedAudioDevice: AudioDevice, @unchecked Sendable {
 
     /// The writer comes back: if the sink ran dry, every frame from the first unwritten one on is
     /// heard late by the gap (an underrun), and the writer tells the clock what it writes, as
-    /// the real outputs' renderer does.
+    /// the real outputs' renderer does; on a sink that skips, the frames its timeline passed
+    /// meanwhile are never heard and the rest are heard where they always were.
     public func resumeWriter() {
         guard let stopped = stalledAt else { return }
         stalledAt = nil
         let late = Double(time.now()) - truth(stopped)
+        guard delaysLateWrites else {
+            if late > 0 { skipped.append(stopped..<(frameNow + 1)) }
+            return
+        }
         if late > 0 { gaps.append((stopped, late)) }
         clock.noteWrite(frame: stopped, at: time.now())
     }

@@ -73,10 +73,11 @@ struct UnderrunSyncTests {
     }
 
     /// A manual engine on a simulated sink playing 100 taps 10 ms apart over a 1 s tone, started
-    /// 0.1 s from now (`t0`, engine seconds); the caller keeps the player alive.
-    private func tapsWithATone() throws -> (ManualClock, SimulatedAudioDevice, RecordingHapticBackend, HapticEngine, HapticPatternPlayer, Double) {
+    /// 0.1 s from now (`t0`, engine seconds), on a sink that plays late writes late or skips
+    /// them (`delaysLateWrites`); the caller keeps the player alive.
+    private func tapsWithATone(delaysLateWrites: Bool = true) throws -> (ManualClock, SimulatedAudioDevice, RecordingHapticBackend, HapticEngine, HapticPatternPlayer, Double) {
         let clock = ManualClock()
-        let audio = SimulatedAudioDevice(time: clock)
+        let audio = SimulatedAudioDevice(time: clock, delaysLateWrites: delaysLateWrites)
         let backend = RecordingHapticBackend()
         let engine = try HapticEngine(configuration: .init(backend: backend, clock: clock, threading: .manual, audio: audio))
         try engine.start()
@@ -88,14 +89,9 @@ struct UnderrunSyncTests {
         return (clock, audio, backend, engine, player, t0)
     }
 
-    /// Taps every 10 ms with a tone; the writer stalls 50 ms at 0.3 s, so the sink runs dry after
-    /// its 20 ms and 30 ms of sound is heard late. Every tap goes out with its frame as the
-    /// simulated sink truly hears it: those whose frames were not written are held until they
-    /// are, and then until the first report after the writer came back (1 ms on); none early by
-    /// more than 1 ms, none late by more than that report and a poll.
-    @Test func tapsInTheGapGoOutWithTheirLateSoundNeverEarly() throws {
-        let (clock, audio, backend, engine, player, t0) = try tapsWithATone()
-        defer { withExtendedLifetime(player) {} }
+    /// Runs the engine to 1.2 s after `t0`, the writer stalled 50 ms from 0.3 s, the timing
+    /// reported every 10 ms except while it is stalled.
+    private func stallTheWriter(clock: ManualClock, audio: SimulatedAudioDevice, engine: HapticEngine, t0: Double) {
         let stallAt = ns(t0 + 0.3), resumeAt = stallAt + 50_000_000
         var stalled = false, resumed = false
         var nextObservation = clock.now()
@@ -117,6 +113,17 @@ struct UnderrunSyncTests {
             clock.set(nanoseconds: wake)
         }
         engine.pump()
+    }
+
+    /// Taps every 10 ms with a tone; the writer stalls 50 ms at 0.3 s, so the sink runs dry after
+    /// its 20 ms and 30 ms of sound is heard late. Every tap goes out with its frame as the
+    /// simulated sink truly hears it: those whose frames were not written are held until they
+    /// are, and then until the first report after the writer came back (1 ms on); none early by
+    /// more than 1 ms, none late by more than that report and a poll.
+    @Test func tapsInTheGapGoOutWithTheirLateSoundNeverEarly() throws {
+        let (clock, audio, backend, engine, player, t0) = try tapsWithATone()
+        defer { withExtendedLifetime(player) {} }
+        stallTheWriter(clock: clock, audio: audio, engine: engine, t0: t0)
         #expect(audio.underruns == 1)
         let taps = backend.entries.filter { $0.command.kind == .transient }
         #expect(taps.count == 100)
@@ -130,6 +137,27 @@ struct UnderrunSyncTests {
         }
         // Taps from the gap on are heard (and felt) 30 ms late.
         #expect(late >= 60)
+    }
+
+    /// The same stall on a sink that skips what it was not given in time (pipewire-pulse: its
+    /// read index runs on through an underrun): the sound is never late, what the stall left
+    /// behind is never heard, and every tap goes out where the line places its frame, none held
+    /// for the writer. (Held as on PulseAudio, those after the gap went out up to 30 ms late.)
+    @Test func onASinkThatSkipsLateWritesTapsStayOnTheLine() throws {
+        let (clock, audio, backend, engine, player, t0) = try tapsWithATone(delaysLateWrites: false)
+        defer { withExtendedLifetime(player) {} }
+        stallTheWriter(clock: clock, audio: audio, engine: engine, t0: t0)
+        #expect(audio.underruns == 1)
+        let taps = backend.entries.filter { $0.command.kind == .transient }
+        #expect(taps.count == 100)
+        var unheard = 0
+        for tap in taps {
+            let offset = Double(tap.command.released) - audio.truth(tap.command.frame)
+            #expect(abs(offset) <= 1_000_000, "tap at \(tap.command.patternTime) released \(offset / 1e6) ms from its frame's place")
+            if !audio.isHeard(tap.command.frame) { unheard += 1 }
+        }
+        // The sink ran dry 20 ms into the 50 ms stall: about three taps' sound skipped.
+        #expect((2...4).contains(unheard))
     }
 
     /// The writer never comes back (the server gone): haptics wait at most a quarter second from
