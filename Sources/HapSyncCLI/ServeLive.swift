@@ -15,7 +15,9 @@ import HapSyncRuntime
 /// A profile set here changes how hits feel (gain, curve, floor), a style what is played; a
 /// profile's rumble and voice-coil
 /// levels and low-pass are the outputs' and would change every pattern the service plays, so
-/// they are not applied. Calls come on the service's thread (and `turnOff` at its end).
+/// they are not applied. `turnOn` and `turnOff` come one at a time off the service's thread
+/// (and `turnOff` at its end) and hold `changing` while the sound server answers; the settings
+/// and `status` come on the service's thread meanwhile and take only `state`, briefly.
 final class ServeLive: LiveControl, @unchecked Sendable {
     /// One live run: the control connection, the sink, the feed, the real sink's name.
     private struct Running {
@@ -27,6 +29,8 @@ final class ServeLive: LiveControl, @unchecked Sendable {
 
     private struct State {
         var running: Running?
+        /// Whether a run is being made (`turnOn` under way), for `/hapsync/status`.
+        var starting = false
         var profile: LiveProfile
         var style = LiveStyle.transients
         /// Why the last run could not go on, kept for `/hapsync/status` after it ended.
@@ -39,6 +43,9 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     private let options: PlaybackOptions
     private let console: HapSyncCLI.Console
     private let state: Locked<State>
+    /// Held by `turnOn`, `turnOff` and a failed run's teardown while they talk to the sound
+    /// server: one change at a time, never under `state`.
+    private let changing = Locked(())
 
     /// Live haptics for `engine`, whose output `audio` carries the dormant `passThrough`.
     init(engine: HapticEngine, audio: SoundServerOutput, passThrough: PassThroughAudio, options: PlaybackOptions,
@@ -60,33 +67,56 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     /// torn down as `/hapsync/live 0` would, the reason kept for `/hapsync/status`. On a thread
     /// of its own, never the feed's.
     private func failed(_ feed: LiveFeed, _ why: String) {
-        state.withLock { (state: inout State) in
-            guard let running = state.running, running.feed === feed else { return }
-            state.running = nil
-            state.lastFailure = why
+        changing.withLock { _ in
+            let ended = state.withLock { (state: inout State) -> Running? in
+                guard let running = state.running, running.feed === feed else { return nil }
+                state.running = nil
+                state.lastFailure = why
+                return running
+            }
+            guard let ended else { return }
             console.err("live: ended: \(why)\n")
-            stop(running)
+            stop(ended)
         }
     }
 
     func turnOn() throws(OSCCommands.CommandError) -> String {
-        try state.withLock { (state: inout State) throws(OSCCommands.CommandError) -> String in
-            if let running = state.running {
-                if let why = running.feed.failure {
-                    // A run that cannot go on is cleared first, then started anew.
-                    state.lastFailure = why
-                    stop(running)
-                    state.running = nil
-                } else {
-                    return "already on: '\(LiveCommand.sinkName)' → \(running.real)"
-                }
+        try changing.withLock { _ throws(OSCCommands.CommandError) -> String in
+            enum Found {
+                case on(String)
+                case failed(Running)
+                case off
+            }
+            let found = state.withLock { (state: inout State) -> Found in
+                guard let running = state.running else { return .off }
+                guard let why = running.feed.failure else { return .on(running.real) }
+                // A run that cannot go on is cleared first, then started anew.
+                state.lastFailure = why
+                state.running = nil
+                return .failed(running)
+            }
+            switch found {
+            case .on(let real): return "already on: '\(LiveCommand.sinkName)' → \(real)"
+            case .failed(let running): stop(running)
+            case .off: break
+            }
+            let (profile, style) = state.withLock { (state: inout State) in
+                state.starting = true
+                return (state.profile, state.style)
             }
             do throws(CLIError) {
-                let (running, said) = try start(profile: state.profile, style: state.style)
-                state.running = running
-                state.lastFailure = nil
+                let (running, said) = try start(profile: profile, style: style)
+                state.withLock { (state: inout State) in
+                    state.starting = false
+                    state.running = running
+                    state.lastFailure = nil
+                    // Settings changed while the run was being made hold from now on.
+                    running.feed.session.profile = state.profile
+                    running.feed.session.style = state.style
+                }
                 return said
             } catch {
+                state.withLock { $0.starting = false }
                 throw OSCCommands.CommandError((error.messages + error.hints).joined(separator: "; "))
             }
         }
@@ -146,11 +176,14 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     }
 
     func turnOff() -> String? {
-        state.withLock { (state: inout State) -> String? in
-            guard let running = state.running else { return nil }
-            state.running = nil
-            if let why = running.feed.failure { state.lastFailure = why }
-            return stop(running)
+        changing.withLock { _ -> String? in
+            let ended = state.withLock { (state: inout State) -> Running? in
+                guard let running = state.running else { return nil }
+                state.running = nil
+                if let why = running.feed.failure { state.lastFailure = why }
+                return running
+            }
+            return ended.map { stop($0) }
         }
     }
 
@@ -196,7 +229,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         state.withLock { state -> [(key: String, value: OSCValue)] in
             let failure = state.running.map { $0.feed.failure } ?? state.lastFailure
             let settings: [(key: String, value: OSCValue)] = [
-                ("live", .string(failure.map { "failed: \($0)" } ?? (state.running == nil ? "off" : "on"))),
+                ("live", .string(state.starting ? "starting" : failure.map { "failed: \($0)" } ?? (state.running == nil ? "off" : "on"))),
                 ("live-profile", .string(state.profile.name)), ("live-gain", .float(state.profile.gain)), ("live-style", .string(state.style.rawValue)),
             ]
             guard let running = state.running else { return settings }

@@ -1,9 +1,11 @@
 import Foundation
 
 /// What `/hapsync/live` drives: haptics from whatever applications play into a live sink
-/// (`hapsync serve`'s, made by the command line, which knows the sound server). Each call comes
-/// on the service's thread and may block while the sound server answers (a sink made or
-/// removed); a refusal is an error whose message the client gets, naming what failed.
+/// (`hapsync serve`'s, made by the command line, which knows the sound server). `turnOn` and
+/// `turnOff` come one at a time on a queue of their own (`OSCCommands`' live changes) and may
+/// block while the sound server answers (a sink made or removed); the other calls come on the
+/// service's thread meanwhile and must not wait for them. A refusal is an error whose message
+/// the client gets, naming what failed.
 public protocol LiveControl: AnyObject, Sendable {
     /// Makes the live sink and starts feeling what plays into it; says what it set up (sink,
     /// where the sound plays on, how far behind; a leftover taken over). Already on: says so.

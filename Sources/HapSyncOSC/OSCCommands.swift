@@ -14,6 +14,9 @@ import HapSyncRuntime
 /// runs at once. Patterns live in a `PatternLibrary` (identical files shared, all within
 /// `Configuration.maxPatternMemory`).
 ///
+/// `/hapsync/live` on and off run on a queue of their own too (`LiveChanges`), in order, and
+/// answer the same way: making the live sink waits for the sound server.
+///
 /// Threads: `handle`, `completed` and `preload` on one thread at a time (the service's); player
 /// completions on the engine's notifier thread (under a lock).
 public final class OSCCommands: @unchecked Sendable {
@@ -25,7 +28,8 @@ public final class OSCCommands: @unchecked Sendable {
         case reply(String, [OSCValue])
         /// `/hapsync/error ADDRESS MESSAGE`.
         case error(String)
-        /// The answer comes later, from `completed()`: a load, or a message waiting for one.
+        /// The answer comes later, from `completed()`: a load, a message waiting for one, or a
+        /// live change.
         case later
     }
 
@@ -290,6 +294,7 @@ public final class OSCCommands: @unchecked Sendable {
     private let resolver: AHAPResourceResolver
     private let library: PatternLibrary
     private let loader: PatternLoader
+    private let liveChanges: LiveChanges
     /// Loaded patterns by name.
     private var patterns: [String: PatternLibrary.Entry] = [:]
     /// A load under way and the messages waiting for it.
@@ -325,12 +330,24 @@ public final class OSCCommands: @unchecked Sendable {
         library = PatternLibrary(engine: engine, resources: configuration.resourceRoots, options: configuration.renderOptions,
                                  budget: configuration.maxPatternMemory)
         loader = PatternLoader(capacity: Self.maxWaiting, wake: wake)
+        liveChanges = LiveChanges(wake: wake)
     }
 
     deinit { loader.stop() }
 
     /// Stops the loader thread (after the load under way); loads still waiting are dropped.
     public func stopLoading() { loader.stop() }
+
+    /// Refuses live changes from now on and returns once those queued are done: the service is
+    /// ending, and its own last `turnOff` must come after them.
+    public func finishLiveChanges() { liveChanges.finish() }
+
+    /// Returns once the live changes queued so far are done, their answers ready for
+    /// `completed()` (the fuzzer and tests, not the service thread).
+    public func waitForLiveChanges() { liveChanges.waitForQueued() }
+
+    /// Live changes queued or under way.
+    public var liveChangesUnderWay: Int { liveChanges.underWay }
 
     /// Records the latest wall-clock offset measured for a time tag (for `/hapsync/status`).
     func noteClockOffset(_ measured: (offset: Double, uncertainty: Double)) { clock.withLock { $0 = measured } }
@@ -372,10 +389,11 @@ public final class OSCCommands: @unchecked Sendable {
         }
     }
 
-    /// The answers of loads that finished since the last call, each followed by those of the
-    /// messages that waited for it (which may start loads of their own).
+    /// The answers of live changes done and of loads that finished since the last call, each
+    /// load's followed by those of the messages that waited for it (which may start loads of
+    /// their own).
     public func completed() -> [LateAnswer] {
-        var answers: [LateAnswer] = []
+        var answers = liveChanges.take()
         for (name, result) in loader.finished() {
             guard let done = loading.removeValue(forKey: name) else { continue }
             waitingCount -= done.waiting.count
@@ -542,8 +560,18 @@ public final class OSCCommands: @unchecked Sendable {
 
     private func live(_ call: Call) throws(CommandError) -> Outcome {
         let control = try liveControl
-        if call.flag(0) { return .ok([.int(1), .string(try control.turnOn())]) }
-        return .ok([.int(0), .string(control.turnOff() ?? "live haptics were off")])
+        let on = call.flag(0)
+        guard liveChanges.submit(client: call.client, address: "/hapsync/live", {
+            guard on else { return .ok([.int(0), .string(control.turnOff() ?? "live haptics were off")]) }
+            do throws(CommandError) {
+                return .ok([.int(1), .string(try control.turnOn())])
+            } catch {
+                return .error(error.description)
+            }
+        }) else {
+            throw CommandError("\(LiveChanges.capacity) live changes are waiting, or the service is ending; try again once one is answered")
+        }
+        return .later
     }
 
     private func liveGain(_ call: Call) throws(CommandError) -> Outcome {

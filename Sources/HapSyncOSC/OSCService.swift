@@ -105,9 +105,10 @@ public final class OSCService: @unchecked Sendable {
     /// Where to answer messages whose answer comes later (`OSCCommands.Outcome.later`), by token.
     private var waitingClients: [Int: (socket: OSCSocket, peer: OSCSocket.Peer)] = [:]
     private var nextClient = 1
-    /// A pipe the loader thread writes a byte into when a load has finished: its read end wakes
+    /// A pipe the loader thread (or the live changes' queue) writes a byte into when a load or a
+    /// live change has finished: its read end wakes
     /// `run`'s poll (both ends non-blocking: a full pipe already has a wake-up in it).
-    private let loadsDone: (read: Int32, write: Int32)
+    private let lateAnswersReady: (read: Int32, write: Int32)
     private var tokens: Double
     /// Messages of the current packet dispatched so far (its first rides on the packet's token).
     private var messagesInPacket = 0
@@ -124,7 +125,7 @@ public final class OSCService: @unchecked Sendable {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
-        loadsDone = (ends[0], ends[1])
+        lateAnswersReady = (ends[0], ends[1])
         let wake = ends[1]
         commands = OSCCommands(engine: engine, configuration: configuration, wake: {
             var one: UInt8 = 1
@@ -159,8 +160,8 @@ public final class OSCService: @unchecked Sendable {
     deinit {
         commands.stopLoading()
         lo_server_free(lo)
-        close(loadsDone.read)
-        close(loadsDone.write)
+        close(lateAnswersReady.read)
+        close(lateAnswersReady.write)
     }
 
     /// The UDP ports bound, in endpoint order (0 for a Unix socket): what `udp:HOST:0` got.
@@ -179,14 +180,17 @@ public final class OSCService: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maxDatagram, alignment: 8)
         defer { buffer.deallocate() }
         var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-        fds.append(pollfd(fd: loadsDone.read, events: Int16(POLLIN), revents: 0))
-        defer { commands.stopLoading() }
+        fds.append(pollfd(fd: lateAnswersReady.read, events: Int16(POLLIN), revents: 0))
+        defer {
+            commands.stopLoading()
+            commands.finishLiveChanges()
+        }
         while !stopping.load(ordering: .relaxed) {
             guard poll(&fds, nfds_t(fds.count), 100) > 0 else { continue }
             if fds[sockets.count].revents != 0 {
                 var drained = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(loadsDone.read, &drained, drained.count) > 0 {}
-                answerCompletedLoads()
+                while Glibc.read(lateAnswersReady.read, &drained, drained.count) > 0 {}
+                sendLateAnswers()
             }
             for (i, socket) in sockets.enumerated() where fds[i].revents != 0 {
                 // Drain what is there, a bounded batch per socket so each gets its turn.
@@ -199,8 +203,9 @@ public final class OSCService: @unchecked Sendable {
         }
     }
 
-    /// Sends the answers of finished loads and of the messages that waited for them.
-    private func answerCompletedLoads() {
+    /// Sends the answers of finished loads and of the messages that waited for them, and of
+    /// live changes done.
+    private func sendLateAnswers() {
         for late in commands.completed() {
             guard let target = waitingClients.removeValue(forKey: late.client.id) else { continue }
             currentSocket = target.socket
@@ -211,12 +216,14 @@ public final class OSCService: @unchecked Sendable {
 
     /// One datagram: counted, size-checked, rate-limited, then decoded by liblo.
     /// Handles `datagram` as if it had arrived, from a sender nothing can be sent back to (its
-    /// replies are dropped), then waits for the loads it started and handles what waited for
-    /// them: one packet's whole effect, for the fuzzer and tests. Call it only while `run` is not
+    /// replies are dropped), then waits for the live changes and loads it started and handles
+    /// what waited for them: one packet's whole effect, for the fuzzer and tests. Call it only while `run` is not
     /// running.
     public func process(_ datagram: UnsafeRawBufferPointer) {
         handle(datagram: datagram, length: datagram.count, from: OSCSocket.Peer(), on: nil)
-        while commands.loadsUnderWay > 0, commands.waitForLoad() { answerCompletedLoads() }
+        commands.waitForLiveChanges()
+        sendLateAnswers()
+        while commands.loadsUnderWay > 0, commands.waitForLoad() { sendLateAnswers() }
     }
 
     private func handle(datagram: UnsafeRawBufferPointer, length: Int, from peer: OSCSocket.Peer, on socket: OSCSocket?) {
@@ -291,7 +298,7 @@ public final class OSCService: @unchecked Sendable {
         let client = OSCCommands.Client(id: nextClient)
         let outcome = commands.handle(address: path, args: args, at: at, statistics: status, from: client)
         if outcome == .later, let socket = currentSocket {
-            // Answered from `answerCompletedLoads`; the token is freed with its answer.
+            // Answered from `sendLateAnswers`; the token is freed with its answer.
             waitingClients[client.id] = (socket, currentPeer)
             nextClient = nextClient == Int.max ? 1 : nextClient + 1
         }

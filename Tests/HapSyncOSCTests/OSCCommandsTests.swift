@@ -138,6 +138,49 @@ struct OSCCommandsTests {
         #expect(noLive.suffix(2) == [.string("live"), .string("none")])
     }
 
+    /// Turning live haptics on waits for the sound server (seconds when it is slow): it runs off
+    /// the service's thread, so every other message is answered meanwhile, and on and off are
+    /// done in the order they came, each answered when done; more than `LiveChanges.capacity`
+    /// waiting are refused, and so are changes once the service is ending.
+    @Test func liveChangesDoNotHoldTheServiceThread() throws {
+        let rig = try ManualRig()
+        let control = RecordingLiveControl()
+        let gate = DispatchSemaphore(value: 0)
+        control.gate = gate
+        var configuration = OSCService.Configuration(endpoints: [], resourceRoots: [dir])
+        configuration.live = control
+        let c = OSCCommands(engine: rig.engine, configuration: configuration)
+        let stats = OSCService.Statistics()
+        let (a, b) = (OSCCommands.Client(id: 1), OSCCommands.Client(id: 2))
+        #expect(c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats, from: a) == .later)
+        #expect(c.handle(address: "/hapsync/live", args: [.int(0)], at: nil, statistics: stats, from: b) == .later)
+        // The turn-on is stuck in the sound server; the service thread is not.
+        #expect(c.handle(address: "/hapsync/live/gain", args: [.float(2)], at: nil, statistics: stats) == .ok([.float(2)]))
+        #expect(c.handle(address: "/hapsync/stop-all", args: [], at: nil, statistics: stats) == .ok([.int(0)]))
+        #expect(c.liveChangesUnderWay == 2)
+        #expect(c.completed().isEmpty)
+        for id in 3..<(1 + LiveChanges.capacity) {
+            #expect(c.handle(address: "/hapsync/live", args: [.int(0)], at: nil, statistics: stats, from: .init(id: id)) == .later)
+        }
+        guard case .error(let full) = c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats) else {
+            Issue.record("a ninth live change was queued")
+            return
+        }
+        #expect(full.contains("live changes are waiting"), "\(full)")
+        gate.signal()
+        c.waitForLiveChanges()
+        let answers = c.completed()
+        #expect(answers.map(\.client) == (1...LiveChanges.capacity).map { OSCCommands.Client(id: $0) })
+        #expect(answers.first?.outcome == .ok([.int(1), .string("on")]))
+        #expect(answers.dropFirst().first?.outcome == .ok([.int(0), .string("summary")]))
+        #expect(control.calls.withLock { $0 }.prefix(3) == ["gain 2.0", "on", "off"])
+        c.finishLiveChanges()
+        guard case .error = c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats) else {
+            Issue.record("a live change was queued after the service ended them")
+            return
+        }
+    }
+
     /// The address table is the one place an address's arguments live: each address refuses a
     /// wrong count and a wrong type by it, and `/hapsync/help` answers from it.
     @Test func everyAddressIsCheckedByItsTableEntry() throws {
@@ -210,8 +253,11 @@ struct OSCCommandsTests {
 final class RecordingLiveControl: LiveControl, @unchecked Sendable {
     let calls = Locked<[String]>([])
     private let on = Locked(false)
+    /// When set, `turnOn` waits for it (a sound server slow to make the sink).
+    var gate: DispatchSemaphore?
 
     func turnOn() throws(OSCCommands.CommandError) -> String {
+        gate?.wait()
         calls.withLock { $0.append("on") }
         on.withLock { $0 = true }
         return "on"
