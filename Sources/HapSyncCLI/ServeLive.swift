@@ -18,11 +18,16 @@ import HapSyncRuntime
 /// they are not applied. `turnOn` and `turnOff` come one at a time off the service's thread
 /// (and `turnOff` at its end) and hold `changing` while the sound server answers; the settings
 /// and `status` come on the service's thread meanwhile and take only `state`, briefly.
+///
+/// A sound server that goes away mid-run (its control connection fails with the capture) ends
+/// the run as a failure would, and a thread of its own then waits for the server to answer and
+/// the service's output to be back on it, and starts a new run as `/hapsync/live 1` would (its
+/// counts from zero): applications find 'HapSync Live' again. `/hapsync/live 0` stops the wait.
 final class ServeLive: LiveControl, @unchecked Sendable {
-    /// One live run: the control connection, the sink, the feed, the real sink's name.
+    /// One live run: the hold on the server (control connection, live sink), the feed, the real
+    /// sink's name.
     private struct Running {
-        let control: PulseConnection
-        let sink: LiveSink
+        let hold: LiveRun.ServerHold
         let feed: LiveFeed
         let real: String
     }
@@ -35,6 +40,11 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         var style = LiveStyle.transients
         /// Why the last run could not go on, kept for `/hapsync/status` after it ended.
         var lastFailure: String?
+        /// Whether a run that ended with its sound server waits for the server to come back.
+        var waitingForServer = false
+        /// Whether the service's output is down with a server that went away (from the engine's
+        /// `.audioServerLost` to its next reset, when the output is back).
+        var outputDown = false
     }
 
     private let engine: HapticEngine
@@ -59,7 +69,19 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         // An output that failed for good ends a live run (its sink removed, its streams moved
         // back) rather than leave applications playing into a sink nobody hears.
         engine.stoppedHandler = { [weak self] reason in
-            if case .systemError(let why) = reason { self?.state.withLock { $0.running?.feed.fail("the haptic or audio output failed: \(why)") } }
+            switch reason {
+            case .systemError(let why): self?.state.withLock { $0.running?.feed.fail("the haptic or audio output failed: \(why)") }
+            case .audioServerLost: self?.state.withLock { $0.outputDown = true }
+            default: break
+            }
+        }
+        // An engine reset (the output back on a server that came back) ends its players: a
+        // style's continuous layer is made anew.
+        engine.resetHandler = { [weak self] in
+            self?.state.withLock { state in
+                state.outputDown = false
+                state.running?.feed.session.restartLayer()
+            }
         }
     }
 
@@ -75,13 +97,69 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 return running
             }
             guard let ended else { return }
-            console.err("live: ended: \(why)\n")
+            // The server went away, not only the sink: its control connection fails too.
+            let serverGone = ended.hold.waitUntilGone(atMost: 1_000_000_000)
+            if serverGone {
+                // The live sink went with the server's modules: nothing of it is left to remove.
+                ended.hold.liveSink = nil
+                console.err("live: the sound server went away (\(why)); live haptics wait for it to come back\n")
+            } else {
+                console.err("live: ended: \(why)\n")
+            }
             stop(ended)
+            guard serverGone else { return }
+            state.withLock { $0.waitingForServer = true }
+            let waiter = Thread { [weak self] in self?.awaitServer() }
+            waiter.name = "hapsync-live-wait"
+            waiter.start()
         }
     }
 
+    /// Waits for the sound server a run ended with to answer again and the service's output to be
+    /// back on it, then starts a new run; tries for `restartPatience` (a server sets its sinks up
+    /// a moment after it answers), then gives up, saying why. Returns once a run is on, it gave
+    /// up, or `/hapsync/live 0` (or the service's end) stopped the wait. Its own thread.
+    private func awaitServer() {
+        let server = options.environment["PULSE_SERVER"]
+        var giveUp: UInt64?
+        while state.withLock({ $0.waitingForServer }) {
+            let outputBack = !state.withLock { $0.outputDown }
+            if outputBack, PulseConnection.answers(server: server) {
+                let now = MonotonicClock.nanoseconds()
+                do throws(OSCCommands.CommandError) {
+                    guard let said = try turnOn(resuming: true) else { return }
+                    console.err("live: the sound server is back: \(said) (applications that played into the old sink are where their server put them: move them to it again)\n")
+                    return
+                } catch {
+                    if giveUp == nil { giveUp = now + Self.restartPatience }
+                    if let giveUp, now >= giveUp {
+                        let why = "the sound server came back, but live haptics could not start again: \(error.description)"
+                        console.err("live: \(why)\n")
+                        state.withLock { state in
+                            state.waitingForServer = false
+                            state.lastFailure = why
+                        }
+                        return
+                    }
+                }
+            }
+            usleep(250_000)
+        }
+    }
+
+    /// How long a server come back is tried before live haptics give up on it, ns.
+    static let restartPatience: UInt64 = 15_000_000_000
+
     func turnOn() throws(OSCCommands.CommandError) -> String {
-        try changing.withLock { _ throws(OSCCommands.CommandError) -> String in
+        // Not resuming: never nil.
+        try turnOn(resuming: false) ?? ""
+    }
+
+    /// `turnOn`; `resuming` (the wait for a server come back): only while still waiting, nil
+    /// when `/hapsync/live 0` stopped the wait first.
+    private func turnOn(resuming: Bool) throws(OSCCommands.CommandError) -> String? {
+        try changing.withLock { _ throws(OSCCommands.CommandError) -> String? in
+            if resuming, !state.withLock({ $0.waitingForServer }) { return nil }
             enum Found {
                 case on(String)
                 case failed(Running)
@@ -108,6 +186,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 let (running, said) = try start(profile: profile, style: style)
                 state.withLock { (state: inout State) in
                     state.starting = false
+                    state.waitingForServer = false
                     state.running = running
                     state.lastFailure = nil
                     // Settings changed while the run was being made hold from now on.
@@ -125,14 +204,13 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     /// Makes the sink and starts the feed, undoing what it made if a step fails.
     private func start(profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
         let server = options.environment["PULSE_SERVER"]
-        let control = try LiveRun.connect(server: server)
-        var sink: LiveSink?
+        let hold = try LiveRun.ServerHold(server: server)
         do throws(CLIError) {
-            let real = try LiveRun.realSink(options.sinkName, on: control)
+            let real = try LiveRun.realSink(options.sinkName, on: hold.control)
             try LiveRun.checkRates(stream: audio, sink: real)
             let rate = audio.clock.fit.sampleRate
-            let made = try LiveRun.makeLiveSink(on: control, playingOnTo: real)
-            sink = made
+            let made = try LiveRun.makeLiveSink(on: hold.control, playingOnTo: real)
+            hold.liveSink = made
             let detector = StreamingOnsetDetector(sampleRate: rate)
             let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
             // The stream awake first (a paused one is resumed and realigned), then the pass-through.
@@ -154,10 +232,10 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             var said = "'\(made.name)' → \(real.name), the sound \(String(format: "%.1f", delayMs)) ms behind"
             if let taken = made.takenOver { said += "; took over \(taken)" }
             console.err("live: \(said)\n")
-            return (Running(control: control, sink: made, feed: feed, real: real.name), said)
+            return (Running(hold: hold, feed: feed, real: real.name), said)
         } catch {
-            if let sink { LiveRun.remove(sink, console: console) }
-            control.close()
+            if let sink = hold.liveSink { LiveRun.remove(sink, console: console) }
+            hold.control.close()
             throw error
         }
     }
@@ -168,8 +246,8 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     private func stop(_ running: Running) -> String {
         running.feed.stop()
         passThrough.deactivate()
-        let moved = LiveRun.remove(running.sink, console: console)
-        running.control.close()
+        let moved = running.hold.liveSink.flatMap { LiveRun.remove($0, console: console) }
+        running.hold.control.close()
         let summary = running.feed.summary
         console.err(summary)
         return (summary.split(separator: "\n").joined(separator: "; ") + (moved.map { "; \($0)" } ?? ""))
@@ -177,13 +255,17 @@ final class ServeLive: LiveControl, @unchecked Sendable {
 
     func turnOff() -> String? {
         changing.withLock { _ -> String? in
+            var waited = false
             let ended = state.withLock { (state: inout State) -> Running? in
+                waited = state.waitingForServer
+                state.waitingForServer = false
                 guard let running = state.running else { return nil }
                 state.running = nil
                 if let why = running.feed.failure { state.lastFailure = why }
                 return running
             }
-            return ended.map { stop($0) }
+            guard let ended else { return waited ? "live haptics were off, waiting for the sound server to come back: no longer" : nil }
+            return stop(ended)
         }
     }
 
@@ -229,7 +311,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         state.withLock { state -> [(key: String, value: OSCValue)] in
             let failure = state.running.map { $0.feed.failure } ?? state.lastFailure
             let settings: [(key: String, value: OSCValue)] = [
-                ("live", .string(state.starting ? "starting" : failure.map { "failed: \($0)" } ?? (state.running == nil ? "off" : "on"))),
+                ("live", .string(state.starting ? "starting" : state.waitingForServer ? "waiting for the sound server" : failure.map { "failed: \($0)" } ?? (state.running == nil ? "off" : "on"))),
                 ("live-profile", .string(state.profile.name)), ("live-gain", .float(state.profile.gain)), ("live-style", .string(state.style.rawValue)),
             ]
             guard let running = state.running else { return settings }

@@ -221,6 +221,61 @@ struct LiveTests {
         server.kill()
     }
 
+    /// `serve`'s live haptics across a sound server restart: the run ends with its server, the
+    /// service waits for it (`/hapsync/status` says so), and once the server and the service's
+    /// output are back, 'hapsync-live' is made anew and clicks played into it are felt as before;
+    /// the service's end removes it. On a private PulseAudio server (as the test above), live
+    /// turned on with liblo's `oscsend`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
+                   "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
+    func serveWaitsForARestartedServerAndTurnsLiveHapticsOnAgain() throws {
+        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
+        let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
+        let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps --tests)")
+        let folder = try TemporaryDirectory("live-serve-restart")
+        defer { folder.remove() }
+        let dir = folder.url
+        let track = try Self.clickTrack(in: dir)
+        let server = try PrivatePulseServer()
+        try server.start()
+        let address = "unix:\(server.socket)"
+        func liveSinkThere() -> Bool {
+            ((try? Self.run(pactl, ["--server=\(address)", "list", "short", "sinks"]).out) ?? "").split(separator: "\n")
+                .contains { $0.split(separator: "\t").dropFirst().first == "hapsync-live" }
+        }
+        let trace = dir.appendingPathComponent("s.jsonl")
+        let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--audio", "pulse", "--sink", "private",
+                                         "--haptics", "trace:\(trace.path)", "--force"], in: dir, environment: ["PULSE_SERVER": address])
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
+        var port: String?
+        _ = service.wait(atMost: 30) {
+            let out = (try? String(contentsOf: service.out, encoding: .utf8)) ?? ""
+            port = out.range(of: "listening on udp:127.0.0.1:").map { String(out[$0.upperBound...].prefix { $0.isNumber }) }
+            return port != nil
+        }
+        let osc = try #require(port, "serve did not start")
+        #expect(try Self.run(oscsend, ["127.0.0.1", osc, "/hapsync/live", "i", "1"]).status == 0)
+        #expect(service.wait(atMost: 15) { Self.said(service, "live: 'hapsync-live' → private") }, "live turned on")
+        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
+        #expect(service.wait(atMost: 10) { Self.transients(trace).count >= Self.clicks }, "the first clicks felt: \(Self.transients(trace).count)")
+        let before = Self.transients(trace).count
+        server.kill()
+        #expect(service.wait(atMost: 10) { Self.said(service, "live haptics wait for it to come back") }, "the service noticed")
+        try server.start()
+        #expect(service.wait(atMost: 40) { Self.said(service, "live: the sound server is back") }, "live haptics carried on")
+        #expect(liveSinkThere(), "'hapsync-live' made anew on the server come back")
+        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
+        #expect(service.wait(atMost: 10) { Self.transients(trace).count >= before + Self.clicks },
+                "the clicks after the restart felt: \(Self.transients(trace).count - before)")
+        kill(service.process.processIdentifier, SIGTERM)
+        let end = service.finish(atMost: 30)
+        print("serve live across a server restart:\n\(end.err)\(end.out)")
+        #expect(end.status == 0, "\(end.err)")
+        #expect(!end.err.contains("error:"), "\(end.err)")
+        #expect(!liveSinkThere(), "the sink is left after the service")
+        server.kill()
+    }
+
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
     /// transient comes after its click is heard (never early by more than 2 ms: when a frame is
     /// heard comes from the monitor's timing fit and the sink's reported latency; seen −1.03 ms
