@@ -174,6 +174,51 @@ struct LiveTests {
         }
     }
 
+    /// What the server-restart tests share: pactl and paplay, a folder holding the click track,
+    /// and a private PulseAudio server, started (a test kills it and starts it again).
+    private struct RestartRig {
+        let pactl: String, paplay: String
+        let folder: TemporaryDirectory
+        let track: URL
+        let server: PrivatePulseServer
+        /// The server's address for `PULSE_SERVER` and `--server`.
+        var address: String { "unix:\(server.socket)" }
+
+        init(_ name: String) throws {
+            pactl = try #require(LiveTests.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
+            paplay = try #require(LiveTests.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
+            folder = try TemporaryDirectory(name)
+            track = try LiveTests.clickTrack(in: folder.url)
+            server = try PrivatePulseServer()
+            try server.start()
+        }
+
+        /// Plays the click track into 'hapsync-live', kills the server and starts it again, and
+        /// plays it once more: every click of both plays felt in `trace`, `run` saying `gone`
+        /// and then `back` between them, and the sink there again after.
+        func playAcrossARestart(_ run: BackgroundRun, trace: URL, gone: String, back: String) throws {
+            let play = ["--server=\(address)", "--device=hapsync-live", track.path]
+            #expect(try LiveTests.run(paplay, play).status == 0)
+            #expect(run.wait(atMost: 10) { LiveTests.transients(trace).count >= LiveTests.clicks },
+                    "the first clicks felt: \(LiveTests.transients(trace).count)")
+            let before = LiveTests.transients(trace).count
+            server.kill()
+            #expect(run.wait(atMost: 10) { LiveTests.said(run, gone) }, "the server's loss noticed")
+            try server.start()
+            #expect(run.wait(atMost: 40) { LiveTests.said(run, back) }, "live haptics carried on")
+            #expect(liveSinkThere(), "'hapsync-live' made anew on the server come back")
+            #expect(try LiveTests.run(paplay, play).status == 0)
+            #expect(run.wait(atMost: 10) { LiveTests.transients(trace).count >= before + LiveTests.clicks },
+                    "the clicks after the restart felt: \(LiveTests.transients(trace).count - before)")
+        }
+
+        /// Whether 'hapsync-live' is on the private server now.
+        func liveSinkThere() -> Bool {
+            ((try? LiveTests.run(pactl, ["--server=\(address)", "list", "short", "sinks"]).out) ?? "").split(separator: "\n")
+                .contains { $0.split(separator: "\t").dropFirst().first == "hapsync-live" }
+        }
+    }
+
     /// The sound server restarting mid-run (desktops restart PulseAudio and pipewire-pulse on
     /// their own): the run says the server went away, waits for it, makes 'hapsync-live' anew on
     /// the server come back and carries on: clicks played into the new sink are felt as the first
@@ -183,42 +228,22 @@ struct LiveTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
                    "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
     func aServerRestartIsWaitedForAndTheLiveSinkMadeAnew() throws {
-        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
-        let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
-        let folder = try TemporaryDirectory("live-restart")
-        defer { folder.remove() }
-        let dir = folder.url
-        let track = try Self.clickTrack(in: dir)
-        let server = try PrivatePulseServer()
-        try server.start()
-        let address = "unix:\(server.socket)"
-        func liveSinkThere() -> Bool {
-            ((try? Self.run(pactl, ["--server=\(address)", "list", "short", "sinks"]).out) ?? "").split(separator: "\n")
-                .contains { $0.split(separator: "\t").dropFirst().first == "hapsync-live" }
-        }
+        let rig = try RestartRig("live-restart")
+        defer { rig.folder.remove() }
+        let (dir, address) = (rig.folder.url, rig.address)
         let trace = dir.appendingPathComponent("r.jsonl")
         let live = try BackgroundRun(["live", "--audio", "pulse", "--sink", "private", "--seconds", "60", "--haptics", "trace:\(trace.path)", "--force"],
                                      in: dir, environment: ["PULSE_SERVER": address])
         defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
         #expect(live.wait(atMost: 15) { Self.said(live, "Ctrl-C stops") }, "the run started")
-        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
-        #expect(live.wait(atMost: 10) { Self.transients(trace).count >= Self.clicks }, "the first clicks felt: \(Self.transients(trace).count)")
-        let before = Self.transients(trace).count
-        server.kill()
-        #expect(live.wait(atMost: 10) { Self.said(live, "the sound server went away") }, "the run noticed")
-        try server.start()
-        #expect(live.wait(atMost: 40) { Self.said(live, "the sound server is back") }, "the run carried on")
-        #expect(liveSinkThere(), "'hapsync-live' made anew on the server come back")
-        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
-        #expect(live.wait(atMost: 10) { Self.transients(trace).count >= before + Self.clicks },
-                "the clicks after the restart felt: \(Self.transients(trace).count - before)")
+        try rig.playAcrossARestart(live, trace: trace, gone: "the sound server went away", back: "the sound server is back")
         kill(live.process.processIdentifier, SIGINT)
         let end = live.finish(atMost: 30)
         print("live across a server restart:\n\(end.err)\(end.out)")
         #expect(end.out.contains("made anew 1 time after the sound server came back"), "\(end.out)")
         #expect(!end.err.contains("error:"), "\(end.err)")
-        #expect(!liveSinkThere(), "the sink is left after the run")
-        server.kill()
+        #expect(!rig.liveSinkThere(), "the sink is left after the run")
+        rig.server.kill()
     }
 
     /// `serve`'s live haptics across a sound server restart: the run ends with its server, the
@@ -229,20 +254,10 @@ struct LiveTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
                    "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
     func serveWaitsForARestartedServerAndTurnsLiveHapticsOnAgain() throws {
-        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
-        let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
         let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps --tests)")
-        let folder = try TemporaryDirectory("live-serve-restart")
-        defer { folder.remove() }
-        let dir = folder.url
-        let track = try Self.clickTrack(in: dir)
-        let server = try PrivatePulseServer()
-        try server.start()
-        let address = "unix:\(server.socket)"
-        func liveSinkThere() -> Bool {
-            ((try? Self.run(pactl, ["--server=\(address)", "list", "short", "sinks"]).out) ?? "").split(separator: "\n")
-                .contains { $0.split(separator: "\t").dropFirst().first == "hapsync-live" }
-        }
+        let rig = try RestartRig("live-serve-restart")
+        defer { rig.folder.remove() }
+        let (dir, address) = (rig.folder.url, rig.address)
         let trace = dir.appendingPathComponent("s.jsonl")
         let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--audio", "pulse", "--sink", "private",
                                          "--haptics", "trace:\(trace.path)", "--force"], in: dir, environment: ["PULSE_SERVER": address])
@@ -256,24 +271,14 @@ struct LiveTests {
         let osc = try #require(port, "serve did not start")
         #expect(try Self.run(oscsend, ["127.0.0.1", osc, "/hapsync/live", "i", "1"]).status == 0)
         #expect(service.wait(atMost: 15) { Self.said(service, "live: 'hapsync-live' → private") }, "live turned on")
-        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
-        #expect(service.wait(atMost: 10) { Self.transients(trace).count >= Self.clicks }, "the first clicks felt: \(Self.transients(trace).count)")
-        let before = Self.transients(trace).count
-        server.kill()
-        #expect(service.wait(atMost: 10) { Self.said(service, "live haptics wait for it to come back") }, "the service noticed")
-        try server.start()
-        #expect(service.wait(atMost: 40) { Self.said(service, "live: the sound server is back") }, "live haptics carried on")
-        #expect(liveSinkThere(), "'hapsync-live' made anew on the server come back")
-        #expect(try Self.run(paplay, ["--server=\(address)", "--device=hapsync-live", track.path]).status == 0)
-        #expect(service.wait(atMost: 10) { Self.transients(trace).count >= before + Self.clicks },
-                "the clicks after the restart felt: \(Self.transients(trace).count - before)")
+        try rig.playAcrossARestart(service, trace: trace, gone: "live haptics wait for it to come back", back: "live: the sound server is back")
         kill(service.process.processIdentifier, SIGTERM)
         let end = service.finish(atMost: 30)
         print("serve live across a server restart:\n\(end.err)\(end.out)")
         #expect(end.status == 0, "\(end.err)")
         #expect(!end.err.contains("error:"), "\(end.err)")
-        #expect(!liveSinkThere(), "the sink is left after the service")
-        server.kill()
+        #expect(!rig.liveSinkThere(), "the sink is left after the service")
+        rig.server.kill()
     }
 
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
