@@ -15,14 +15,20 @@ import HapSyncRuntime
 /// A profile set here changes how hits feel (gain, curve, floor), a style what is played; a
 /// profile's rumble and voice-coil
 /// levels and low-pass are the outputs' and would change every pattern the service plays, so
-/// they are not applied. `turnOn` and `turnOff` come one at a time off the service's thread
-/// (and `turnOff` at its end) and hold `changing` while the sound server answers; the settings
-/// and `status` come on the service's thread meanwhile and take only `state`, briefly.
+/// they are not applied.
 ///
 /// A sound server that goes away mid-run (its control connection fails with the capture) ends
 /// the run as a failure would, and a thread of its own then waits for the server to answer and
 /// the service's output to be back on it, and starts a new run as `/hapsync/live 1` would (its
-/// counts from zero): applications find 'HapSync Live' again. `/hapsync/live 0` stops the wait.
+/// counts from zero): applications find 'HapSync Live' again. `/hapsync/live 0` stops the wait,
+/// and so does the engine's output failing for good.
+///
+/// Threads: `turnOn` and `turnOff` come off the service's thread (on `OSCCommands`' queue of live
+/// changes, `turnOff` also at the service's end), `turnOn` also from the wait's thread, and a
+/// failed run's teardown (`failed`) on a queue of its own; each holds `changing` while it talks
+/// to the sound server, so they come one at a time. The settings and `status` come on the
+/// service's thread meanwhile, and the engine's handlers on its threads: they take only `state`,
+/// briefly (never `changing`: the order is `changing`, then `state`).
 final class ServeLive: LiveControl, @unchecked Sendable {
     /// One live run: the hold on the server (control connection, live sink), the feed, the real
     /// sink's name.
@@ -40,11 +46,22 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         var style = LiveStyle.transients
         /// Why the last run could not go on, kept for `/hapsync/status` after it ended.
         var lastFailure: String?
+        /// The wait for a sound server come back under way (`awaitServer`), by number; 0: none.
+        /// A waiter acts only while its own number is here, so a wait stopped and a later one
+        /// begun never share a waiter.
+        var wait = 0
+        /// Waits begun so far (the next one's number).
+        var waits = 0
         /// Whether a run that ended with its sound server waits for the server to come back.
-        var waitingForServer = false
+        var waitingForServer: Bool { wait != 0 }
         /// Whether the service's output is down with a server that went away (from the engine's
         /// `.audioServerLost` to its next reset, when the output is back).
         var outputDown = false
+        /// Why the engine stopped for good (`.systemError`): nothing plays on after it.
+        var outputFailure: String?
+        /// Engine resets so far (each ends the engine's players: a run begun before one makes its
+        /// continuous layer anew).
+        var resets = 0
     }
 
     private let engine: HapticEngine
@@ -68,9 +85,20 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         state = Locked(State(running: nil, profile: profile))
         // An output that failed for good ends a live run (its sink removed, its streams moved
         // back) rather than leave applications playing into a sink nobody hears.
+        // Kept in `state`, so that a run being made meanwhile (`turnOn`) learns it too, and a
+        // wait for the server stops.
         engine.stoppedHandler = { [weak self] reason in
             switch reason {
-            case .systemError(let why): self?.state.withLock { $0.running?.feed.fail("the haptic or audio output failed: \(why)") }
+            case .systemError(let why):
+                let failure = "the haptic or audio output failed: \(why)"
+                self?.state.withLock { state in
+                    state.outputFailure = failure
+                    state.running?.feed.fail(failure)
+                    if state.waitingForServer {
+                        state.wait = 0
+                        state.lastFailure = failure
+                    }
+                }
             case .audioServerLost: self?.state.withLock { $0.outputDown = true }
             default: break
             }
@@ -80,14 +108,16 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         engine.resetHandler = { [weak self] in
             self?.state.withLock { state in
                 state.outputDown = false
+                state.resets += 1
                 state.running?.feed.session.restartLayer()
             }
         }
     }
 
     /// A run's feed failed (its capture's server went away, the output failed): the run is
-    /// torn down as `/hapsync/live 0` would, the reason kept for `/hapsync/status`. On a thread
-    /// of its own, never the feed's.
+    /// torn down as `/hapsync/live 0` would, the reason kept for `/hapsync/status`; when its
+    /// server went away (and the output has not failed for good), the wait for the server begins
+    /// (`awaitServer`). On a queue of its own, never the feed's thread.
     private func failed(_ feed: LiveFeed, _ why: String) {
         changing.withLock { _ in
             let ended = state.withLock { (state: inout State) -> Running? in
@@ -97,37 +127,46 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 return running
             }
             guard let ended else { return }
-            // The server went away, not only the sink: its control connection fails too.
-            let serverGone = ended.hold.waitUntilGone(atMost: 1_000_000_000)
-            if serverGone {
-                // The live sink went with the server's modules: nothing of it is left to remove.
-                ended.hold.liveSink = nil
-                console.err("live: the sound server went away (\(why)); live haptics wait for it to come back\n")
-            } else {
-                console.err("live: ended: \(why)\n")
-            }
+            let serverGone = serverWentAway(ended)
+            console.err(serverGone ? "live: the sound server went away (\(why)); live haptics wait for it to come back\n" : "live: ended: \(why)\n")
             stop(ended)
             guard serverGone else { return }
-            state.withLock { $0.waitingForServer = true }
-            let waiter = Thread { [weak self] in self?.awaitServer() }
+            let wait = state.withLock { (state: inout State) -> Int in
+                guard state.outputFailure == nil else { return 0 }
+                state.waits += 1
+                state.wait = state.waits
+                return state.wait
+            }
+            guard wait != 0 else { return }
+            let waiter = Thread { [weak self] in self?.awaitServer(wait) }
             waiter.name = "hapsync-live-wait"
             waiter.start()
         }
     }
 
-    /// Waits for the sound server a run ended with to answer again and the service's output to be
-    /// back on it, then starts a new run; tries for `restartPatience` (a server sets its sinks up
-    /// a moment after it answers), then gives up, saying why. Returns once a run is on, it gave
-    /// up, or `/hapsync/live 0` (or the service's end) stopped the wait. Its own thread.
-    private func awaitServer() {
+    /// Whether a run whose feed failed lost its sound server, not only its sink (its control
+    /// connection fails too, within a second); if so its live sink went with the server's modules
+    /// and is not removed. A run whose feed has not failed: false at once. Holding `changing`.
+    private func serverWentAway(_ running: Running) -> Bool {
+        guard running.feed.failure != nil, running.hold.waitUntilGone(atMost: 1_000_000_000) else { return false }
+        running.hold.liveSink = nil
+        return true
+    }
+
+    /// Wait number `wait`: waits for the sound server a run ended with to answer again and the
+    /// service's output to be back on it, then starts a new run; tries for `restartPatience` (a
+    /// server sets its sinks up a moment after it answers), then gives up, saying why. Returns
+    /// once a run is on, it gave up, or the wait was stopped (`/hapsync/live 0`, the service's
+    /// end, the output failing for good, another run turned on). Its own thread.
+    private func awaitServer(_ wait: Int) {
         let server = options.environment["PULSE_SERVER"]
         var giveUp: UInt64?
-        while state.withLock({ $0.waitingForServer }) {
+        while state.withLock({ $0.wait == wait }) {
             let outputBack = !state.withLock { $0.outputDown }
             if outputBack, PulseConnection.answers(server: server) {
                 let now = MonotonicClock.nanoseconds()
                 do throws(OSCCommands.CommandError) {
-                    guard let said = try turnOn(resuming: true) else { return }
+                    guard let said = try turnOn(resuming: wait) else { return }
                     console.err("live: the sound server is back: \(said) (applications that played into the old sink are where their server put them: move them to it again)\n")
                     return
                 } catch {
@@ -136,7 +175,8 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                         let why = "the sound server came back, but live haptics could not start again: \(error.description)"
                         console.err("live: \(why)\n")
                         state.withLock { state in
-                            state.waitingForServer = false
+                            guard state.wait == wait else { return }
+                            state.wait = 0
                             state.lastFailure = why
                         }
                         return
@@ -151,15 +191,15 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     static let restartPatience: UInt64 = 15_000_000_000
 
     func turnOn() throws(OSCCommands.CommandError) -> String {
-        // Not resuming: never nil.
-        try turnOn(resuming: false) ?? ""
+        // Not resuming a wait: never nil.
+        try turnOn(resuming: nil) ?? ""
     }
 
-    /// `turnOn`; `resuming` (the wait for a server come back): only while still waiting, nil
-    /// when `/hapsync/live 0` stopped the wait first.
-    private func turnOn(resuming: Bool) throws(OSCCommands.CommandError) -> String? {
+    /// `turnOn`; `resuming` a wait (by its number): only while that wait is still the one under
+    /// way, nil when it was stopped first.
+    private func turnOn(resuming wait: Int?) throws(OSCCommands.CommandError) -> String? {
         try changing.withLock { _ throws(OSCCommands.CommandError) -> String? in
-            if resuming, !state.withLock({ $0.waitingForServer }) { return nil }
+            if let wait, state.withLock({ $0.wait != wait }) { return nil }
             enum Found {
                 case on(String)
                 case failed(Running)
@@ -175,23 +215,29 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             }
             switch found {
             case .on(let real): return "already on: '\(LiveCommand.sinkName)' → \(real)"
-            case .failed(let running): stop(running)
+            case .failed(let running):
+                _ = serverWentAway(running)
+                stop(running)
             case .off: break
             }
-            let (profile, style) = state.withLock { (state: inout State) in
-                state.starting = true
-                return (state.profile, state.style)
+            let begun = state.withLock { (state: inout State) -> (LiveProfile, LiveStyle, Int, String?) in
+                if state.outputFailure == nil { state.starting = true }
+                return (state.profile, state.style, state.resets, state.outputFailure)
             }
+            if let failure = begun.3 { throw OSCCommands.CommandError("\(failure); live haptics play the sound on through it") }
             do throws(CLIError) {
-                let (running, said) = try start(profile: profile, style: style)
+                let (running, said) = try start(profile: begun.0, style: begun.1)
                 state.withLock { (state: inout State) in
                     state.starting = false
-                    state.waitingForServer = false
+                    state.wait = 0
                     state.running = running
                     state.lastFailure = nil
-                    // Settings changed while the run was being made hold from now on.
+                    // Settings changed while the run was being made hold from now on, and what
+                    // the engine went through meanwhile reaches the run.
                     running.feed.session.profile = state.profile
                     running.feed.session.style = state.style
+                    if let failure = state.outputFailure { running.feed.fail(failure) }
+                    if state.resets != begun.2 { running.feed.session.restartLayer() }
                 }
                 return said
             } catch {
@@ -258,13 +304,14 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             var waited = false
             let ended = state.withLock { (state: inout State) -> Running? in
                 waited = state.waitingForServer
-                state.waitingForServer = false
+                state.wait = 0
                 guard let running = state.running else { return nil }
                 state.running = nil
                 if let why = running.feed.failure { state.lastFailure = why }
                 return running
             }
             guard let ended else { return waited ? "live haptics were off, waiting for the sound server to come back: no longer" : nil }
+            _ = serverWentAway(ended)
             return stop(ended)
         }
     }

@@ -338,8 +338,9 @@ public final class OSCCommands: @unchecked Sendable {
     /// Stops the loader thread (after the load under way); loads still waiting are dropped.
     public func stopLoading() { loader.stop() }
 
-    /// Refuses live changes from now on and returns once those queued are done: the service is
-    /// ending, and its own last `turnOff` must come after them.
+    /// Refuses live changes from now on, answers those not begun yet that the service is ending
+    /// (for `completed()`), and returns once the one under way is done: the service's own last
+    /// `turnOff` must come after it.
     public func finishLiveChanges() { liveChanges.finish() }
 
     /// Returns once the live changes queued so far are done, their answers ready for
@@ -561,15 +562,20 @@ public final class OSCCommands: @unchecked Sendable {
     private func live(_ call: Call) throws(CommandError) -> Outcome {
         let control = try liveControl
         let on = call.flag(0)
-        guard liveChanges.submit(client: call.client, address: "/hapsync/live", {
-            guard on else { return .ok([.int(0), .string(control.turnOff() ?? "live haptics were off")]) }
-            do throws(CommandError) {
-                return .ok([.int(1), .string(try control.turnOn())])
-            } catch {
-                return .error(error.description)
+        do throws(LiveChanges.Refusal) {
+            try liveChanges.submit(client: call.client, address: "/hapsync/live") {
+                guard on else { return .ok([.int(0), .string(control.turnOff() ?? "live haptics were off")]) }
+                do throws(CommandError) {
+                    return .ok([.int(1), .string(try control.turnOn())])
+                } catch {
+                    return .error(error.description)
+                }
             }
-        }) else {
-            throw CommandError("\(LiveChanges.capacity) live changes are waiting, or the service is ending; try again once one is answered")
+        } catch {
+            switch error {
+            case .full: throw CommandError("\(LiveChanges.capacity) live changes are waiting; try again once one is answered")
+            case .ending: throw CommandError("the service is ending")
+            }
         }
         return .later
     }

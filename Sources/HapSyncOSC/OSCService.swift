@@ -159,6 +159,8 @@ public final class OSCService: @unchecked Sendable {
 
     deinit {
         commands.stopLoading()
+        // No change may wake the pipe once it is closed.
+        commands.finishLiveChanges()
         lo_server_free(lo)
         close(lateAnswersReady.read)
         close(lateAnswersReady.write)
@@ -184,6 +186,8 @@ public final class OSCService: @unchecked Sendable {
         defer {
             commands.stopLoading()
             commands.finishLiveChanges()
+            // The live changes refused or done at the end are answered.
+            sendLateAnswers()
         }
         while !stopping.load(ordering: .relaxed) {
             guard poll(&fds, nfds_t(fds.count), 100) > 0 else { continue }

@@ -242,12 +242,14 @@ package final class PulseConnection: @unchecked Sendable {
         }
 
         /// Whether frames a playback stream (prebuf 0) is given after it ran dry are played late
-        /// by the gap, or skipped. PulseAudio plays them late: at the end of an underrun it
-        /// rewinds the stream's read index by the silence it played (protocol-native.c,
-        /// `handle_seek`). pipewire-pulse keeps the stream's timeline: each cycle that finds too
-        /// little data plays silence and advances the read index by the whole cycle
-        /// (pulse-server.c, `stream_process`), so frames written behind it are never heard and
-        /// those after them are heard where the clock's line already placed them.
+        /// by the gap, or skipped. PulseAudio plays them late: its stream's read index stays
+        /// where the data ran out, and at the end of the underrun it has the sink rewind and
+        /// rewrite the silence it mixed meanwhile (protocol-native.c, `handle_seek`). pipewire-
+        /// pulse keeps the stream's timeline: each cycle that finds too little data plays
+        /// silence and advances the read index by the whole cycle (pulse-server.c,
+        /// `stream_process`, as in PipeWire 0.3.65, the one tested; older releases left the
+        /// index where it was), so frames written behind it are never heard and those after them
+        /// are heard where the clock's line already placed them.
         package var delaysLateWrites: Bool { self == .pulseAudio }
     }
 

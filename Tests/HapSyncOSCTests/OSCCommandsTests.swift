@@ -174,11 +174,19 @@ struct OSCCommandsTests {
         #expect(answers.first?.outcome == .ok([.int(1), .string("on")]))
         #expect(answers.dropFirst().first?.outcome == .ok([.int(0), .string("summary")]))
         #expect(control.calls.withLock { $0 }.prefix(3) == ["gain 2.0", "on", "off"])
-        c.finishLiveChanges()
-        guard case .error = c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats) else {
-            Issue.record("a live change was queued after the service ended them")
-            return
-        }
+        // At the end, a change not begun is answered, not done; none is taken after.
+        control.gate = DispatchSemaphore(value: 0)
+        #expect(c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats, from: a) == .later)
+        #expect(c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats, from: b) == .later)
+        let ending = Thread { c.finishLiveChanges() }
+        ending.start()
+        usleep(100_000)
+        control.gate?.signal()
+        c.waitForLiveChanges()
+        let last = c.completed()
+        #expect(last.map(\.client) == [a, b])
+        #expect(last.last?.outcome == .error("the service is ending: not done"), "\(last)")
+        #expect(c.handle(address: "/hapsync/live", args: [.int(1)], at: nil, statistics: stats) == .error("the service is ending"))
     }
 
     /// The address table is the one place an address's arguments live: each address refuses a
