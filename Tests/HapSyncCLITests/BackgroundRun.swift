@@ -31,6 +31,18 @@ struct BackgroundRun {
         return true
     }
 
+    /// The UDP port a `hapsync serve` on `udp:127.0.0.1:0` says it listens on, once it says so (at
+    /// most `limit` s); nil if it never does.
+    func servicePort(atMost limit: Double = 30) -> UInt16? {
+        var port: UInt16?
+        _ = wait(atMost: limit) {
+            let said = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+            port = said.range(of: "listening on udp:127.0.0.1:").flatMap { UInt16(said[$0.upperBound...].prefix { $0.isNumber }) }
+            return port != nil
+        }
+        return port
+    }
+
     /// Waits for the end (at most `limit` s: a run that hangs is killed, by its PID, and fails).
     func finish(atMost limit: Double = 120) -> (status: Int32, reason: Process.TerminationReason, out: String, err: String) {
         let ended = wait(atMost: limit) { !process.isRunning }

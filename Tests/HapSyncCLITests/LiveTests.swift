@@ -262,14 +262,8 @@ struct LiveTests {
         let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--audio", "pulse", "--sink", "private",
                                          "--haptics", "trace:\(trace.path)", "--force"], in: dir, environment: ["PULSE_SERVER": address])
         defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
-        var port: String?
-        _ = service.wait(atMost: 30) {
-            let out = (try? String(contentsOf: service.out, encoding: .utf8)) ?? ""
-            port = out.range(of: "listening on udp:127.0.0.1:").map { String(out[$0.upperBound...].prefix { $0.isNumber }) }
-            return port != nil
-        }
-        let osc = try #require(port, "serve did not start")
-        #expect(try Self.run(oscsend, ["127.0.0.1", osc, "/hapsync/live", "i", "1"]).status == 0)
+        let osc = try #require(service.servicePort(), "serve did not start")
+        #expect(try Self.run(oscsend, ["127.0.0.1", "\(osc)", "/hapsync/live", "i", "1"]).status == 0)
         #expect(service.wait(atMost: 15) { Self.said(service, "live: 'hapsync-live' → private") }, "live turned on")
         try rig.playAcrossARestart(service, trace: trace, gone: "live haptics wait for it to come back", back: "live: the sound server is back")
         kill(service.process.processIdentifier, SIGTERM)
@@ -449,13 +443,8 @@ struct LiveTests {
             let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--sink", reader.sinkName,
                                              "--haptics", "trace:\(trace.path)", "--force"], in: dir)
             defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
-            var port: String?
-            _ = service.wait(atMost: 30) {
-                let out = (try? String(contentsOf: service.out, encoding: .utf8)) ?? ""
-                port = out.range(of: "listening on udp:127.0.0.1:").map { String(out[$0.upperBound...].prefix { $0.isNumber }) }
-                return port != nil
-            }
-            let client = try BackgroundRun([script.path, try #require(port, "serve did not start"), paplay, pactl, track.path], in: dir,
+            let port = try #require(service.servicePort(), "serve did not start")
+            let client = try BackgroundRun([script.path, "\(port)", paplay, pactl, track.path], in: dir,
                                            executable: URL(fileURLWithPath: python))
             let c = client.finish(atMost: 90)
             kill(service.process.processIdentifier, SIGTERM)

@@ -75,14 +75,7 @@ struct ServeTests {
     /// Starts `hapsync serve` on a free loopback port; returns it and the port.
     private func serve(_ extra: [String], in dir: URL) throws -> (BackgroundRun, UInt16) {
         let s = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", Self.assets.path] + extra, in: dir)
-        var port: UInt16?
-        _ = s.wait(atMost: 60) {
-            let out = (try? String(contentsOf: s.out, encoding: .utf8)) ?? ""
-            guard let r = out.range(of: "listening on udp:127.0.0.1:") else { return false }
-            port = UInt16(out[r.upperBound...].prefix { $0.isNumber })
-            return port != nil
-        }
-        guard let port else {
+        guard let port = s.servicePort(atMost: 60) else {
             let err = (try? String(contentsOf: s.err, encoding: .utf8)) ?? ""
             kill(s.process.processIdentifier, SIGKILL)
             throw ServeTestError(description: "serve did not start: \(err)")
