@@ -106,8 +106,8 @@ public final class OSCService: @unchecked Sendable {
     private var waitingClients: [Int: (socket: OSCSocket, peer: OSCSocket.Peer)] = [:]
     private var nextClient = 1
     /// A pipe the loader thread (or the live changes' queue) writes a byte into when a load or a
-    /// live change has finished: its read end wakes
-    /// `run`'s poll (both ends non-blocking: a full pipe already has a wake-up in it).
+    /// live change has finished: its read end wakes `run`'s poll (both ends non-blocking: a full
+    /// pipe already has a wake-up in it).
     private let lateAnswersReady: (read: Int32, write: Int32)
     private var tokens: Double
     /// Messages of the current packet dispatched so far (its first rides on the packet's token).
@@ -221,8 +221,8 @@ public final class OSCService: @unchecked Sendable {
     /// One datagram: counted, size-checked, rate-limited, then decoded by liblo.
     /// Handles `datagram` as if it had arrived, from a sender nothing can be sent back to (its
     /// replies are dropped), then waits for the live changes and loads it started and handles
-    /// what waited for them: one packet's whole effect, for the fuzzer and tests. Call it only while `run` is not
-    /// running.
+    /// what waited for them: one packet's whole effect, for the fuzzer and tests. Call it only
+    /// while `run` is not running.
     public func process(_ datagram: UnsafeRawBufferPointer) {
         handle(datagram: datagram, length: datagram.count, from: OSCSocket.Peer(), on: nil)
         commands.waitForLiveChanges()

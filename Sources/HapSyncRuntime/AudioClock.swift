@@ -22,8 +22,8 @@ import HapSyncCore
 /// audio was starved and the device ran dry, a server that delays late writes (PulseAudio; not
 /// pipewire-pulse, which skips them and keeps its timeline: `AudioDevice.writesAhead` is false
 /// there) plays the frames it gets next from where it stopped, late by the gap, and the line
-/// learns it only from the next timing report. The
-/// writer tells the clock what it writes (`noteWrite`): frames the line places before the moment
+/// learns it only from the next timing report. The writer tells the clock what it writes
+/// (`noteWrite`): frames the line places before the moment
 /// they are written get a floor, "frame F and those after it are heard no earlier than T + their
 /// distance from F", published with the line. It is a lower bound only (the server may hold the
 /// frames longer, as a pipe sink's queue does): the scheduler holds their haptics until the first
