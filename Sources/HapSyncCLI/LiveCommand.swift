@@ -223,23 +223,8 @@ struct LiveRun {
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
                             channels: liveSink?.channels ?? real.channels, rate: rate, server: server, style: style, profile: profile,
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
-        // An output that failed for good ends the run (the sink removed, its streams moved back)
-        // rather than leave applications playing into a sink nobody hears. A server that went
-        // away is the capture's to report; the engine restarts on one that comes back (`recover`
-        // waits for it: the output is down from its loss to the engine's next reset). An engine
-        // reset ends its players: the continuous layer's is made anew.
-        let outputDown = Locked(false)
-        engine.stoppedHandler = { reason in
-            switch reason {
-            case .systemError(let why): feed.fail("the haptic or audio output failed: \(why)")
-            case .audioServerLost: outputDown.withLock { $0 = true }
-            default: break
-            }
-        }
-        engine.resetHandler = {
-            outputDown.withLock { $0 = false }
-            feed.session.restartLayer()
-        }
+        // The engine restarts on a server that comes back (`recover` waits for the output).
+        let output = LiveOutputWatch(engine: engine, failed: { feed.fail($0) }, reset: { feed.session.restartLayer() })
         do {
             try feed.start()
         } catch {
@@ -258,7 +243,7 @@ struct LiveRun {
                 console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
                 while true {
                     do throws(CLIError) {
-                        let outputBack = { !outputDown.withLock { $0 } }
+                        let outputBack = { !output.status.isDown }
                         guard try recover(hold, real: real, feed: feed, passThrough: passThrough, outputBack: outputBack, stop: stopAsked) else { break waiting }
                         break
                     } catch {

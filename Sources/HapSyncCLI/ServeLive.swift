@@ -54,14 +54,6 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         var waits = 0
         /// Whether a run that ended with its sound server waits for the server to come back.
         var waitingForServer: Bool { wait != 0 }
-        /// Whether the service's output is down with a server that went away (from the engine's
-        /// `.audioServerLost` to its next reset, when the output is back).
-        var outputDown = false
-        /// Why the engine stopped for good (`.systemError`): nothing plays on after it.
-        var outputFailure: String?
-        /// Engine resets so far (each ends the engine's players: a run begun before one makes its
-        /// continuous layer anew).
-        var resets = 0
     }
 
     private let engine: HapticEngine
@@ -70,6 +62,9 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     private let options: PlaybackOptions
     private let console: HapSyncCLI.Console
     private let state: Locked<State>
+    /// What the engine's output went through (failed for good, down, reset), read by a run
+    /// being made under `state` (the watch's callbacks take `state` after updating it).
+    private let output: LiveOutputWatch
     /// Held by `turnOn`, `turnOff` and a failed run's teardown while they talk to the sound
     /// server: one change at a time, never under `state`.
     private let changing = Locked(())
@@ -82,36 +77,21 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         self.passThrough = passThrough
         self.options = options
         self.console = console
-        state = Locked(State(running: nil, profile: profile))
-        // An output that failed for good ends a live run (its sink removed, its streams moved
-        // back) rather than leave applications playing into a sink nobody hears.
-        // Kept in `state`, so that a run being made meanwhile (`turnOn`) learns it too, and a
-        // wait for the server stops.
-        engine.stoppedHandler = { [weak self] reason in
-            switch reason {
-            case .systemError(let why):
-                let failure = "the haptic or audio output failed: \(why)"
-                self?.state.withLock { state in
-                    state.outputFailure = failure
-                    state.running?.feed.fail(failure)
-                    if state.waitingForServer {
-                        state.wait = 0
-                        state.lastFailure = failure
-                    }
+        let state = Locked(State(running: nil, profile: profile))
+        self.state = state
+        // A failure for good ends the run and stops a wait for the server; a run being made
+        // meanwhile (`turnOn`) reads the watch once it is on.
+        output = LiveOutputWatch(engine: engine, failed: { failure in
+            state.withLock { state in
+                state.running?.feed.fail(failure)
+                if state.waitingForServer {
+                    state.wait = 0
+                    state.lastFailure = failure
                 }
-            case .audioServerLost: self?.state.withLock { $0.outputDown = true }
-            default: break
             }
-        }
-        // An engine reset (the output back on a server that came back) ends its players: a
-        // style's continuous layer is made anew.
-        engine.resetHandler = { [weak self] in
-            self?.state.withLock { state in
-                state.outputDown = false
-                state.resets += 1
-                state.running?.feed.session.restartLayer()
-            }
-        }
+        }, reset: {
+            state.withLock { $0.running?.feed.session.restartLayer() }
+        })
     }
 
     /// A run's feed failed (its capture's server went away, the output failed): the run is
@@ -132,7 +112,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             stop(ended)
             guard serverGone else { return }
             let wait = state.withLock { (state: inout State) -> Int in
-                guard state.outputFailure == nil else { return 0 }
+                guard output.status.failure == nil else { return 0 }
                 state.waits += 1
                 state.wait = state.waits
                 return state.wait
@@ -162,7 +142,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         let server = options.environment["PULSE_SERVER"]
         var giveUp: UInt64?
         while state.withLock({ $0.wait == wait }) {
-            let outputBack = !state.withLock { $0.outputDown }
+            let outputBack = !output.status.isDown
             if outputBack, PulseConnection.answers(server: server) {
                 let now = MonotonicClock.nanoseconds()
                 do throws(OSCCommands.CommandError) {
@@ -220,11 +200,12 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 stop(running)
             case .off: break
             }
-            let begun = state.withLock { (state: inout State) -> (LiveProfile, LiveStyle, Int, String?) in
-                if state.outputFailure == nil { state.starting = true }
-                return (state.profile, state.style, state.resets, state.outputFailure)
+            let begun = state.withLock { (state: inout State) -> (LiveProfile, LiveStyle, LiveOutputWatch.Status) in
+                let output = output.status
+                if output.failure == nil { state.starting = true }
+                return (state.profile, state.style, output)
             }
-            if let failure = begun.3 { throw OSCCommands.CommandError("\(failure); live haptics play the sound on through it") }
+            if let failure = begun.2.failure { throw OSCCommands.CommandError("\(failure); live haptics play the sound on through it") }
             do throws(CLIError) {
                 let (running, said) = try start(profile: begun.0, style: begun.1)
                 state.withLock { (state: inout State) in
@@ -236,8 +217,9 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                     // the engine went through meanwhile reaches the run.
                     running.feed.session.profile = state.profile
                     running.feed.session.style = state.style
-                    if let failure = state.outputFailure { running.feed.fail(failure) }
-                    if state.resets != begun.2 { running.feed.session.restartLayer() }
+                    let output = output.status
+                    if let failure = output.failure { running.feed.fail(failure) }
+                    if output.resets != begun.2.resets { running.feed.session.restartLayer() }
                 }
                 return said
             } catch {
