@@ -20,11 +20,12 @@ struct PlaybackTimingTests {
         ((cycle + 1) * quantum * 8, 0, UInt64(transport * 1e6), Double(cycle * quantum) + after * rate)
     }
 
-    @Test func pulseAudioIsTheReadIndexLessTheSinkLatencyPlusTheTransport() {
+    @Test func pulseAudioIsTheReadIndexLessTheSinkLatencyPlusHalfTheTransport() {
         var timing = PulseAudioOutput.PlaybackTiming(server: .pulseAudio, sampleRate: Self.rate)
-        // Read up to 96,000 frames; 5 ms in the sink (240 frames), 50 µs on the way (2.4 frames).
-        let frame = timing.heardFrame(readIndex: 96_000 * 8, sinkUsec: 5_000, transportUsec: 50)
-        let expected: Int64 = 96_000 - 240 + 2
+        // Read up to 96,000 frames; 5 ms in the sink (240 frames); 1 ms from our request to the
+        // reply's stamp (48 frames), the figures taken somewhere within it: half of it.
+        let frame = timing.heardFrame(readIndex: 96_000 * 8, sinkUsec: 5_000, transportUsec: 1_000)
+        let expected: Int64 = 96_000 - 240 + 24
         #expect(frame == expected)
         #expect(timing.quantum == 0)
     }
