@@ -11,9 +11,12 @@ import HapSyncTestSupport
 ///   the last;
 /// - the lag's growth: how much longer the pipe took from the first click to the last than the
 ///   file's span between them (the live sink, paplay's stream and the pipe sink run on one clock
-///   here, so any growth is the pass-through's);
+///   here, so any growth is the pass-through's), unless `cardPPM` sets the pipe's reader (the
+///   real sink's "sound card") that far off the system's clock the live sink runs on, as a real
+///   card's crystal is (PulseAudio only: PipeWire's pipe sink keeps its graph's clock), when the
+///   growth says how well the pass-through follows the two clocks apart;
 /// - how often the pass-through fixed its distance anew, its underruns and late frames, and CPU.
-func liveLongBenchmark(seconds: Double, label: String = "") throws -> [Row] {
+func liveLongBenchmark(seconds: Double, label: String = "", cardPPM: Double = 0) throws -> [Row] {
     guard PulseAudioOutput().canConnect() else {
         print("live-long: no PulseAudio-protocol server answers (run under .ci/with-pulse or .ci/with-pipewire); left out")
         return []
@@ -42,7 +45,7 @@ func liveLongBenchmark(seconds: Double, label: String = "") throws -> [Row] {
     let server = (try? LiveTools.run("/usr/bin/pactl", ["info"]))?.split(separator: "\n")
         .first { $0.hasPrefix("Server Name:") }.map { $0.dropFirst(12).trimmingCharacters(in: .whitespaces) } ?? "server"
 
-    let reader = PipeSinkReader(seconds: seconds + 20)
+    let reader = PipeSinkReader(seconds: seconds + 20, cardPPM: cardPPM)
     try reader.start()
     defer { reader.stop() }
     let trace = dir.appendingPathComponent("live.jsonl")
@@ -62,6 +65,13 @@ func liveLongBenchmark(seconds: Double, label: String = "") throws -> [Row] {
         return []
     }
     let unheard = clickFrames.count - heard.count
+    // HAPSYNC_BENCH_DEBUG: each click's time at the pipe from the first, against the file's.
+    if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+        for (k, h) in heard.enumerated() where k < clickFrames.count {
+            let file = Double(clickFrames[k] - clickFrames[0]) / Double(rate)
+            print(String(format: "click %d: at the pipe %.4f s after the first, in the file %.4f s: %+.3f ms", k, h - heard[0], file, (h - heard[0] - file) * 1000))
+        }
+    }
     // Per click: its transient − when the pipe heard it (ms), the nearest within 25 ms.
     let errors = heard.map { h -> (at: Double, ms: Double?) in
         let t = taps.min { abs($0 - h) < abs($1 - h) }

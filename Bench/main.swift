@@ -169,11 +169,13 @@ let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 
                             help: "generate and live-onsets: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
                                 help: "sync, underrun and live: also run, drift and live-long: run, with N busy threads at nice 0; auto: two per core")
+let cardOption = Option<Double>("card-ppm", "P", .decimal("ppm", .from(-2000, to: 2000)), default: 0,
+                                help: "live-long: the real sink's reader P ppm off the system's clock, as a sound card's crystal is (PulseAudio only)")
 let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-long"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all but live-long.
-    """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption, setOption, loadOption])], positionals: .any("NAME"))
+    """, groups: [OptionGroup([secondsOption, roundsOption, jsonOption, plotOption, corpusOption, setOption, loadOption, cardOption])], positionals: .any("NAME"))
 let parsed: ParsedArguments
 do throws(CLIError) {
     parsed = try syntax.parse(Array(CommandLine.arguments.dropFirst()))
@@ -288,7 +290,8 @@ do {
         if load.threads > 0 { print("live-long: under \(load.threads) busy threads at nice 0") }
         load.start()
         defer { load.stop() }
-        rows += try liveLongBenchmark(seconds: dispatchSeconds * 20, label: load.label)
+        let card = parsed[cardOption]
+        rows += try liveLongBenchmark(seconds: dispatchSeconds * 20, label: load.label + (card == 0 ? "" : ", the card \(card > 0 ? "+" : "-")\(fmt(abs(card))) ppm"), cardPPM: card)
     }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))

@@ -44,6 +44,10 @@ public final class PipeSinkReader: @unchecked Sendable {
     public let sinkName: String
     /// Frames per second of the sink.
     public let sampleRate: Double
+    /// How far the `.nominalRate` reader's pace is off the nominal rate, ppm (positive: fast): a
+    /// sound card whose crystal runs off the system's clock (PulseAudio's pipe sink follows its
+    /// reader). PipeWire's pipe sink runs on its graph's clock whatever the reader does.
+    public let cardPPM: Double
     /// The server's name, known after `start()`.
     public private(set) var serverName = ""
     /// How the pipe is read, known after `start()`.
@@ -69,10 +73,12 @@ public final class PipeSinkReader: @unchecked Sendable {
 
     /// A reader for a new pipe sink `sinkName` (default: unique in this process) at `sampleRate`,
     /// keeping up to `seconds` of mono (left) samples.
-    public init(sinkName: String? = nil, sampleRate: Double = 48_000, seconds: Double = 120) {
+    /// `cardPPM`: the reader's pace off nominal (see the property).
+    public init(sinkName: String? = nil, sampleRate: Double = 48_000, seconds: Double = 120, cardPPM: Double = 0) {
         let n = Self.instances.add(1, ordering: .relaxed).newValue
         self.sinkName = sinkName ?? "hapsync-pipe-\(getpid())-\(n)"
         self.sampleRate = sampleRate
+        self.cardPPM = cardPPM
         capacityFrames = Int(seconds * sampleRate)
         // At most one read per tick.
         observed = Locked(PlaybackObservations(sampleRate: sampleRate, capacity: Int(seconds * 4000) + 64))
@@ -143,13 +149,14 @@ public final class PipeSinkReader: @unchecked Sendable {
     private func readAtNominalRate(_ pipe: NamedPipe, buffer: UnsafeMutableRawPointer, capacity: Int) {
         while running.load(ordering: .acquiring), !pipe.waitReadable(milliseconds: 20) {}
         var frames = Frames()
+        let pace = sampleRate * (1 + cardPPM * 1e-6)
         var origin = MonotonicClock.nanoseconds()    // when frame 0 was heard, moved on by each starvation
         var wake = origin
         while running.load(ordering: .acquiring) {
             wake += Self.tick
             HelperThreadCalls.sleep(untilMonotonic: wake)
             let time = MonotonicClock.nanoseconds()
-            let due = Int64(Double(time - origin) * sampleRate / 1e9) - frames.count
+            let due = Int64(Double(time - origin) * pace / 1e9) - frames.count
             guard due > 0 else { continue }
             let want = min(Int(due) * Self.frameBytes - frames.carry, capacity - frames.carry)
             var got = 0
@@ -162,7 +169,7 @@ public final class PipeSinkReader: @unchecked Sendable {
             take(&frames, bytes: got, from: buffer)
             if frames.count - before < due {
                 starvedCount.add(1, ordering: .relaxed)
-                origin = time - UInt64(Double(frames.count) / sampleRate * 1e9)
+                origin = time - UInt64(Double(frames.count) / pace * 1e9)
             }
             observe(frame: frames.count, at: time)
             if time > wake + 10 * Self.tick { wake = time }   // a long stall: no burst of catch-up ticks
