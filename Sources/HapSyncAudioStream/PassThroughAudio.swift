@@ -3,10 +3,24 @@ import Synchronization
 
 /// Captured audio played on by a playback stream at a fixed distance (`hapsync live`): a capture
 /// thread writes frames by their capture index (`write`), the stream's audio thread adds them to
-/// what it renders (`mix`). The distance is fixed once, by the first block rendered after the
-/// first capture arrived: that block's last frame plays the capture frame `hold` frames behind
-/// the newest one written, and from then on output frame o plays capture frame o − `offset`, so
-/// an onset found at capture frame c sounds at output frame c + `offset`, exactly.
+/// what it renders (`mix`). The distance is fixed by the first block rendered after the first
+/// capture arrived: that block's last frame plays the capture frame `hold` frames behind the
+/// newest one written, and from then on output frame o plays capture frame o − `offset`, so an
+/// onset found at capture frame c sounds at output frame c + `offset`.
+///
+/// **Two clocks** (`followsDrift`). The capture runs on its sink's clock (a null sink: the
+/// system's timer), the output on its device's crystal; they differ by up to a few hundred ppm,
+/// so at one frame for one frame the sound would fall behind its capture for good (its lag
+/// growing 6 ms a minute at 100 ppm) or run out of it (silence, then the distance fixed anew:
+/// a skip). So the output reads the capture at a rate of its own, 1 + at most 2000 ppm: over its
+/// first second after a fix it learns how far behind the capture it runs on average (capture
+/// arrives in fragments, blocks in quanta: the distance saws), and from then on, when that
+/// average (over half a second) strays more than 0.25 ms from it, the rate leans 100 ppm per
+/// 0.1 ms beyond that (a time constant of 1 s; a device 300 ppm off settles 0.55 ms from where
+/// it began). In between the rate is exactly 1 and every frame plays as captured; off 1, frames
+/// are read between captured ones (Catmull-Rom, four frames) and `offset` follows (what a read
+/// between two frames adds to an onset's place is under a frame). The rate is said in
+/// `rateErrorPPM`.
 ///
 /// A capture frame that has not arrived when its output frame is rendered is played as silence
 /// and counted (`lateFrames`, `lateBlocks`); one that arrives after is dropped. One that is no
@@ -50,10 +64,39 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// The first capture frame written: what came before it is not there (silence, not late).
     private let firstWritten = Atomic<Int64>(.max)
 
+    /// Whether the output follows the capture's clock (see the type's summary); false: one frame
+    /// for one frame always.
+    package let followsDrift: Bool
+    private let averagingFrames: Double, settlingFrames: Int64, deadbandFrames: Double
+    /// Rate change per frame of distance beyond the dead band: 100 ppm per 0.1 ms.
+    private let gain: Double
+    /// The largest rate change, parts of one.
+    package static let maxRateError = 0.002
+    // The audio thread's own (`mix`): where the next output frame reads, the rate, the averaged
+    // distance and the one learned after the fix, the output frame expected next and the one
+    // the distance was fixed at.
+    private var position = 0.0
+    private var rate = 1.0
+    private var averageAhead = 0.0
+    private var settlingSum = 0.0, settlingBlocks = 0.0
+    private var targetAhead: Double?
+    private var nextOutput: Int64 = 0
+    private var fixedAt: Int64 = 0
+    private let ratePPM = Atomic<Int64>(0)
+
+    /// How much faster than one frame for one frame the output reads the capture now, ppm
+    /// (negative: slower). Any thread.
+    package var rateErrorPPM: Int { Int(ratePPM.load(ordering: .relaxed)) }
+
     /// A pass-through holding at least `capacityFrames` frames (rounded up to a power of two),
-    /// whose first block plays `hold` frames behind the capture.
-    /// `active` false: dormant until `activate`.
-    package init(capacityFrames: Int = 1 << 16, hold: Int, active: Bool = true) {
+    /// whose first block plays `hold` frames behind the capture, for streams at about
+    /// `sampleRate` (which sets its time constants). `active` false: dormant until `activate`.
+    package init(capacityFrames: Int = 1 << 16, hold: Int, active: Bool = true, sampleRate: Double = 48_000, followsDrift: Bool = true) {
+        self.followsDrift = followsDrift
+        averagingFrames = 0.5 * sampleRate
+        settlingFrames = Int64(sampleRate)
+        deadbandFrames = 0.00025 * sampleRate
+        gain = 100e-6 / (0.0001 * sampleRate)
         var c = 1024
         while c < capacityFrames, c < 1 << 24 { c <<= 1 }
         capacity = c
@@ -153,8 +196,9 @@ package final class PassThroughAudio: @unchecked Sendable {
     }
 
     /// Adds the capture frames that output frames `firstFrame ..< firstFrame + frames` play to
-    /// `out` (stereo interleaved). The first call after a capture arrived fixes the distance.
-    /// Audio thread (one reader); does not allocate, lock or block.
+    /// `out` (stereo interleaved). The first call after a capture arrived fixes the distance; each
+    /// call then leans the rate (`followsDrift`). Audio thread (one reader); does not allocate,
+    /// lock or block.
     package func mix(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64) {
         guard frames > 0, active.load(ordering: .acquiring) else { return }
         var d = distance.load(ordering: .acquiring)
@@ -164,36 +208,94 @@ package final class PassThroughAudio: @unchecked Sendable {
             // The block's last frame plays the capture frame `hold` behind the newest.
             d = firstFrame + Int64(frames) - 1 - (w - 1 - hold)
             distance.store(d, ordering: .releasing)
+            position = Double(firstFrame - d)
+            nextOutput = firstFrame
+            fixedAt = firstFrame
+            rate = 1
+            targetAhead = nil
+            (settlingSum, settlingBlocks) = (0, 0)
         }
-        let first = firstFrame - d
+        // Output frames skipped or played again (the stream realigned its silence): the capture
+        // read moves with them.
+        if firstFrame != nextOutput { position += Double(firstFrame - nextOutput) * rate }
         let start = max(firstWritten.load(ordering: .relaxed), activatedAt.load(ordering: .relaxed))
-        var missing = 0
+        let oldest = w - Int64(capacity)
+        var missing = 0, overrun = 0
+        var lowest = Int64.max, highest = Int64.min
         for i in 0..<frames {
-            let c = first + Int64(i)
-            if c < start { continue }   // before this capture began: silence, not late
-            if c >= w {
+            let p = position + Double(i) * rate
+            let k = Int64(p.rounded(.down))
+            let t = Float(p - Double(k))
+            if k < start { continue }   // before this capture began: silence, not late
+            let last = t == 0 ? k : k + 2
+            if last >= w {
                 missing += 1
                 continue
             }
-            if c < w - Int64(capacity) {
-                overwritten.add(1, ordering: .relaxed)
+            let first = t == 0 ? k : max(k - 1, start)
+            if first < oldest {
+                overrun += 1
                 continue
             }
-            let slot = Int(c & mask) * 2
-            out[2 * i] += storage[slot]
-            out[2 * i + 1] += storage[slot + 1]
+            lowest = min(lowest, first)
+            highest = max(highest, last)
+            let s1 = Int(k & mask) * 2
+            guard t != 0 else {
+                out[2 * i] += storage[s1]
+                out[2 * i + 1] += storage[s1 + 1]
+                continue
+            }
+            let s0 = Int(first & mask) * 2, s2 = Int((k + 1) & mask) * 2, s3 = Int((k + 2) & mask) * 2
+            out[2 * i] += Self.catmullRom(storage[s0], storage[s1], storage[s2], storage[s3], t)
+            out[2 * i + 1] += Self.catmullRom(storage[s0 + 1], storage[s1 + 1], storage[s2 + 1], storage[s3 + 1], t)
         }
         // Read after the copy (the copy's loads ordered before it): the slots of frames at or
         // below `writing` − capacity may have been overwritten meanwhile: torn, said, not hidden.
         atomicMemoryFence(ordering: .acquiring)
         let after = writing.load(ordering: .relaxed)
-        let copiedFrom = max(first, w - Int64(capacity)), copiedTo = min(first + Int64(frames), w)
-        let torn = min(copiedTo, after - Int64(capacity)) - copiedFrom
-        if torn > 0 { overwritten.add(Int(torn), ordering: .relaxed) }
-        played.store(first + Int64(frames), ordering: .relaxed)
+        if lowest <= highest {
+            let torn = min(highest + 1, after - Int64(capacity)) - lowest
+            if torn > 0 { overrun += Int(min(torn, Int64(frames))) }
+        }
+        if overrun > 0 { overwritten.add(overrun, ordering: .relaxed) }
+        position += Double(frames) * rate
+        nextOutput = firstFrame + Int64(frames)
+        played.store(Int64(position.rounded(.up)), ordering: .relaxed)
         if missing > 0 {
             late.add(missing, ordering: .relaxed)
             lateBlockCount.add(1, ordering: .relaxed)
         }
+        guard followsDrift else { return }
+        // How far ahead the capture is of the next frame to play (it saws as capture arrives in
+        // fragments): its mean over the first second is the target, then its running average
+        // is held to it; the rate leans when the average strays beyond the dead band.
+        let ahead = Double(w) - position
+        if let target = targetAhead {
+            averageAhead += (ahead - averageAhead) * min(1, Double(frames) / averagingFrames)
+            let error = averageAhead - target
+            let beyond = abs(error) > deadbandFrames ? error - (error > 0 ? deadbandFrames : -deadbandFrames) : 0
+            rate = 1 + min(max(beyond * gain, -Self.maxRateError), Self.maxRateError)
+        } else {
+            settlingSum += ahead
+            settlingBlocks += 1
+            if nextOutput - fixedAt >= settlingFrames {
+                targetAhead = settlingSum / settlingBlocks
+                averageAhead = settlingSum / settlingBlocks
+            }
+        }
+        ratePPM.store(Int64(((rate - 1) * 1e6).rounded()), ordering: .relaxed)
+        // `offset` follows the read; an `unfix` meanwhile wins (the next block fixes anew).
+        let moved = nextOutput - Int64(position.rounded())
+        if moved != d { _ = distance.compareExchange(expected: d, desired: moved, ordering: .releasing) }
+    }
+
+    /// The value at `t` (0 ..< 1) between `y1` and `y2`, with `y0` before and `y3` after
+    /// (Catmull-Rom). Does not allocate, lock or block.
+    @inline(__always)
+    package static func catmullRom(_ y0: Float, _ y1: Float, _ y2: Float, _ y3: Float, _ t: Float) -> Float {
+        let a = -0.5 * y0 + 1.5 * y1 - 1.5 * y2 + 0.5 * y3
+        let b = y0 - 2.5 * y1 + 2 * y2 - 0.5 * y3
+        let c = -0.5 * y0 + 0.5 * y2
+        return ((a * t + b) * t + c) * t + y1
     }
 }

@@ -201,7 +201,7 @@ struct LiveRun {
         let rate = Double(real.rate)
         let passThrough = delayMs.map { ms -> PassThroughAudio in
             let hold = Self.holdFrames(delayMs: ms, rate: rate)
-            return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold)
+            return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold, sampleRate: rate)
         }
         let audio = passThrough.flatMap {
             options.audioChoice.output(sink: real.name, latency: options.audioLatency, environment: options.environment, passThrough: $0)

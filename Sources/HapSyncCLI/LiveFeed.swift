@@ -180,7 +180,10 @@ final class LiveFeed: @unchecked Sendable {
         if passThrough != nil, audio != nil {
             let p = playedOn
             var played = "sound played on: \(plural(p.underruns, "underrun")) at the real sink, \(p.lateFrames) frames not captured in time (\(plural(p.lateBlocks, "block"))), \(p.overwritten) overrun"
-            if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (an underrun, the clocks drifting apart, or a stall)" }
+            if let lean = passThrough?.rateErrorPPM, lean != 0 {
+                played += "; read \(abs(lean)) ppm \(lean > 0 ? "fast" : "slow") at the end, following the real sink's clock"
+            }
+            if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (an underrun, a stall, or clocks further apart than it follows)" }
             lines.append(played)
         }
         return lines.joined(separator: "\n") + "\n"

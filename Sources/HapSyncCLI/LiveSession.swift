@@ -53,7 +53,7 @@ final class LiveSession: @unchecked Sendable {
         var levelsLost = 0
         /// Times the pass-through's distance was fixed anew: the sound had fallen behind its
         /// capture (frames not there in time) or run more than a delay further behind it than
-        /// asked (the live and the real sink's clocks drifting apart, a stall).
+        /// asked (a stall, an underrun, or clocks further apart than the pass-through follows).
         var refixes = 0
     }
 
@@ -217,11 +217,11 @@ final class LiveSession: @unchecked Sendable {
 
     /// Whether the sound played on is taken back to its hold behind the capture (the
     /// pass-through's distance fixed anew, `PassThroughAudio.unfix`), looked at every 100 ms:
-    /// when blocks came too early for their capture three checks running (the clocks drift
-    /// apart), when the output underran since the last check (each underrun's gap would
-    /// otherwise add to the sound's delay for good: the sound skips the gap's worth instead), or
-    /// when the sound fell more than twice the hold and 100 ms (at 48 kHz) behind its capture
-    /// (`behind`, frames; nil before anything played).
+    /// when blocks came too early for their capture three checks running (a stall, or clocks
+    /// further apart than the pass-through's rate follows), when the output underran since the
+    /// last check (each underrun's gap would otherwise add to the sound's delay for good: the
+    /// sound skips the gap's worth instead), or when the sound fell more than twice the hold and
+    /// 100 ms (at 48 kHz) behind its capture (`behind`, frames; nil before anything played).
     static func setsDistanceAnew(lateChecks: Int, underran: Bool, behind: Int64?, hold: Int64) -> Bool {
         lateChecks >= 3 || underran || (behind.map { $0 > 2 * hold + 4_800 } ?? false)
     }

@@ -156,7 +156,9 @@ struct PassThroughAudioTests {
     /// now and then: every frame the reader plays is either the capture frame its distance names
     /// or silence, and a frame it could not be sure of is counted, never played wrong unsaid.
     @Test func aWriterAndAReaderAtOnceNeverPlayAWrongFrameUnsaid() async {
-        let p = PassThroughAudio(capacityFrames: 1024, hold: 64)
+        // One frame for one frame, so that each frame's value says whether it is the right one
+        // (the writer's pace is nothing like a clock's: the rate would lean all the time).
+        let p = PassThroughAudio(capacityFrames: 1024, hold: 64, followsDrift: false)
         let done = Atomic<Bool>(false)
         let writer = Task.detached {
             var c: Int64 = 0, size = 17, turn = 0
@@ -213,5 +215,87 @@ struct PassThroughAudioTests {
         #expect(unsaid == 0, "\(unsaid) frames played wrong in blocks that did not count them")
         #expect(right > 0, "no frame played at its place")
         print("pass-through under a racing writer: \(right) frames right, \(wrong) wrong, \(p.overwrittenFrames) counted as overrun, \(p.lateFrames) late")
+    }
+
+    /// Two clocks `ppm` apart, simulated for `seconds`: the capture arrives in `fragment`-frame
+    /// pieces at 48 kHz by its clock, the output takes `block`-frame blocks at 48 kHz by its own.
+    /// The capture's frame f is the value f (a ramp: a frame read between two captured ones is
+    /// where it read). Returns the pass-through and, per block, when it was taken (s, output
+    /// clock) and how far behind the newest capture its first frame played (frames), and whether
+    /// that frame was a captured one (not read between two).
+    static func runTwoClocks(ppm: Double, seconds: Double, fragment: Int = 240, block: Int = 256, followsDrift: Bool = true)
+        -> (PassThroughAudio, [(at: Double, behind: Double, whole: Bool)]) {
+        let p = PassThroughAudio(capacityFrames: 1 << 16, hold: 960, followsDrift: followsDrift)
+        var captured: Int64 = 0, output: Int64 = 0
+        var nextCapture = 0.0, nextBlock = 0.0
+        var chunk = [Float](repeating: 0, count: 2 * fragment)
+        var out = [Float](repeating: 0, count: 2 * block)
+        var blocks: [(at: Double, behind: Double, whole: Bool)] = []
+        while nextCapture < seconds || nextBlock < seconds {
+            if nextCapture <= nextBlock {
+                for i in 0..<fragment {
+                    chunk[2 * i] = Float(captured + Int64(i))
+                    chunk[2 * i + 1] = -Float(captured + Int64(i))
+                }
+                chunk.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: captured) }
+                captured += Int64(fragment)
+                nextCapture = Double(captured) / 48_000
+            } else {
+                out.withUnsafeMutableBufferPointer { b in
+                    b.update(repeating: 0)
+                    p.mix(into: b.baseAddress!, frames: block, firstFrame: output)
+                }
+                if out[0] != 0 { blocks.append((nextBlock, Double(captured) - Double(out[0]), out[0] == out[0].rounded())) }
+                output += Int64(block)
+                nextBlock = Double(output) / (48_000 * (1 + ppm * 1e-6))
+            }
+        }
+        return (p, blocks)
+    }
+
+    /// The mean distance behind the capture over blocks taken in `from ..< to` seconds.
+    static func meanBehind(_ blocks: [(at: Double, behind: Double, whole: Bool)], _ from: Double, _ to: Double) -> Double {
+        let kept = blocks.filter { $0.at >= from && $0.at < to }.map(\.behind)
+        return kept.reduce(0, +) / Double(max(1, kept.count))
+    }
+
+    /// An output device 300 ppm fast or slow against the capture's clock (a sound card's crystal
+    /// against the system timer a null sink runs on, exaggerated): over two minutes nothing
+    /// plays late and the sound stays within 1 ms of where it ran over its first second (at one
+    /// frame for one frame it would have drifted 36 ms: into silence and a skip, or further
+    /// behind for good).
+    @Test(arguments: [300.0, -300.0])
+    func theOutputFollowsTheCapturesClock(ppm: Double) {
+        let (p, blocks) = Self.runTwoClocks(ppm: ppm, seconds: 120)
+        #expect(p.lateFrames == 0 && p.overwrittenFrames == 0)
+        let first = Self.meanBehind(blocks, 0, 1), lastMinute = Self.meanBehind(blocks, 60, 120)
+        #expect(abs(lastMinute - first) <= 48, "the average distance moved \(lastMinute - first) frames (\(p.rateErrorPPM) ppm)")
+        let worst = blocks.map { abs($0.behind - first) }.max() ?? .infinity
+        #expect(worst <= 48 + 240 + 256, "strayed \(worst) frames from \(first)")
+        // It leans about as far as the device is off (give or take the average's ripple).
+        #expect(abs(Double(p.rateErrorPPM) + ppm) <= 100, "the rate leans \(p.rateErrorPPM) ppm for a device \(ppm) ppm off")
+    }
+
+    /// Clocks together, capture in 5 ms pieces and 1024-frame blocks (the distance saws by
+    /// both): the rate never leans, every frame plays as captured, the distance stays put.
+    @Test func clocksTogetherPlayEveryFrameAsCaptured() {
+        let (p, blocks) = Self.runTwoClocks(ppm: 0, seconds: 60, fragment: 240, block: 1_024)
+        #expect(p.rateErrorPPM == 0 && blocks.allSatisfy(\.whole))
+        let first = Self.meanBehind(blocks, 0, 1), last = Self.meanBehind(blocks, 30, 60)
+        #expect(abs(last - first) <= 12, "the average distance moved \(last - first) frames")
+    }
+
+    /// The same two clocks, one frame for one frame: the failure the rate is there for.
+    @Test func oneFrameForOneFrameDriftsAway() {
+        let (fast, _) = Self.runTwoClocks(ppm: 300, seconds: 120, followsDrift: false)
+        #expect(fast.lateFrames > 0, "a fast device ran out of capture")
+        let (_, blocks) = Self.runTwoClocks(ppm: -300, seconds: 120, followsDrift: false)
+        #expect(Self.meanBehind(blocks, 60, 120) - Self.meanBehind(blocks, 0, 1) > 1_000, "a slow device fell behind for good")
+    }
+
+    @Test func catmullRomPassesThroughItsPointsAndLines() {
+        #expect(PassThroughAudio.catmullRom(1, 2, 3, 4, 0) == 2)
+        #expect(abs(PassThroughAudio.catmullRom(1, 2, 3, 4, 0.25) - 2.25) < 1e-6)
+        #expect(abs(PassThroughAudio.catmullRom(0, 1, 0, -1, 0.5) - 0.625) < 1e-6)
     }
 }
