@@ -17,10 +17,13 @@ import Synchronization
 /// arrives in fragments, blocks in quanta: the distance saws), and from then on, when that
 /// average (over half a second) strays more than 0.25 ms from it, the rate leans 100 ppm per
 /// 0.1 ms beyond that (a time constant of 1 s; a device 300 ppm off settles 0.55 ms from where
-/// it began). In between the rate is exactly 1 and every frame plays as captured; off 1, frames
-/// are read between captured ones (Catmull-Rom, four frames) and `offset` follows (what a read
-/// between two frames adds to an onset's place is under a frame). The rate is said in
-/// `rateErrorPPM`.
+/// it began). Back inside the band it leans 20 ppm toward the nearer whole frame and then stays
+/// at exactly 1, every frame played as captured; off 1, frames are read between captured ones
+/// (Catmull-Rom, four frames) and `offset` follows (what a read between two frames adds to an
+/// onset's place is under a frame). The rate is said in `rateErrorPPM`. Not handled: a capture
+/// fragment and an output block of one size (or one a multiple of the other), whose sawtooth
+/// the clocks' drift slides by slowly enough to pass the half-second average: the rate then
+/// chases it, and the sound's distance wobbles by up to a fragment.
 ///
 /// A capture frame that has not arrived when its output frame is rendered is played as silence
 /// and counted (`lateFrames`, `lateBlocks`); one that arrives after is dropped. One that is no
@@ -72,6 +75,8 @@ package final class PassThroughAudio: @unchecked Sendable {
     private let gain: Double
     /// The largest rate change, parts of one.
     package static let maxRateError = 0.002
+    /// The lean back to whole frames inside the dead band, parts of one.
+    static let returnLean = 20e-6
     // The audio thread's own (`mix`): where the next output frame reads, the rate, the averaged
     // distance and the one learned after the fix, the output frame expected next and the one
     // the distance was fixed at.
@@ -153,6 +158,7 @@ package final class PassThroughAudio: @unchecked Sendable {
     package func deactivate() {
         active.store(false, ordering: .releasing)
         unfix()
+        ratePPM.store(0, ordering: .relaxed)
     }
 
     /// Writes `frames` frames of `channels` interleaved floats, the first at capture frame
@@ -167,6 +173,11 @@ package final class PassThroughAudio: @unchecked Sendable {
             firstWritten.store(firstFrame, ordering: .relaxed)
             next = firstFrame
         }
+        // Seqlock order: the end about to be written is published before any slot changes (the
+        // hole's silence included).
+        let end = firstFrame + Int64(frames)
+        if end > writing.load(ordering: .relaxed) { writing.store(end, ordering: .relaxed) }
+        atomicMemoryFence(ordering: .releasing)
         // A hole: silence up to the first frame (at most a ring's worth).
         if firstFrame > next {
             var f = max(next, firstFrame - Int64(capacity))
@@ -177,10 +188,6 @@ package final class PassThroughAudio: @unchecked Sendable {
                 f += 1
             }
         }
-        // Seqlock order: the end about to be written is published before any slot changes.
-        let end = firstFrame + Int64(frames)
-        if end > writing.load(ordering: .relaxed) { writing.store(end, ordering: .relaxed) }
-        atomicMemoryFence(ordering: .releasing)
         var skip = 0
         if frames > capacity { skip = frames - capacity }
         for i in skip..<frames {
@@ -212,6 +219,7 @@ package final class PassThroughAudio: @unchecked Sendable {
             nextOutput = firstFrame
             fixedAt = firstFrame
             rate = 1
+            ratePPM.store(0, ordering: .relaxed)
             targetAhead = nil
             (settlingSum, settlingBlocks) = (0, 0)
         }
@@ -273,8 +281,23 @@ package final class PassThroughAudio: @unchecked Sendable {
         if let target = targetAhead {
             averageAhead += (ahead - averageAhead) * min(1, Double(frames) / averagingFrames)
             let error = averageAhead - target
-            let beyond = abs(error) > deadbandFrames ? error - (error > 0 ? deadbandFrames : -deadbandFrames) : 0
-            rate = 1 + min(max(beyond * gain, -Self.maxRateError), Self.maxRateError)
+            if abs(error) > deadbandFrames {
+                let beyond = error - (error > 0 ? deadbandFrames : -deadbandFrames)
+                rate = 1 + min(max(beyond * gain, -Self.maxRateError), Self.maxRateError)
+            } else {
+                // Inside the band: back to whole frames (read between two, every frame would
+                // lose a little of its highest frequencies), leaning 20 ppm toward the nearer
+                // one and landing on it once a block's lean would reach it (a move of at most
+                // 0.02 frame for a 1024-frame block).
+                let whole = position.rounded()
+                let toWhole = whole - position
+                if abs(toWhole) <= Double(frames) * Self.returnLean {
+                    position = whole
+                    rate = 1
+                } else {
+                    rate = toWhole > 0 ? 1 + Self.returnLean : 1 - Self.returnLean
+                }
+            }
         } else {
             settlingSum += ahead
             settlingBlocks += 1

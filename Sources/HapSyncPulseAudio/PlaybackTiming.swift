@@ -13,10 +13,11 @@ extension PulseAudioOutput {
     ///   taken within that time (the request reached the server, its sink's thread was asked,
     ///   then the reply was stamped), so the frame heard at the stamp is taken to be
     ///   `read_index` − `sink_usec` + half of `transport_usec`: off by at most half of it either
-    ///   way. `pa_stream_get_time` adds all of it, which places every frame up to the transport
-    ///   time early (measured through a real ALSA card in the VM test, where transport is
-    ///   1.5-2 ms: clicks played 0.1-1.9 ms after their taps' times in five runs; with half,
-    ///   within ±1 ms in three of three).
+    ///   way (a reply stamped with our own clock, the server's not in step, is taken as it is:
+    ///   its stamp already adds half the round trip). `pa_stream_get_time` adds all of it, which
+    ///   places every frame up to the transport time early (measured through a real ALSA card in
+    ///   the VM test, where transport is about 2 ms: clicks played 0.1-1.9 ms after their taps'
+    ///   times in five runs, one within 1 ms; with half, six of eight within ±1 ms).
     /// - **PipeWire** (pipewire-pulse, found by its server name): the read index counts what the
     ///   graph took at the start of its last cycle for that cycle, one quantum that is only
     ///   beginning to play, and the sink latency is only the device's delay (0 for a null or pipe
@@ -65,14 +66,17 @@ extension PulseAudioOutput {
         }
 
         /// The frame heard when the reply was taken, from its read index (bytes), sink latency and
-        /// transport latency (µs); nil on PipeWire until its quantum is known. Does not allocate,
-        /// lock or block.
-        package mutating func heardFrame(readIndex: Int64, sinkUsec: UInt64, transportUsec: UInt64) -> Int64? {
+        /// transport latency (µs), and whether libpulse found the server's clock in step with
+        /// ours (`synchronized_clocks`: the reply is stamped with the server's time; if not, with
+        /// ours plus half the round trip, when the figures are taken to be current); nil on
+        /// PipeWire until its quantum is known. Does not allocate, lock or block.
+        package mutating func heardFrame(readIndex: Int64, sinkUsec: UInt64, transportUsec: UInt64, synchronizedClocks: Bool = true) -> Int64? {
             let read = readIndex / frameBytes
             let sink = Double(sinkUsec), transport = Double(transportUsec)
             switch server {
             case .pulseAudio:
-                return read - Int64(((sink - transport / 2) * sampleRate / 1e6).rounded())
+                let taken = synchronizedClocks ? transport / 2 : 0
+                return read - Int64(((sink - taken) * sampleRate / 1e6).rounded())
             case .pipeWire:
                 let unsure = noteStep(read - lastRead)
                 lastRead = read
@@ -114,7 +118,8 @@ extension PulseAudioOutput {
         /// Mainloop thread.
         package mutating func observe(_ info: pa_timing_info, at: UInt64, into clock: AudioClock) {
             guard info.read_index_corrupt == 0,
-                  let frame = heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
+                  let frame = heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec,
+                                         synchronizedClocks: info.synchronized_clocks != 0)
             else { return }
             clock.observe(frame: frame, heardAt: at)
         }

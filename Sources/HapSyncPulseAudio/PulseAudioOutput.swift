@@ -408,7 +408,8 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// a late jump waits for the next reply to agree (`PlaybackTiming.believe`). Mainloop thread.
     private func observeTiming(_ info: pa_timing_info, at: UInt64) {
         guard !paused.load(ordering: .relaxed), info.read_index_corrupt == 0,
-              let heard = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec)
+              let heard = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec,
+                                            synchronizedClocks: info.synchronized_clocks != 0)
         else { return }
         var frame = heard + lineOffset
         if realigning.load(ordering: .relaxed) {

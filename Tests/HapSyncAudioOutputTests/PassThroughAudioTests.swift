@@ -219,10 +219,13 @@ struct PassThroughAudioTests {
 
     /// Two clocks `ppm` apart, simulated for `seconds`: the capture arrives in `fragment`-frame
     /// pieces at 48 kHz by its clock, the output takes `block`-frame blocks at 48 kHz by its own.
-    /// The capture's frame f is the value f (a ramp: a frame read between two captured ones is
-    /// where it read). Returns the pass-through and, per block, when it was taken (s, output
-    /// clock) and how far behind the newest capture its first frame played (frames), and whether
-    /// that frame was a captured one (not read between two).
+    /// The capture's frame f is the value f (a ramp, which Catmull-Rom reproduces exactly: a
+    /// frame read between two captured ones is where it read). Following the drift, every block
+    /// is checked while its values are exact enough in a Float (below 2^21): each frame one
+    /// rate's step on from the last, the right channel the left's negative, and `offset` saying
+    /// where its first frame read (within a frame). Returns the pass-through and, per block,
+    /// when it was taken (s, output clock), how far behind the newest capture its first frame
+    /// played (frames), and whether that frame was a captured one (not read between two).
     static func runTwoClocks(ppm: Double, seconds: Double, fragment: Int = 240, block: Int = 256, followsDrift: Bool = true)
         -> (PassThroughAudio, [(at: Double, behind: Double, whole: Bool)]) {
         let p = PassThroughAudio(capacityFrames: 1 << 16, hold: 960, followsDrift: followsDrift)
@@ -246,6 +249,15 @@ struct PassThroughAudioTests {
                     p.mix(into: b.baseAddress!, frames: block, firstFrame: output)
                 }
                 if out[0] != 0 { blocks.append((nextBlock, Double(captured) - Double(out[0]), out[0] == out[0].rounded())) }
+                if followsDrift, out[0] != 0, out[2 * block - 2] < 2_097_152, let offset = p.offset {
+                    let steps = (1..<block).map { Double(out[2 * $0] - out[2 * $0 - 2]) }
+                    if let worst = steps.map({ abs($0 - 1) }).max(), worst > 0.3 {
+                        Issue.record("a frame read \(worst) frames off its step at output frame \(output)")
+                    }
+                    if (0..<block).contains(where: { out[2 * $0 + 1] != -out[2 * $0] }) { Issue.record("the channels parted at output frame \(output)") }
+                    let said = Double(output - offset), read = Double(out[0])
+                    if abs(said - read) > 1 { Issue.record("offset says capture frame \(said), the block read \(read)") }
+                }
                 output += Int64(block)
                 nextBlock = Double(output) / (48_000 * (1 + ppm * 1e-6))
             }

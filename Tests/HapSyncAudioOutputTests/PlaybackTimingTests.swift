@@ -27,6 +27,11 @@ struct PlaybackTimingTests {
         let frame = timing.heardFrame(readIndex: 96_000 * 8, sinkUsec: 5_000, transportUsec: 1_000)
         let expected: Int64 = 96_000 - 240 + 24
         #expect(frame == expected)
+        // A server whose clock is not in step with ours: the reply's stamp is our own time plus
+        // half the round trip already, taken as it is.
+        let unsynchronized = timing.heardFrame(readIndex: 96_000 * 8, sinkUsec: 5_000, transportUsec: 1_000, synchronizedClocks: false)
+        let asTaken: Int64 = 96_000 - 240
+        #expect(unsynchronized == asTaken)
         #expect(timing.quantum == 0)
     }
 
