@@ -113,14 +113,19 @@ extension PulseAudioOutput {
             return true
         }
 
+        /// `heardFrame` for a reply as libpulse gives it; nil for one whose read index it marked
+        /// corrupt. Does not allocate, lock or block.
+        package mutating func heardFrame(_ info: pa_timing_info) -> Int64? {
+            guard info.read_index_corrupt == 0 else { return nil }
+            return heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec,
+                              synchronizedClocks: info.synchronized_clocks != 0)
+        }
+
         /// Turns a timing reply taken at monotonic time `at` into "frame F was heard at T" for
         /// `clock` (nothing for a corrupt reply, or on PipeWire before its quantum is known).
         /// Mainloop thread.
         package mutating func observe(_ info: pa_timing_info, at: UInt64, into clock: AudioClock) {
-            guard info.read_index_corrupt == 0,
-                  let frame = heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec,
-                                         synchronizedClocks: info.synchronized_clocks != 0)
-            else { return }
+            guard let frame = heardFrame(info) else { return }
             clock.observe(frame: frame, heardAt: at)
         }
 

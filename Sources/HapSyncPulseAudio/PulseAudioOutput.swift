@@ -407,10 +407,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// and the fit starts over from that reply. Replies while corked place nothing; on PipeWire
     /// a late jump waits for the next reply to agree (`PlaybackTiming.believe`). Mainloop thread.
     private func observeTiming(_ info: pa_timing_info, at: UInt64) {
-        guard !paused.load(ordering: .relaxed), info.read_index_corrupt == 0,
-              let heard = timing.heardFrame(readIndex: info.read_index, sinkUsec: info.sink_usec, transportUsec: info.transport_usec,
-                                            synchronizedClocks: info.synchronized_clocks != 0)
-        else { return }
+        guard !paused.load(ordering: .relaxed), let heard = timing.heardFrame(info) else { return }
         var frame = heard + lineOffset
         if realigning.load(ordering: .relaxed) {
             guard info.playing != 0 else { return }
