@@ -2,25 +2,33 @@ import Foundation
 import Glibc
 
 /// A private PipeWire server of a test's own: `pipewire` and `wireplumber` (its session manager,
-/// which links streams to sinks, on a session D-Bus of its own) in a runtime folder of their own, and one null sink `private`
-/// made with `pw-cli`, so that the test can kill the server and start it again without touching
-/// the server other tests use. Clients reach it with `PIPEWIRE_REMOTE` = `socket`. Each process is
-/// ended by its PID.
+/// which links streams to sinks, on a session D-Bus of its own) in a runtime folder of their own,
+/// `pipewire-pulse` too when asked (as desktops run it), and one null sink `private` made with
+/// `pw-cli`, so that the test can kill the server and start it again without touching the server
+/// other tests use. Clients reach it with `PIPEWIRE_REMOTE` = `socket`, and through the PulseAudio
+/// protocol at `pulseSocket`. Each process is ended by its PID.
 public final class PrivatePipeWireServer {
     /// The server's own runtime folder (0700), removed with the server.
     public let folder: URL
     /// The server's socket, for `PIPEWIRE_REMOTE`.
     public var socket: String { folder.appendingPathComponent("pipewire-0").path }
+    /// pipewire-pulse's socket (when started with it), for `PULSE_SERVER=unix:...`.
+    public var pulseSocket: String { folder.appendingPathComponent("pulse/native").path }
     /// The null sink's node name.
     public let sink = "private"
+    /// Whether `start` starts pipewire-pulse as well.
+    public let withPulse: Bool
     private var pids: [pid_t] = []
     private var bus: String { folder.appendingPathComponent("bus").path }
     private var busPID: pid_t?
 
-    /// Makes the folder; the server starts with `start()`.
-    public init() throws {
+    /// Makes the folder; the server starts with `start()`, with pipewire-pulse when `withPulse`.
+    public init(withPulse: Bool = false) throws {
+        self.withPulse = withPulse
         folder = URL(fileURLWithPath: "/tmp/hapsync-pipewire-\(UUID().uuidString.prefix(8))")
-        for sub in ["", "state", "config"] {
+        // pipewire-pulse stats its folder, then makes it and fails if a client made it between:
+        // made here first, 0700 as both expect (as .ci/with-pipewire does).
+        for sub in ["", "state", "config", "pulse"] {
             try FileManager.default.createDirectory(at: folder.appendingPathComponent(sub), withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         }
@@ -55,17 +63,21 @@ public final class PrivatePipeWireServer {
         }
     }
 
-    /// Runs `pw-cli ARGS` against this server; its exit status.
+    /// Runs the tool `name` with `arguments` against this server; its exit status.
     @discardableResult
-    private func pwCLI(_ arguments: [String]) throws -> Int32 {
-        let pid = try spawn([try Self.executable("pw-cli"), "-r", socket] + arguments)
+    private func runTool(_ name: String, _ arguments: [String]) throws -> Int32 {
+        let pid = try spawn([try Self.executable(name)] + arguments)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         return status
     }
 
-    /// Starts pipewire, then wireplumber, then makes the sink; waits (at most 10 s each) until
-    /// the server answers and the sink exists.
+    /// Runs `pw-cli ARGS` against this server; its exit status.
+    @discardableResult
+    private func pwCLI(_ arguments: [String]) throws -> Int32 { try runTool("pw-cli", ["-r", socket] + arguments) }
+
+    /// Starts pipewire, then wireplumber (and pipewire-pulse), then makes the sink; waits (at most
+    /// 10 s each) until the server answers, the sink exists and pipewire-pulse sees it.
     public func start() throws {
         if busPID == nil {
             busPID = try spawn([try Self.executable("dbus-daemon"), "--session", "--nofork", "--address=unix:path=\(bus)"])
@@ -77,9 +89,15 @@ public final class PrivatePipeWireServer {
         let node = "{ factory.name=support.null-audio-sink node.name=\(sink) media.class=Audio/Sink object.linger=true "
             + "audio.position=[FL FR] audio.rate=48000 }"
         try waitFor("would not make the sink", seconds: 10) { (try? pwCLI(["create-node", "adapter", node])) == 0 }
+        guard withPulse else { return }
+        pids.append(try spawn([try Self.executable("pipewire-pulse")]))
+        try waitFor("pipewire-pulse did not show the sink", seconds: 10) {
+            (try? runTool("pactl", ["--server=unix:\(pulseSocket)", "get-sink-volume", sink])) == 0
+        }
     }
 
-    /// Kills the server and its session manager at once (SIGKILL: a crash) and waits for them.
+    /// Kills the server, its session manager and pipewire-pulse at once (SIGKILL: a crash) and
+    /// waits for them.
     public func kill() {
         for pid in pids.reversed() { Glibc.kill(pid, SIGKILL) }
         for pid in pids {
@@ -87,8 +105,7 @@ public final class PrivatePipeWireServer {
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         }
         pids = []
-        try? FileManager.default.removeItem(atPath: socket)
-        try? FileManager.default.removeItem(atPath: socket + ".lock")
+        for path in [socket, socket + ".lock", pulseSocket] { try? FileManager.default.removeItem(atPath: path) }
     }
 
     deinit {

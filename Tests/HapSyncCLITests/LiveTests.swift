@@ -174,23 +174,58 @@ struct LiveTests {
         }
     }
 
+    /// The sound servers a restart test runs on: a private PulseAudio, or a private PipeWire with
+    /// pipewire-pulse (the live sink and its capture through pipewire-pulse, the sound played on
+    /// natively), as desktops run each.
+    enum RestartServer: String {
+        case pulseAudio = "PulseAudio"
+        case pipeWire = "PipeWire"
+    }
+
     /// What the server-restart tests share: pactl and paplay, a folder holding the click track,
-    /// and a private PulseAudio server, started (a test kills it and starts it again).
+    /// and a private sound server of `RestartServer`'s kind, started (a test kills it and starts
+    /// it again).
     private struct RestartRig {
         let pactl: String, paplay: String
         let folder: TemporaryDirectory
         let track: URL
-        let server: PrivatePulseServer
-        /// The server's address for `PULSE_SERVER` and `--server`.
-        var address: String { "unix:\(server.socket)" }
+        private let pulse: PrivatePulseServer?
+        private let pipeWire: PrivatePipeWireServer?
+        /// The PulseAudio-protocol address for `PULSE_SERVER` and `--server`.
+        let address: String
+        /// What `hapsync` runs with: `PULSE_SERVER`, and `PIPEWIRE_REMOTE` on PipeWire.
+        let environment: [String: String]
+        /// `--audio`'s value: the service's own protocol.
+        let audio: String
 
-        init(_ name: String) throws {
+        init(_ name: String, on kind: RestartServer) throws {
             pactl = try #require(LiveTests.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
             paplay = try #require(LiveTests.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
             folder = try TemporaryDirectory(name)
             track = try LiveTests.clickTrack(in: folder.url)
-            server = try PrivatePulseServer()
-            try server.start()
+            switch kind {
+            case .pulseAudio:
+                let server = try PrivatePulseServer()
+                (pulse, pipeWire, address, audio) = (server, nil, "unix:\(server.socket)", "pulse")
+                environment = ["PULSE_SERVER": address]
+            case .pipeWire:
+                let server = try PrivatePipeWireServer(withPulse: true)
+                (pulse, pipeWire, address, audio) = (nil, server, "unix:\(server.pulseSocket)", "pipewire")
+                environment = ["PULSE_SERVER": address, "PIPEWIRE_REMOTE": server.socket]
+            }
+            try start()
+        }
+
+        /// Starts the server (again).
+        func start() throws {
+            try pulse?.start()
+            try pipeWire?.start()
+        }
+
+        /// Kills the server at once, as a crash would.
+        func kill() {
+            pulse?.kill()
+            pipeWire?.kill()
         }
 
         /// Plays the click track into 'hapsync-live', kills the server and starts it again, and
@@ -202,9 +237,9 @@ struct LiveTests {
             #expect(run.wait(atMost: 10) { LiveTests.transients(trace).count >= LiveTests.clicks },
                     "the first clicks felt: \(LiveTests.transients(trace).count)")
             let before = LiveTests.transients(trace).count
-            server.kill()
+            kill()
             #expect(run.wait(atMost: 10) { LiveTests.said(run, gone) }, "the server's loss noticed")
-            try server.start()
+            try start()
             #expect(run.wait(atMost: 40) { LiveTests.said(run, back) }, "live haptics carried on")
             #expect(liveSinkThere(), "'hapsync-live' made anew on the server come back")
             #expect(try LiveTests.run(paplay, play).status == 0)
@@ -219,31 +254,43 @@ struct LiveTests {
         }
     }
 
-    /// The sound server restarting mid-run (desktops restart PulseAudio and pipewire-pulse on
-    /// their own): the run says the server went away, waits for it, makes 'hapsync-live' anew on
-    /// the server come back and carries on: clicks played into the new sink are felt as the first
+    /// A private PulseAudio server can run only without a session bus: two PulseAudio daemons on
+    /// one bus refuse each other's org.PulseAudio1 (a private PipeWire brings a bus of its own).
+    static let noSessionBus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil
+
+    /// The sound server restarting mid-run (desktops restart PulseAudio and PipeWire on their
+    /// own): the run says the server went away, waits for it, makes 'hapsync-live' anew on the
+    /// server come back and carries on: clicks played into the new sink are felt as the first
     /// ones were. At the end the sink is removed and the summary says the capture was made anew
-    /// once. On a private PulseAudio server, killed and started again (only without a session bus:
-    /// two PulseAudio daemons on one bus refuse each other's org.PulseAudio1).
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
-                   "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
+    /// once. On a private PulseAudio server, killed and started again.
+    @Test(.enabled(if: noSessionBus, "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
     func aServerRestartIsWaitedForAndTheLiveSinkMadeAnew() throws {
-        let rig = try RestartRig("live-restart")
+        try liveAcrossARestart(on: .pulseAudio)
+    }
+
+    /// The same on a private PipeWire (pipewire, wireplumber and pipewire-pulse all killed and
+    /// started again), the sound played on natively.
+    @Test func aPipeWireRestartIsWaitedForAndTheLiveSinkMadeAnew() throws {
+        try liveAcrossARestart(on: .pipeWire)
+    }
+
+    private func liveAcrossARestart(on kind: RestartServer) throws {
+        let rig = try RestartRig("live-restart", on: kind)
         defer { rig.folder.remove() }
-        let (dir, address) = (rig.folder.url, rig.address)
+        let dir = rig.folder.url
         let trace = dir.appendingPathComponent("r.jsonl")
-        let live = try BackgroundRun(["live", "--audio", "pulse", "--sink", "private", "--seconds", "60", "--haptics", "trace:\(trace.path)", "--force"],
-                                     in: dir, environment: ["PULSE_SERVER": address])
+        let live = try BackgroundRun(["live", "--audio", rig.audio, "--sink", "private", "--seconds", "60", "--haptics", "trace:\(trace.path)", "--force"],
+                                     in: dir, environment: rig.environment)
         defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
         #expect(live.wait(atMost: 15) { Self.said(live, "Ctrl-C stops") }, "the run started")
         try rig.playAcrossARestart(live, trace: trace, gone: "the sound server went away", back: "the sound server is back")
         kill(live.process.processIdentifier, SIGINT)
         let end = live.finish(atMost: 30)
-        print("live across a server restart:\n\(end.err)\(end.out)")
+        print("live across a \(kind.rawValue) restart:\n\(end.err)\(end.out)")
         #expect(end.out.contains("made anew 1 time after the sound server came back"), "\(end.out)")
         #expect(!end.err.contains("error:"), "\(end.err)")
         #expect(!rig.liveSinkThere(), "the sink is left after the run")
-        rig.server.kill()
+        rig.kill()
     }
 
     /// `serve`'s live haptics across a sound server restart: the run ends with its server, the
@@ -251,16 +298,24 @@ struct LiveTests {
     /// output are back, 'hapsync-live' is made anew and clicks played into it are felt as before;
     /// the service's end removes it. On a private PulseAudio server (as the test above), live
     /// turned on with liblo's `oscsend`.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
-                   "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
+    @Test(.enabled(if: noSessionBus, "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
     func serveWaitsForARestartedServerAndTurnsLiveHapticsOnAgain() throws {
+        try serveAcrossARestart(on: .pulseAudio)
+    }
+
+    /// The same on a private PipeWire, the service's output native.
+    @Test func serveWaitsForARestartedPipeWireAndTurnsLiveHapticsOnAgain() throws {
+        try serveAcrossARestart(on: .pipeWire)
+    }
+
+    private func serveAcrossARestart(on kind: RestartServer) throws {
         let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps --tests)")
-        let rig = try RestartRig("live-serve-restart")
+        let rig = try RestartRig("live-serve-restart", on: kind)
         defer { rig.folder.remove() }
-        let (dir, address) = (rig.folder.url, rig.address)
+        let dir = rig.folder.url
         let trace = dir.appendingPathComponent("s.jsonl")
-        let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--audio", "pulse", "--sink", "private",
-                                         "--haptics", "trace:\(trace.path)", "--force"], in: dir, environment: ["PULSE_SERVER": address])
+        let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--audio", rig.audio, "--sink", "private",
+                                         "--haptics", "trace:\(trace.path)", "--force"], in: dir, environment: rig.environment)
         defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
         let osc = try #require(service.servicePort(), "serve did not start")
         #expect(try Self.run(oscsend, ["127.0.0.1", "\(osc)", "/hapsync/live", "i", "1"]).status == 0)
@@ -268,11 +323,11 @@ struct LiveTests {
         try rig.playAcrossARestart(service, trace: trace, gone: "live haptics wait for it to come back", back: "live: the sound server is back")
         kill(service.process.processIdentifier, SIGTERM)
         let end = service.finish(atMost: 30)
-        print("serve live across a server restart:\n\(end.err)\(end.out)")
+        print("serve live across a \(kind.rawValue) restart:\n\(end.err)\(end.out)")
         #expect(end.status == 0, "\(end.err)")
         #expect(!end.err.contains("error:"), "\(end.err)")
         #expect(!rig.liveSinkThere(), "the sink is left after the service")
-        rig.server.kill()
+        rig.kill()
     }
 
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
