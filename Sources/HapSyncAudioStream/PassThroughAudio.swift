@@ -70,9 +70,17 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// Whether the output follows the capture's clock (see the type's summary); false: one frame
     /// for one frame always.
     package let followsDrift: Bool
-    private let averagingFrames: Double, settlingFrames: Int64, deadbandFrames: Double
-    /// Rate change per frame of distance beyond the dead band: 100 ppm per 0.1 ms.
-    private let gain: Double
+    /// The stream's rate, Hz, which sets the time constants below at each fix (`activate` may
+    /// change it while dormant).
+    private let streamRate: Atomic<Int>
+    // The audio thread's own, from `streamRate` at the fix: the averaging span, the first second,
+    // the dead band (0.25 ms), and the rate change per frame of distance beyond the band (100 ppm
+    // per 0.1 ms).
+    private var averagingFrames = 0.0, settlingFrames: Int64 = 0, deadbandFrames = 0.0
+    private var gain = 0.0
+    /// The dead band of the distance, frames, as the last fix set it from the stream's rate.
+    /// The audio thread's own: read on the thread that mixes (a test, after a block).
+    package var deadband: Double { deadbandFrames }
     /// The largest rate change, parts of one.
     package static let maxRateError = 0.002
     /// The lean back to whole frames inside the dead band, parts of one.
@@ -98,10 +106,7 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// `sampleRate` (which sets its time constants). `active` false: dormant until `activate`.
     package init(capacityFrames: Int = 1 << 16, hold: Int, active: Bool = true, sampleRate: Double = 48_000, followsDrift: Bool = true) {
         self.followsDrift = followsDrift
-        averagingFrames = 0.5 * sampleRate
-        settlingFrames = Int64(sampleRate)
-        deadbandFrames = 0.00025 * sampleRate
-        gain = 100e-6 / (0.0001 * sampleRate)
+        streamRate = Atomic(Self.rateHz(sampleRate))
         var c = 1024
         while c < capacityFrames, c < 1 << 24 { c <<= 1 }
         capacity = c
@@ -144,10 +149,18 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// Whether it plays and keeps its stream awake (not dormant). Any thread.
     package var isActive: Bool { active.load(ordering: .acquiring) }
 
-    /// Turns it on, `hold` frames behind the capture to come (clamped to half the capacity): the
-    /// distance is fixed by the first block after that capture's first write, which continues
-    /// at `capturedFrames`. Control side, while no capture writes.
-    package func activate(hold: Int) {
+    /// `sampleRate` as whole hertz within 8-192 kHz (the rate only sets time constants: one
+    /// outside is held there, never a trap).
+    private static func rateHz(_ sampleRate: Double) -> Int {
+        sampleRate.isFinite ? Int(min(max(sampleRate, 8_000), 192_000).rounded()) : 48_000
+    }
+
+    /// Turns it on, `hold` frames behind the capture to come (clamped to half the capacity), for
+    /// a stream at `sampleRate` Hz when given (a service's dormant pass-through learns its
+    /// stream's rate here): the distance is fixed by the first block after that capture's first
+    /// write, which continues at `capturedFrames`. Control side, while no capture writes.
+    package func activate(hold: Int, sampleRate: Double? = nil) {
+        if let sampleRate { streamRate.store(Self.rateHz(sampleRate), ordering: .relaxed) }
         holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)
         activatedAt.store(written.load(ordering: .acquiring), ordering: .relaxed)
         unfix()
@@ -222,6 +235,9 @@ package final class PassThroughAudio: @unchecked Sendable {
             ratePPM.store(0, ordering: .relaxed)
             targetAhead = nil
             (settlingSum, settlingBlocks) = (0, 0)
+            let hz = Double(streamRate.load(ordering: .relaxed))
+            (averagingFrames, settlingFrames, deadbandFrames) = (0.5 * hz, Int64(hz), 0.00025 * hz)
+            gain = 100e-6 / (0.0001 * hz)
         }
         // Output frames skipped or played again (the stream realigned its silence): the capture
         // read moves with them.

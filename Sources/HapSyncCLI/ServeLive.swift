@@ -243,7 +243,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
             // The stream awake first (a paused one is resumed and realigned), then the pass-through.
             audio.willPlay()
-            passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate))
+            passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate)
             let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: made.name, channels: made.channels,
                                 rate: rate, server: server, style: style, profile: profile, sensitivity: detector.sensitivity,
                                 minimumGap: detector.minimumGap)

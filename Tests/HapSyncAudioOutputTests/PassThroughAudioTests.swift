@@ -305,6 +305,29 @@ struct PassThroughAudioTests {
         #expect(Self.meanBehind(blocks, 60, 120) - Self.meanBehind(blocks, 0, 1) > 1_000, "a slow device fell behind for good")
     }
 
+    /// A service's pass-through is made dormant before its stream's rate is known: turned on for
+    /// a 96 kHz stream, its time constants are 96 kHz's (the dead band 0.25 ms = 24 frames), not
+    /// those of the 48 kHz it was made with; turned on again for 48 kHz, 48 kHz's.
+    @Test func turnedOnItTakesItsStreamsRate() {
+        let p = PassThroughAudio(hold: 0, active: false)
+        var chunk = [Float](repeating: 0.5, count: 2 * 480)
+        var out = [Float](repeating: 0, count: 2 * 256)
+        var captured: Int64 = 0, output: Int64 = 0
+        func oneBlock() {
+            chunk.withUnsafeMutableBufferPointer { p.write(UnsafeBufferPointer($0), channels: 2, firstFrame: captured) }
+            captured += 480
+            out.withUnsafeMutableBufferPointer { p.mix(into: $0.baseAddress!, frames: 256, firstFrame: output) }
+            output += 256
+        }
+        p.activate(hold: 1_920, sampleRate: 96_000)
+        oneBlock()
+        #expect(p.deadband == 24)
+        p.deactivate()
+        p.activate(hold: 960, sampleRate: 48_000)
+        oneBlock()
+        #expect(p.deadband == 12)
+    }
+
     @Test func catmullRomPassesThroughItsPointsAndLines() {
         #expect(PassThroughAudio.catmullRom(1, 2, 3, 4, 0) == 2)
         #expect(abs(PassThroughAudio.catmullRom(1, 2, 3, 4, 0.25) - 2.25) < 1e-6)
