@@ -21,6 +21,8 @@ enum LiveCommand {
                                          help: "transients (default): a tap at each hit; percussive, balanced: taps over a continuous layer that follows the sound's felt loudness (quiet, half); ambient: the layer alone")
     static let seconds = Option<Double?>("seconds", "S", .decimal("seconds", .above(0, upTo: 86_400)),
                                          help: "stop after S seconds (default: run until Ctrl-C)")
+    static let onsets = Option<String?>("onsets", "FILE", .text,
+                                        help: "write each onset found to FILE as a JSON line: its frame and time in the capture, loudness, what became of it and when its transient was placed (docs/live.md; --force replaces FILE)")
     /// The name of the virtual sink applications play into.
     static let sinkName = "hapsync-live"
     /// What desktops show for it.
@@ -42,7 +44,7 @@ enum LiveCommand {
             With --no-delay there is no virtual sink: the real sink's monitor is followed as it
             plays and the summary says how far the haptics lagged.
             """,
-        groups: [OptionGroup([delay, noDelay, profile, style, GenerateCommand.sensitivity, seconds]),
+        groups: [OptionGroup([delay, noDelay, profile, style, GenerateCommand.sensitivity, seconds, onsets]),
                  OptionGroup("OUTPUT OPTIONS (as for 'hapsync play')", [PlaybackOptions.haptics, PlaybackOptions.audio, PlaybackOptions.sink,
                                                                        PlaybackOptions.latency, PlaybackOptions.hapticLatency,
                                                                        PlaybackOptions.rumbleInterval, PlaybackOptions.rumbleBurst, PlaybackOptions.force])],
@@ -70,7 +72,7 @@ enum LiveCommand {
             throw .usage("--delay-ms \(number(delayMs)) is shorter than the analysis' look-ahead (\(String(format: "%.1f", lookAheadMs)) ms): onsets would be found after their sound played on")
         }
         try LiveRun(options: options, profile: profile, style: parsed[style], detector: detector, delayMs: parsed[noDelay] ? nil : delayMs,
-                    seconds: parsed[seconds], console: context.console).go()
+                    seconds: parsed[seconds], onsetsPath: parsed[onsets], console: context.console).go()
     }
 }
 
@@ -86,10 +88,19 @@ struct LiveRun {
     /// The pass-through's distance, ms; nil: `--no-delay`.
     let delayMs: Double?
     let seconds: Double?
+    /// `--onsets`: where each onset is written (`LiveOnsetLog`); nil: nowhere.
+    let onsetsPath: String?
     let console: HapSyncCLI.Console
 
     func go() throws(CLIError) {
         try PlayCommand.checkTrace(options)
+        if let onsetsPath {
+            if let tracePath = options.tracePath, OutputFile.sameFile(onsetsPath, tracePath)
+                || URL(fileURLWithPath: onsetsPath).standardizedFileURL == URL(fileURLWithPath: tracePath).standardizedFileURL {
+                throw .usage("--onsets \(onsetsPath) is the trace's file too; name another")
+            }
+            try PlayCommand.checkOutput(onsetsPath, replacing: options.replacesTrace, what: "--onsets path")
+        }
         let signals = SignalWatch()
         defer { signals.cancel() }
         let server = options.environment["PULSE_SERVER"]
@@ -223,11 +234,19 @@ struct LiveRun {
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
                             channels: liveSink?.channels ?? real.channels, rate: rate, server: server, style: style, profile: profile,
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
+        let log: LiveOnsetLog?
+        do throws(OutputFile.Failure) {
+            log = try onsetsPath.map { path throws(OutputFile.Failure) in try LiveOnsetLog(path: path, replacing: options.replacesTrace, rate: rate) }
+        } catch {
+            throw .failure("--onsets: \(error.description)")
+        }
+        feed.session.onsetLog = log
         // The engine restarts on a server that comes back (`recover` waits for the output).
         let output = LiveOutputWatch(engine: engine, failed: { feed.fail($0) }, reset: { feed.session.restartLayer() })
         do {
             try feed.start()
         } catch {
+            log?.removeCreated()
             throw .failure("\(error)")
         }
         let deadline = seconds.map { feed.started + UInt64($0 * 1e9) }
@@ -261,7 +280,9 @@ struct LiveRun {
             usleep(20_000)
         }
         feed.stop()
-        return (feed.summary, feed.failure.map { .failure($0) })
+        guard let log else { return (feed.summary, feed.failure.map { .failure($0) }) }
+        let logFailure = log.close()
+        return (feed.summary + log.summaryLine + "\n", feed.failure.map { .failure($0) } ?? logFailure.map { .failure("--onsets: \($0)") })
     }
 
     /// After the sound server went away: waits for it to answer again (until `stop` says so),

@@ -112,6 +112,13 @@ final class LiveSession: @unchecked Sendable {
     /// yet): with `--no-delay`, a frame that reached the real sink's monitor is heard that much later.
     var sinkAhead: () -> UInt64? = { nil }
 
+    /// Where each onset and what became of it is written (`hapsync live --onsets`); nil: nowhere.
+    /// Set before the session's thread starts; written on it.
+    var onsetLog: LiveOnsetLog?
+    /// The capture's first frame with sound (a sample beyond ±0.0001), for the onset log; −1
+    /// until one came.
+    private let firstSound = Atomic<Int64>(-1)
+
     private let onsets = SPSCRing<LiveOnset>(capacity: 256)
     /// Each hop's felt level, for the continuous layer (filled only with one).
     private let levels = SPSCRing<StreamingLevel>(capacity: 1_024)
@@ -166,6 +173,10 @@ final class LiveSession: @unchecked Sendable {
     /// frame the stream may play is never one whose onset is still to be found.
     func captured(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
         let now = MonotonicClock.nanoseconds()
+        // Before the chunk's onsets are handed on: the first one logged knows it.
+        if firstSound.load(ordering: .relaxed) < 0, let i = samples.firstIndex(where: { abs($0) > 1e-4 }) {
+            firstSound.store(firstFrame &+ Int64(i / max(channels, 1)), ordering: .relaxed)
+        }
         var found = false
         let followsLevels = followsLevels.load(ordering: .relaxed)
         detector.process(samples, channels: channels, firstFrame: firstFrame, report: { onset in
@@ -308,14 +319,24 @@ final class LiveSession: @unchecked Sendable {
     }
 
     private func play(_ onset: LiveOnset) {
+        var outcome = LiveOnsetLog.Outcome.notPlayed, placed: UInt64?
+        defer {
+            if let onsetLog {
+                let first = firstSound.load(ordering: .relaxed)
+                onsetLog.record(frame: onset.frame, firstSound: first < 0 ? nil : first, loudness: onset.loudness, centroid: onset.centroid,
+                                outcome: outcome, transientAt: placed)
+            }
+        }
         guard style.hasTransients else { return }
         let now = MonotonicClock.nanoseconds()
         guard let level = profile.level(loudness: onset.loudness) else {
             tally.withLock { $0.belowFloor += 1 }
+            outcome = .belowFloor
             return
         }
         guard let at = moment(ofFrame: onset.frame, now: now) else {
             tally.withLock { $0.unplaced += 1 }
+            outcome = .unplaced
             return
         }
         var lag: Double?
@@ -331,15 +352,17 @@ final class LiveSession: @unchecked Sendable {
         ]))])
         do {
             let player = try engine.makePlayer(with: pattern)
-            _ = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
+            let started = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
             sounding.append((player, max(at, now) + 200_000_000))
             tally.withLock {
                 $0.transients += 1
                 if passThrough != nil, at < now { $0.late += 1 }
                 if let lag { $0.lags.append(lag) }
             }
+            (outcome, placed) = !started ? (.merged, nil) : (passThrough != nil && at < now ? .late : .transient, max(at, now))
         } catch {
             lost.add(1, ordering: .relaxed)
+            outcome = .lost
         }
     }
 }

@@ -120,10 +120,17 @@ enum PlayCommand {
     /// `--force`, or is something never written to), before anything starts.
     static func checkTrace(_ options: PlaybackOptions) throws(CLIError) {
         guard let tracePath = options.tracePath else { return }
+        try checkOutput(tracePath, replacing: options.replacesTrace, what: "trace path")
+    }
+
+    /// `OutputFile`'s rules for a file a run will write (`what`: "trace path"), checked before
+    /// anything starts: an existing file without `replacing` (`--force`) and what is never
+    /// written are named, with what to do.
+    static func checkOutput(_ path: String, replacing: Bool, what: String) throws(CLIError) {
         do {
-            try OutputFile.check(tracePath, replacing: options.replacesTrace)
+            try OutputFile.check(path, replacing: replacing)
         } catch .exists {
-            throw .failure("\(OutputFile.Failure.exists(path: tracePath))", hint: "pass --force to replace it, or choose another trace path")
+            throw .failure("\(OutputFile.Failure.exists(path: path))", hint: "pass --force to replace it, or choose another \(what)")
         } catch {
             throw .failure(error.description)
         }

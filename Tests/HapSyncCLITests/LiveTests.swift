@@ -90,8 +90,9 @@ struct LiveTests {
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
-            let trace = dir.appendingPathComponent("t.jsonl")
-            let live = try BackgroundRun(["live", "--sink", reader.sinkName, "--seconds", "5", "--haptics", "trace:\(trace.path)", "--force"], in: dir)
+            let trace = dir.appendingPathComponent("t.jsonl"), log = dir.appendingPathComponent("onsets.jsonl")
+            let live = try BackgroundRun(["live", "--sink", reader.sinkName, "--seconds", "5", "--haptics", "trace:\(trace.path)",
+                                          "--onsets", log.path, "--force"], in: dir)
             defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
             // Its capture runs once it says so.
             #expect(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") }, "no hapsync-live sink appeared: \(Self.sinks(pactl))")
@@ -115,6 +116,26 @@ struct LiveTests {
             // Played at their times, not merely scheduled there: applied by the output within 5 ms.
             let lateness = Self.releases(trace).map { Double($0.applied - $0.scheduled) / 1e6 }
             #expect(lateness.allSatisfy { $0 < 5 }, "applied − scheduled (ms): \(lateness)")
+            // The onset log: one line per click, each a transient placed when the trace says, at
+            // its click's place in the file (counted from the capture's first sound) within 2 ms.
+            #expect(end.out.contains("onsets: \(Self.clicks) written to \(log.path)"), "\(end.out)")
+            let lines = try Self.onsetLog(log)
+            #expect(lines.count == Self.clicks && lines.allSatisfy { $0.outcome == "transient" }, "\(lines)")
+            #expect(lines.compactMap(\.transientAt).sorted() == taps.map { UInt64($0) }.sorted(), "the log's transient_ns against the trace's scheduled_ns")
+            for (k, line) in lines.enumerated() {
+                let atMs = Double(line.frame - (line.firstSound ?? .max)) / 48
+                #expect(abs(atMs - Self.spacing * 1000 * Double(k)) <= 2, "onset \(k) at \(atMs) ms from the first sound")
+            }
+        }
+    }
+
+    /// An `--onsets` log's lines: the onset's frame, the capture's first sound, what became of
+    /// it and when its transient was placed.
+    static func onsetLog(_ url: URL) throws -> [(frame: Int64, firstSound: Int64?, outcome: String, transientAt: UInt64?)] {
+        try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { line in
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "a JSON object: \(line)")
+            return (try #require((o["frame"] as? NSNumber)?.int64Value), (o["first_sound_frame"] as? NSNumber)?.int64Value,
+                    try #require(o["outcome"] as? String), (o["transient_ns"] as? NSNumber)?.uint64Value)
         }
     }
 
@@ -268,9 +289,13 @@ struct LiveTests {
         try liveAcrossARestart(on: .pulseAudio)
     }
 
+    /// Whether PipeWire, its session manager and its PulseAudio server are installed.
+    static let hasPipeWire = ["pipewire", "wireplumber", "pipewire-pulse"].allSatisfy { FileManager.default.isExecutableFile(atPath: "/usr/bin/\($0)") }
+
     /// The same on a private PipeWire (pipewire, wireplumber and pipewire-pulse all killed and
     /// started again), the sound played on natively.
-    @Test func aPipeWireRestartIsWaitedForAndTheLiveSinkMadeAnew() throws {
+    @Test(.enabled(if: hasPipeWire, "PipeWire is not installed (bash .ci/install-deps --tests)"))
+    func aPipeWireRestartIsWaitedForAndTheLiveSinkMadeAnew() throws {
         try liveAcrossARestart(on: .pipeWire)
     }
 
@@ -304,7 +329,8 @@ struct LiveTests {
     }
 
     /// The same on a private PipeWire, the service's output native.
-    @Test func serveWaitsForARestartedPipeWireAndTurnsLiveHapticsOnAgain() throws {
+    @Test(.enabled(if: hasPipeWire, "PipeWire is not installed (bash .ci/install-deps --tests)"))
+    func serveWaitsForARestartedPipeWireAndTurnsLiveHapticsOnAgain() throws {
         try serveAcrossARestart(on: .pipeWire)
     }
 
@@ -558,5 +584,14 @@ struct LiveTests {
         #expect(both.status == 64 && both.err.contains("one or the other"), "\(both.err)")
         let profile = hapsync("live", "--profile", "loud")
         #expect(profile.status == 64 && profile.err.contains("profile loud: not a built-in"), "\(profile.err)")
+        // An onset log over a file that is there: refused without --force, before anything is made.
+        let existing = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-live-onsets-\(getpid()).jsonl")
+        FileManager.default.createFile(atPath: existing.path, contents: Data("mine\n".utf8))
+        defer { try? FileManager.default.removeItem(at: existing) }
+        let taken = hapsync("live", "--onsets", existing.path)
+        #expect(taken.status != 0 && taken.err.contains("\(existing.path) already exists") && taken.err.contains("another --onsets path"), "\(taken.err)")
+        let twice = hapsync("live", "--onsets", existing.path, "--haptics", "trace:\(existing.path)", "--force")
+        #expect(twice.status == 64 && twice.err.contains("is the trace's file too"), "\(twice.err)")
+        #expect((try? String(contentsOf: existing, encoding: .utf8)) == "mine\n", "the file was touched")
     }
 }
