@@ -18,6 +18,11 @@ import HapSyncTestSupport
 ///   `generate`'s offline detector on the same file against the labels (the baseline);
 /// - each transient matched to a label: transient − when that label is heard at the real sink
 ///   (µs), beside the offline detector's onset − label time;
+/// - each transient against its own onset (`--onsets`' log: the capture frame the detector
+///   placed it at, from the capture's first sound) heard at the real sink, the recording frame
+///   counted from its own first sound: the sync of the live path alone, the detector's
+///   placement left out (onsets after the pipe's first discontinuity are left out: the count
+///   no longer holds there; a distance set anew without one is said, not found);
 /// - `aubioonset` (its defaults, our 30 ms gap: `AubioOnset.standard`) on the same file, scored
 ///   and timed against the labels as the offline detector is: a second baseline, left out when
 ///   aubio-tools is not installed;
@@ -42,7 +47,7 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
     // The output `hapsync live` played the sound on through (its `--audio auto` choice), as its runs say.
     var output = ""
     var rows: [Row] = [], distributions: [Distribution] = []
-    var allSync: [Double] = [], allOffline: [Double] = [], allAubio: [Double] = [], cpu: [Double] = [], lags: [Double] = []
+    var allSync: [Double] = [], allOwn: [Double] = [], allOffline: [Double] = [], allAubio: [Double] = [], cpu: [Double] = [], lags: [Double] = []
     let aubio = AubioOnset.locate() == nil ? nil : AubioOnset.standard
     if aubio == nil { print("live: aubioonset is not installed (Debian: apt-get install aubio-tools); its rows are left out") }
     for file in files {
@@ -53,9 +58,9 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         let reader = PipeSinkReader(seconds: file.seconds + 15)
         try reader.start()
         defer { reader.stop() }
-        let trace = dir.appendingPathComponent("live.jsonl")
+        let trace = dir.appendingPathComponent("live.jsonl"), onsetLog = dir.appendingPathComponent("onsets.jsonl")
         let (text, cpuShare, audio) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(file.seconds + 3),
-                                                               "--haptics", "trace:\(trace.path)", "--force"]) {
+                                                               "--haptics", "trace:\(trace.path)", "--onsets", onsetLog.path, "--force"]) {
             _ = try LiveTools.run(paplay, ["--device=hapsync-live", file.url.path])
         }
         cpu.append(cpuShare)
@@ -71,7 +76,12 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         }
         // The matching wants both ascending; the pipe's clock, fitted through starved reads, can
         // place two close hits out of order by a fraction of a millisecond.
-        let heard = labels.compactMap { reader.heardTime(ofFrame: Int64(r0 + Int(($0 * rate).rounded()) - f0)) }.map { Double($0) / 1e9 }.sorted()
+        // Where each label plays in the recording (`LiveTools.placed`): by count from the first
+        // sounds, followed through what moved it since (a gap in what paplay delivered, the
+        // pass-through's rate following, a distance set anew after an underrun).
+        let labelFrames = labels.map { Int(($0 * rate).rounded()) }
+        let places = LiveTools.placed(labelFrames, file: samples, recording: recording, shift: r0 - f0)
+        let heard = labelFrames.compactMap { places[$0].flatMap { reader.heardTime(ofFrame: $0) } }.map { Double($0) / 1e9 }.sorted()
         let taps = LiveTools.transients(trace).map { Double($0) / 1e9 }.sorted()
         guard heard.count == labels.count, let first = heard.first else {
             print("live (\(name)): the pipe's clock did not place every label")
@@ -98,14 +108,57 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
             }
         }
         allSync += LiveTools.offsets(taps, from: heard)
+        // Each transient against its own onset heard: the log's capture frame, from the capture's
+        // first sound, is the recording's frame from its own (whatever gaps paplay's stream had,
+        // both hold them), give or take the pass-through's rate following (within its 0.25 ms
+        // band). Frames the pipe lost (a discontinuity: an underrun at the real sink) or the
+        // pass-through skipped (its distance set anew) end the count: onsets after the first
+        // are left out, and counted.
+        let log = LiveTools.onsetLog(onsetLog)
+        let countsUntil = reader.discontinuities.map(\.frame).min() ?? .max
+        if text.contains("set anew"), countsUntil == .max {
+            print("live (\(name)): the run set its sound's distance anew with no discontinuity at the pipe: its own-onset times after that are off by what it skipped")
+        }
+        var leftOut = 0
+        let own = log.compactMap { line -> Double? in
+            guard let placed = line.transientAt, let c0 = line.firstSound, line.frame >= c0 else { return nil }
+            let frame = Int64(r0) + line.frame - c0
+            guard frame < countsUntil else {
+                leftOut += 1
+                return nil
+            }
+            return reader.heardTime(ofFrame: frame).map { (Double(placed) - Double($0)) / 1e3 }
+        }
+        allOwn += own
+        // HAPSYNC_BENCH_DEBUG: each transient more than 1 ms from its own onset heard.
+        if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+            for line in log {
+                guard let placed = line.transientAt, let c0 = line.firstSound, let at = reader.heardTime(ofFrame: Int64(r0) + line.frame - c0),
+                      abs(Double(placed) - Double(at)) > 1e6 else { continue }
+                print("live debug (\(name)): onset at \(String(format: "%.3f", Double(line.frame - c0) / rate)) s from the first sound: "
+                      + "transient − heard \(String(format: "%+.2f", (Double(placed) - Double(at)) / 1e6)) ms")
+            }
+        }
         allOffline += LiveTools.offsets(offline, from: labels)
+        let ownMedianMs = String(format: "%.2f", own.isEmpty ? 0 : own.sorted()[own.count / 2] / 1e3)
         let nearest = taps.compactMap { t in heard.min(by: { abs($0 - t) < abs($1 - t) }).map { (t - $0) * 1000 } }.sorted()
         print("live (\(name), \(server)\(output)\(label)): \(taps.count) transients for \(labels.count) labels; P/R/F \(liveScore.summary) (offline \(offlineScore.summary)\(aubioSummary)); "
               + "each transient − the nearest hit heard, median \(String(format: "%.2f", nearest.isEmpty ? 0 : nearest[nearest.count / 2])) ms; "
+              + "− its own onset heard (\(own.count) transients\(leftOut > 0 ? ", \(leftOut) after the pipe's first discontinuity left out" : "")), median \(ownMedianMs) ms; "
               + "the pipe: \(reader.discontinuities.count) discontinuities, \(reader.starved) starved reads; "
               + "\(text.split(separator: "\n").filter { $0.hasPrefix("lag") || $0.hasPrefix("sound played") || $0.hasPrefix("capture") }.joined(separator: "; "))")
     }
     distributions.append(Distribution(benchmark: "live", subject: "transient − its hit heard at the real sink (pipe), \(server)\(output)\(label)", values: allSync))
+    distributions.append(Distribution(benchmark: "live", subject: "transient − its own onset heard at the real sink (pipe; the onset log's frame), \(server)\(output)\(label)",
+                                      values: allOwn))
+    if !allOwn.isEmpty {
+        // Both ways: the table's columns are one-sided.
+        let sorted = allOwn.sorted(), magnitudes = allOwn.map(abs).sorted()
+        let at = { (values: [Double], p: Double) in values[min(values.count - 1, Int(p / 100 * Double(values.count)))] / 1e3 }
+        print("live (\(server)\(output)\(label)): transient − its own onset heard, \(allOwn.count) transients: p1 \(String(format: "%+.2f", at(sorted, 1))) ms, "
+              + "p50 \(String(format: "%+.2f", at(sorted, 50))) ms, p99 \(String(format: "%+.2f", at(sorted, 99))) ms; |x| p99 \(String(format: "%.2f", at(magnitudes, 99))) ms, "
+              + "max \(String(format: "%.2f", magnitudes[magnitudes.count - 1] / 1e3)) ms; beyond ±1 ms: \(magnitudes.filter { $0 > 1_000 }.count)")
+    }
     distributions.append(Distribution(benchmark: "live", subject: "baseline: generate's onset − the hit's label (offline)", values: allOffline))
     if let aubio, !allAubio.isEmpty {
         distributions.append(Distribution(benchmark: "live", subject: "baseline: \(aubio.name)'s onset − the hit's label", values: allAubio))
@@ -136,7 +189,7 @@ enum LiveTools {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Runs `hapsync live` with `arguments`, waits (at most 10 s) for its sink, calls `play`
+    /// Runs `hapsync live` with `arguments`, waits (at most 20 s) until its capture runs, calls `play`
     /// (paplay into it), and waits for the run to end: its summary (standard output), its CPU
     /// time over the run from `play` on, % of a core (utime + stime from /proc), and the audio
     /// output it played the sound on through, as its start line names it ("pipewire 0.3.65":
@@ -157,8 +210,10 @@ enum LiveTools {
         let summary = Locked(Data())
         let collect = Thread { summary.withLock { $0 = out.fileHandleForReading.readDataToEndOfFile() } }
         collect.start()
+        // Its capture runs once its start line says so (the sink comes first, the engine and the
+        // capture after it: under load, seconds later).
         var waited = 0
-        while !hasSink("hapsync-live"), waited < 200 {
+        while !((try? String(contentsOf: errors, encoding: .utf8)) ?? "").contains("Ctrl-C stops"), live.isRunning, waited < 400 {
             usleep(50_000)
             waited += 1
         }
@@ -179,11 +234,6 @@ enum LiveTools {
         return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu, audio)
     }
 
-    static func hasSink(_ name: String) -> Bool {
-        ((try? run("/usr/bin/pactl", ["list", "short", "sinks"])) ?? "").split(separator: "\n")
-            .contains { $0.split(separator: "\t").dropFirst().first.map(String.init) == name }
-    }
-
     /// utime + stime of a process, clock ticks.
     static func cpuTicks(pid: Int32) -> Double? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -197,6 +247,52 @@ enum LiveTools {
     /// tolerance): how early or late a detector places what it finds.
     static func offsets(_ detections: [Double], from hits: [Double]) -> [Double] {
         detections.compactMap { d in hits.min(by: { abs($0 - d) < abs($1 - d) }).flatMap { abs(d - $0) <= 0.025 ? (d - $0) * 1e6 : nil } }
+    }
+
+    /// Where each of `frames` (frames of `file`) plays in `recording`. Walked in order from
+    /// `shift` (recording frame − file frame, from their first sounds): each is found within
+    /// ±30 ms of the shift so far, where the file's 20 ms from 5 ms before it match the recording
+    /// best (largest normalized correlation), and the shift follows what was found (the
+    /// pass-through's rate following moves it by a fraction of a millisecond, a distance set
+    /// anew after an underrun or a gap in what the player delivered by milliseconds). Where the
+    /// file is silent, or nothing matches (a cosine under 0.9: not the same sound), the shift so
+    /// far places it.
+    static func placed(_ frames: [Int], file: [Float], recording: [Float], shift start: Int) -> [Int: Int64] {
+        let before = 240, length = 960, reach = 1_440
+        var shift = start
+        var places: [Int: Int64] = [:]
+        for frame in Set(frames).sorted() {
+            let from = max(0, frame - before), to = min(file.count, from + length)
+            let energy = to > from ? (from..<to).reduce(0.0) { $0 + Double(file[$1] * file[$1]) } : 0
+            var best = (lag: 0, score: -Double.infinity)
+            if energy > 1e-9 {
+                for lag in -reach...reach {
+                    let first = from + shift + lag
+                    guard first >= 0, first + (to - from) <= recording.count else { continue }
+                    var dot = 0.0, power = 0.0
+                    for i in 0..<(to - from) {
+                        let r = Double(recording[first + i])
+                        dot += Double(file[from + i]) * r
+                        power += r * r
+                    }
+                    let score = power > 0 ? dot / (power * energy).squareRoot() : -Double.infinity
+                    if score > best.score { best = (lag, score) }
+                }
+            }
+            if best.score >= 0.9 { shift += best.lag }
+            places[frame] = Int64(frame + shift)
+        }
+        return places
+    }
+
+    /// An `hapsync live --onsets` log's lines: the onset's capture frame, the capture's first
+    /// sound, and when its transient was placed (nil: none was).
+    static func onsetLog(_ url: URL) -> [(frame: Int64, firstSound: Int64?, transientAt: UInt64?)] {
+        ((try? String(contentsOf: url, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let frame = (o["frame"] as? NSNumber)?.int64Value else { return nil }
+            return (frame, (o["first_sound_frame"] as? NSNumber)?.int64Value, (o["transient_ns"] as? NSNumber)?.uint64Value)
+        }
     }
 
     /// The scheduled times of a trace's transients, CLOCK_MONOTONIC ns.

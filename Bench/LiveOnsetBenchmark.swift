@@ -133,6 +133,20 @@ func liveOnsetBenchmark(short: Bool, rounds: Int, assets: URL, variant: Int) thr
         }
         notes.append("\(subjects[k]): median \(offsets.isEmpty ? "-" : String(format: "%+.1f", median(offsets) * 1000)) ms")
     }
+    // HAPSYNC_BENCH_DEBUG: each matched hit placed more than 2 ms from its label, by either
+    // detector, with its sound and level.
+    if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+        for (i, file) in set.files.enumerated() {
+            let labels = set.tracks[file.track].labels
+            var byLabel = [[Double?]](repeating: [nil, nil], count: labels.count)
+            for k in 0..<2 { for p in pairs[k][i] { byLabel[p.label][k] = detections[k][i][p.detection] - labels[p.label].time } }
+            for (l, offsets) in byLabel.enumerated() where offsets.contains(where: { ($0.map(abs) ?? 0) > 0.002 }) {
+                let said = offsets.map { $0.map { String(format: "%+.1f", $0 * 1000) } ?? "-" }
+                print("live-onsets debug: \(file.url.lastPathComponent) \(String(format: "%.3f", labels[l].time)) s \(labels[l].sound) "
+                      + "\(String(format: "%.0f", labels[l].level)) dB: streaming \(said[0]) ms, offline \(said[1]) ms")
+            }
+        }
+    }
     print("")
     print("live-onsets: detection − label over matched pairs: " + notes.joined(separator: "; "))
     let sortedDelays = delays.sorted()
