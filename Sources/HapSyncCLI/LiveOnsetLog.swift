@@ -10,18 +10,20 @@ import HapSyncRuntime
 ///
 /// `{"centroid_hz":H,"first_sound_frame":C,"frame":F,"loudness":L,"outcome":O,"time":S,"transient_ns":T}`
 ///
-/// - `frame`: the capture frame its sound starts at (frame 0 is the capture's first; a capture
-///   made anew after a server restart numbers on); `time`: the same in seconds;
+/// - `frame`: the capture frame the detector places its start at, on its 1 ms grid (frame 0 is
+///   the capture's first; a capture made anew after a server restart numbers on); `time`: the
+///   same in seconds;
 /// - `first_sound_frame`: the capture's first frame with sound (a sample beyond ±0.0001): where a
 ///   file played into the sink begins, so frame − first_sound_frame is the onset's frame in it;
 /// - `loudness` (0...1) and `centroid_hz`: the detector's;
 /// - `outcome`: `transient` (played at its moment), `late` (found after its moment, played at
-///   once), `merged` (the engine's rate limit merged it into the transient before), `below
+///   once: most of them with `--no-delay`), `merged` (the engine's rate limit merged it into the transient before), `below
 ///   floor` (under the profile's floor: nothing played), `unplaced` (before the sound played on
 ///   had its distance), `lost` (the engine refused its player), `not played` (a style without
 ///   transients);
 /// - `transient_ns`: when the session asked for its transient, CLOCK_MONOTONIC ns (the trace's
-///   `scheduled_ns`, or for a late one the moment it was found); null when none was asked for.
+///   `scheduled_ns` for a `transient`, for a `late` one the moment it was found); null when none
+///   was asked for.
 ///
 /// The session's thread hands each line to a writer queue of its own and never waits for the
 /// file (a FIFO read slowly would otherwise hold the transients up); more than `backlog` lines

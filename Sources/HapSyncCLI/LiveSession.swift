@@ -359,7 +359,7 @@ final class LiveSession: @unchecked Sendable {
                 if passThrough != nil, at < now { $0.late += 1 }
                 if let lag { $0.lags.append(lag) }
             }
-            (outcome, placed) = !started ? (.merged, nil) : (passThrough != nil && at < now ? .late : .transient, max(at, now))
+            (outcome, placed) = !started ? (.merged, nil) : (at <= now ? .late : .transient, max(at, now))
         } catch {
             lost.add(1, ordering: .relaxed)
             outcome = .lost
