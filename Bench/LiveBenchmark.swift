@@ -119,24 +119,21 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         if text.contains("set anew"), countsUntil == .max {
             print("live (\(name)): the run set its sound's distance anew with no discontinuity at the pipe: its own-onset times after that are off by what it skipped")
         }
-        var leftOut = 0
-        let own = log.compactMap { line -> Double? in
+        // Each logged transient: its onset's time from the first sound, transient − heard (µs),
+        // and whether the count still holds there.
+        let timed = log.compactMap { line -> (seconds: Double, offset: Double, counted: Bool)? in
             guard let placed = line.transientAt, let c0 = line.firstSound, line.frame >= c0 else { return nil }
             let frame = Int64(r0) + line.frame - c0
-            guard frame < countsUntil else {
-                leftOut += 1
-                return nil
-            }
-            return reader.heardTime(ofFrame: frame).map { (Double(placed) - Double($0)) / 1e3 }
+            return reader.heardTime(ofFrame: frame).map { (Double(line.frame - c0) / rate, (Double(placed) - Double($0)) / 1e3, frame < countsUntil) }
         }
+        let own = timed.filter(\.counted).map(\.offset)
+        let leftOut = timed.count - own.count
         allOwn += own
-        // HAPSYNC_BENCH_DEBUG: each transient more than 1 ms from its own onset heard.
+        // HAPSYNC_BENCH_DEBUG: each transient more than 1 ms from its own onset heard (counted or not).
         if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
-            for line in log {
-                guard let placed = line.transientAt, let c0 = line.firstSound, let at = reader.heardTime(ofFrame: Int64(r0) + line.frame - c0),
-                      abs(Double(placed) - Double(at)) > 1e6 else { continue }
-                print("live debug (\(name)): onset at \(String(format: "%.3f", Double(line.frame - c0) / rate)) s from the first sound: "
-                      + "transient − heard \(String(format: "%+.2f", (Double(placed) - Double(at)) / 1e6)) ms")
+            for t in timed where abs(t.offset) > 1_000 {
+                print("live debug (\(name)): onset at \(String(format: "%.3f", t.seconds)) s from the first sound: "
+                      + "transient − heard \(String(format: "%+.2f", t.offset / 1e3)) ms\(t.counted ? "" : " (after the pipe's first discontinuity)")")
             }
         }
         allOffline += LiveTools.offsets(offline, from: labels)
@@ -149,15 +146,16 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
               + "\(text.split(separator: "\n").filter { $0.hasPrefix("lag") || $0.hasPrefix("sound played") || $0.hasPrefix("capture") }.joined(separator: "; "))")
     }
     distributions.append(Distribution(benchmark: "live", subject: "transient − its hit heard at the real sink (pipe), \(server)\(output)\(label)", values: allSync))
-    distributions.append(Distribution(benchmark: "live", subject: "transient − its own onset heard at the real sink (pipe; the onset log's frame), \(server)\(output)\(label)",
-                                      values: allOwn))
+    let ownDistribution = Distribution(benchmark: "live", subject: "transient − its own onset heard at the real sink (pipe; the onset log's frame), \(server)\(output)\(label)",
+                                       values: allOwn)
+    distributions.append(ownDistribution)
     if !allOwn.isEmpty {
         // Both ways: the table's columns are one-sided.
-        let sorted = allOwn.sorted(), magnitudes = allOwn.map(abs).sorted()
-        let at = { (values: [Double], p: Double) in values[min(values.count - 1, Int(p / 100 * Double(values.count)))] / 1e3 }
-        print("live (\(server)\(output)\(label)): transient − its own onset heard, \(allOwn.count) transients: p1 \(String(format: "%+.2f", at(sorted, 1))) ms, "
-              + "p50 \(String(format: "%+.2f", at(sorted, 50))) ms, p99 \(String(format: "%+.2f", at(sorted, 99))) ms; |x| p99 \(String(format: "%.2f", at(magnitudes, 99))) ms, "
-              + "max \(String(format: "%.2f", magnitudes[magnitudes.count - 1] / 1e3)) ms; beyond ±1 ms: \(magnitudes.filter { $0 > 1_000 }.count)")
+        let magnitudes = Distribution(benchmark: "live", subject: "|transient − its own onset heard|", values: allOwn.map(abs))
+        let ms = { (us: Double, sign: String) in String(format: "%\(sign).2f", us / 1e3) }
+        print("live (\(server)\(output)\(label)): transient − its own onset heard, \(allOwn.count) transients: p1 \(ms(ownDistribution.percentile(1), "+")) ms, "
+              + "p50 \(ms(ownDistribution.percentile(50), "+")) ms, p99 \(ms(ownDistribution.percentile(99), "+")) ms; |x| p99 \(ms(magnitudes.percentile(99), "")) ms, "
+              + "max \(ms(magnitudes.percentile(100), "")) ms; beyond ±1 ms: \(magnitudes.overOneMillisecond)")
     }
     distributions.append(Distribution(benchmark: "live", subject: "baseline: generate's onset − the hit's label (offline)", values: allOffline))
     if let aubio, !allAubio.isEmpty {
