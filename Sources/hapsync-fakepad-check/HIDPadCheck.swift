@@ -254,8 +254,8 @@ final class HIDPadCheck {
     }
 
     /// The player killed with SIGKILL while the motors ran (at the log's mark): the kernel, closing
-    /// the evdev file, stops the effect, and the driver turns both motors off within the dead-man
-    /// window (250 ms).
+    /// the evdev file, stops the effect, and the driver turns both motors off before the replay
+    /// length could have run out (half the dead-man window after the kill).
     func checkKilled(pad: [Event]) {
         guard let mark = pad.first(where: { $0.kind == "mark" })?.t else {
             failures.append("killed run: no mark in the pad's log (the kill was not recorded)")
@@ -266,10 +266,14 @@ final class HIDPadCheck {
         let before = motors(motorReports, at: mark)
         expect(before != (0, 0), "killed run: the motors should run when the player is killed")
         let off = motorReports.first { $0.t >= mark && $0.strong == 0 && $0.weak == 0 }
-        // Within 100 ms: the kernel stops the effect when the evdev file closes. (The 250 ms replay
-        // length would turn them off too, with nothing stopping them: that must not pass.)
-        expect(off.map { $0.t - mark <= 100_000_000 } ?? false,
-               "killed run: both motors should be off within 100 ms of the SIGKILL; \(off.map { "\(($0.t - mark) / 1_000_000) ms" } ?? "never")")
+        // The kernel stops the effect when the evdev file closes. The replay length would turn the
+        // motors off too, with nothing stopping them: that must not pass. HapSync re-triggers the
+        // effect every half window, so the replay could run out no sooner than half a window
+        // after the kill; the stop must come before that. (Not a tighter bound: under software
+        // emulation on a loaded host, hid-nintendo's stop has taken 107 ms.)
+        let deadline = EvdevBackend.Configuration(path: "").deadManWindow / 2
+        expect(off.map { $0.t - mark < deadline } ?? false,
+               "killed run: both motors should be off within \(deadline / 1_000_000) ms of the SIGKILL, before the replay could run out; \(off.map { "\(($0.t - mark) / 1_000_000) ms" } ?? "never")")
         expect(motorReports.last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "killed run: the last motor report should be off")
         if let off { report.append(String(format: "killed run: motors off %.1f ms after the SIGKILL", Double(off.t - mark) / 1e6)) }
     }
