@@ -160,6 +160,7 @@ final class LiveFeed: @unchecked Sendable {
         var t = "transients: \(counts.transients)"
         if counts.belowFloor > 0 { t += ", \(counts.belowFloor) under the profile's floor" }
         if counts.late > 0 { t += ", \(counts.late) found after their moment (played late)" }
+        if counts.merged > 0 { t += ", \(counts.merged) merged into the one before by the engine's rate limit" }
         if counts.unplaced > 0 { t += ", \(counts.unplaced) before the sound played on" }
         if counts.dropped > 0 { t += ", \(counts.dropped) lost" }
         lines.append(t)

@@ -34,6 +34,8 @@ final class LiveSession: @unchecked Sendable {
     struct Counts {
         /// Transients played.
         var transients = 0
+        /// Onsets the engine's rate limit merged into the transient before (nothing new played).
+        var merged = 0
         /// Onsets under the profile's floor (nothing played).
         var belowFloor = 0
         /// Transients whose moment had passed when they were found (played at once, late).
@@ -55,6 +57,19 @@ final class LiveSession: @unchecked Sendable {
         /// capture (frames not there in time) or run more than a delay further behind it than
         /// asked (a stall, an underrun, or clocks further apart than the pass-through follows).
         var refixes = 0
+
+        /// Counts a transient asked of the engine: played (`started`; `late` when its moment had
+        /// passed, `lag` its lag) or merged by the engine's rate limit into the one before, which
+        /// counts as nothing played.
+        mutating func add(started: Bool, late: Bool, lag: Double?) {
+            guard started else {
+                merged += 1
+                return
+            }
+            transients += 1
+            if late { self.late += 1 }
+            if let lag { lags.append(lag) }
+        }
     }
 
     /// The latest lags, at most `kept` of them (a run may last days), and the largest of all.
@@ -354,11 +369,7 @@ final class LiveSession: @unchecked Sendable {
             let player = try engine.makePlayer(with: pattern)
             let started = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
             sounding.append((player, max(at, now) + 200_000_000))
-            tally.withLock {
-                $0.transients += 1
-                if passThrough != nil, at < now { $0.late += 1 }
-                if let lag { $0.lags.append(lag) }
-            }
+            tally.withLock { $0.add(started: started, late: passThrough != nil && at < now, lag: lag) }
             (outcome, placed) = !started ? (.merged, nil) : (at <= now ? .late : .transient, max(at, now))
         } catch {
             lost.add(1, ordering: .relaxed)

@@ -21,3 +21,18 @@ struct LiveDistanceTests {
         #expect(!LiveSession.setsDistanceAnew(lateChecks: 0, underran: false, behind: nil, hold: hold), "nothing played yet")
     }
 }
+
+/// What `hapsync live`'s summary counts for each transient it asks of the engine.
+@Suite("live: the summary's counts")
+struct LiveCountsTests {
+    @Test func aStartTheRateLimitMergedIsNotCountedAsATransient() {
+        var counts = LiveSession.Counts()
+        counts.add(started: true, late: false, lag: 20e6)
+        counts.add(started: false, late: false, lag: 20e6)
+        counts.add(started: true, late: true, lag: 25e6)
+        #expect(counts.transients == 2)
+        #expect(counts.merged == 1)
+        #expect(counts.late == 1)
+        #expect(counts.lags.latest.count == 2, "a merged start has no lag of its own")
+    }
+}
