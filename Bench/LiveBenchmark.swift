@@ -1,8 +1,10 @@
 import Foundation
 import Glibc
+import HapSyncCLI
 import HapSyncConcurrency
 import HapSyncCore
 import HapSyncGeneration
+import HapSyncHapticOutput
 import HapSyncMeasurement
 import HapSyncPulseAudio
 import HapSyncTestSupport
@@ -283,21 +285,12 @@ enum LiveTools {
         return places
     }
 
-    /// An `hapsync live --onsets` log's lines: the onset's capture frame, the capture's first
-    /// sound, and when its transient was placed (nil: none was).
-    static func onsetLog(_ url: URL) -> [(frame: Int64, firstSound: Int64?, transientAt: UInt64?)] {
-        ((try? String(contentsOf: url, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let frame = (o["frame"] as? NSNumber)?.int64Value else { return nil }
-            return (frame, (o["first_sound_frame"] as? NSNumber)?.int64Value, (o["transient_ns"] as? NSNumber)?.uint64Value)
-        }
-    }
+    /// An `hapsync live --onsets` log's lines, read as the product defines them; none when it
+    /// cannot be read (the run says so where it is used).
+    static func onsetLog(_ url: URL) -> [LiveOnsetLog.Line] { (try? LiveOnsetLog.read(contentsOf: url.path)) ?? [] }
 
-    /// The scheduled times of a trace's transients, CLOCK_MONOTONIC ns.
+    /// The scheduled times of a trace's transients, CLOCK_MONOTONIC ns; none when it cannot be read.
     static func transients(_ trace: URL) -> [Int64] {
-        ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["kind"] as? String == "transient" else { return nil }
-            return (o["scheduled_ns"] as? NSNumber)?.int64Value
-        }
+        ((try? TraceRecord.read(contentsOf: trace.path)) ?? []).commands.filter { $0.kind == .transient }.map { Int64($0.scheduledNs) }
     }
 }

@@ -30,7 +30,7 @@ import HapSyncRuntime
 /// waiting are dropped and counted. The file is named by the user: `OutputFile`'s rules (an
 /// existing file replaced only with `--force`). A write that fails stops the log, the file cut
 /// back to its last whole line, and `failure` says why; the run goes on.
-final class LiveOnsetLog: @unchecked Sendable {
+package final class LiveOnsetLog: @unchecked Sendable {
     /// What became of an onset.
     enum Outcome: String {
         case transient
@@ -42,9 +42,22 @@ final class LiveOnsetLog: @unchecked Sendable {
         case notPlayed = "not played"
     }
 
-    /// One line (the encoder sorts its keys).
-    private struct Line: Encodable {
-        var frame: Int64, time: Double, firstSound: Int64?, loudness: Double, centroid: Double, outcome: String, transientAt: UInt64?
+    /// One line (the encoder sorts its keys), as written and as `read` gives it back.
+    package struct Line: Codable, Sendable, Equatable {
+        /// The onset's capture frame.
+        package var frame: Int64
+        /// `frame` in seconds.
+        package var time: Double
+        /// The capture's first frame with sound, nil before there was any.
+        package var firstSound: Int64?
+        /// The detector's loudness, 0...1.
+        package var loudness: Double
+        /// The detector's spectral centroid, Hz.
+        package var centroid: Double
+        /// What became of the onset: an `Outcome`'s raw value.
+        package var outcome: String
+        /// When its transient was asked for, CLOCK_MONOTONIC ns; nil when none was.
+        package var transientAt: UInt64?
 
         enum CodingKeys: String, CodingKey {
             case frame, time
@@ -56,7 +69,7 @@ final class LiveOnsetLog: @unchecked Sendable {
         }
 
         /// Every key, a missing value as null.
-        func encode(to encoder: Encoder) throws {
+        package func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(frame, forKey: .frame)
             try c.encode(time, forKey: .time)
@@ -66,6 +79,12 @@ final class LiveOnsetLog: @unchecked Sendable {
             try c.encode(outcome, forKey: .outcome)
             try c.encode(transientAt, forKey: .transientAt)
         }
+    }
+
+    /// Every line of the log at `path`, in file order (blank lines skipped). Throws
+    /// `TraceRecord.ReadError` naming the file and the first line that is not an onset line.
+    package static func read(contentsOf path: String) throws(TraceRecord.ReadError) -> [Line] {
+        try TraceRecord.readLines(Line.self, contentsOf: path, what: "an onset line")
     }
 
     /// Lines that may wait for the writer before new ones are dropped.

@@ -213,25 +213,39 @@ public enum TraceRecord: Codable, Sendable, Equatable {
     /// Every record of the JSON Lines trace at `path`, in file order; blank lines are skipped.
     /// Throws `ReadError` naming the file and line of the first record that is not a trace record.
     public static func read(contentsOf path: String) throws(ReadError) -> [TraceRecord] {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ReadError(path: path, line: 0, reason: "cannot be read: \(error.localizedDescription)")
-        }
-        return try parse(text, path: path)
+        try readLines(TraceRecord.self, contentsOf: path, what: "a trace record")
     }
 
     /// Every record of JSON Lines `text`; `path` names it in errors.
     public static func parse(_ text: String, path: String = "trace") throws(ReadError) -> [TraceRecord] {
+        try decodeLines(TraceRecord.self, text, path: path, what: "a trace record")
+    }
+
+    /// Every line of the JSON Lines file at `path` (a trace, or another log written with
+    /// `makeEncoder`), decoded as `T`, in file order; blank lines are skipped. `whileWritten`: the
+    /// file may still be being written, so a last line not yet ended by a newline is left out.
+    /// Throws `ReadError` naming the file, and the line that is not `what` ("a trace record").
+    package static func readLines<T: Decodable>(_ type: T.Type, contentsOf path: String, what: String,
+                                                whileWritten: Bool = false) throws(ReadError) -> [T] {
+        var text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ReadError(path: path, line: 0, reason: "cannot be read: \(error.localizedDescription)")
+        }
+        if whileWritten, !text.hasSuffix("\n") { text = String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)]) }
+        return try decodeLines(type, text, path: path, what: what)
+    }
+
+    private static func decodeLines<T: Decodable>(_ type: T.Type, _ text: String, path: String, what: String) throws(ReadError) -> [T] {
         let decoder = JSONDecoder()
         // Non-finite numbers read back as `makeEncoder` writes them.
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        var records: [TraceRecord] = []
+        var values: [T] = []
         for (i, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
-            do { records.append(try decoder.decode(TraceRecord.self, from: Data(line.utf8))) } catch {
-                throw ReadError(path: path, line: i + 1, reason: "not a trace record (\(error))")
+            do { values.append(try decoder.decode(type, from: Data(line.utf8))) } catch {
+                throw ReadError(path: path, line: i + 1, reason: "not \(what) (\(error))")
             }
         }
-        return records
+        return values
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HapSyncCLI
 import HapSyncHapticOutput
 import HapSyncLiveTesting
 import HapSyncMeasurement
@@ -62,13 +63,12 @@ struct LiveTests {
     /// The scheduled times of the trace's transients, CLOCK_MONOTONIC ns.
     static func transients(_ trace: URL) -> [Int64] { releases(trace).map(\.scheduled) }
 
-    /// The trace's transients: when each was scheduled and when the output applied it, ns.
+    /// The trace's transients: when each was scheduled and when the output applied it, ns. The
+    /// trace may still be being written (its unended last line left out); none while it cannot
+    /// be read.
     static func releases(_ trace: URL) -> [(scheduled: Int64, applied: Int64)] {
-        ((try? String(contentsOf: trace, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["kind"] as? String == "transient",
-                  let s = (o["scheduled_ns"] as? NSNumber)?.int64Value, let a = (o["applied_ns"] as? NSNumber)?.int64Value else { return nil }
-            return (s, a)
-        }
+        let records = (try? TraceRecord.readLines(TraceRecord.self, contentsOf: trace.path, what: "a trace record", whileWritten: true)) ?? []
+        return records.commands.filter { $0.kind == .transient }.map { (Int64($0.scheduledNs), Int64($0.appliedNs)) }
     }
 
     /// Whether a run's start line (standard error) says its audio went to PipeWire natively.
@@ -129,15 +129,8 @@ struct LiveTests {
         }
     }
 
-    /// An `--onsets` log's lines: the onset's frame, the capture's first sound, what became of
-    /// it and when its transient was placed.
-    static func onsetLog(_ url: URL) throws -> [(frame: Int64, firstSound: Int64?, outcome: String, transientAt: UInt64?)] {
-        try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { line in
-            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "a JSON object: \(line)")
-            return (try #require((o["frame"] as? NSNumber)?.int64Value), (o["first_sound_frame"] as? NSNumber)?.int64Value,
-                    try #require(o["outcome"] as? String), (o["transient_ns"] as? NSNumber)?.uint64Value)
-        }
-    }
+    /// An `--onsets` log's lines, read as the product defines them.
+    static func onsetLog(_ url: URL) throws -> [LiveOnsetLog.Line] { try LiveOnsetLog.read(contentsOf: url.path) }
 
     /// `--style ambient`: a one-second 90 Hz hum played into the live sink is felt as a
     /// continuous level that rises with the hum as the pipe hears it (the 10 ms attack: above 0.1

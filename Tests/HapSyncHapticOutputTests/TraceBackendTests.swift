@@ -67,6 +67,19 @@ struct TraceBackendTests {
         #expect(throws: TraceRecord.ReadError.self) { _ = try TraceRecord.read(contentsOf: dir.appendingPathComponent("absent.jsonl").path) }
     }
 
+    /// A trace read while it is written: its last line, not yet ended, is left out, not named as
+    /// bad; read as finished, the same line is named.
+    @Test func aLineStillBeingWrittenIsLeftOutOnlyWhileWritten() throws {
+        let good = TraceRecord.command(TraceRecord.Command(command(0), applied: 2_000)).jsonLine()
+        let path = dir.appendingPathComponent("growing.jsonl").path
+        try (good + String(good.prefix(20))).write(toFile: path, atomically: true, encoding: .utf8)
+        let growing = try TraceRecord.readLines(TraceRecord.self, contentsOf: path, what: "a trace record", whileWritten: true)
+        #expect(growing.count == 1)
+        #expect(throws: TraceRecord.ReadError.self) { _ = try TraceRecord.read(contentsOf: path) }
+        try String(good.prefix(20)).write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try TraceRecord.readLines(TraceRecord.self, contentsOf: path, what: "a trace record", whileWritten: true).isEmpty)
+    }
+
     /// An engine restart (its audio server came back, the idle timer, stop then start) closes and
     /// reopens the backend: the trace used to be truncated then, losing everything before.
     @Test(arguments: ["t.jsonl", "t.json"])
