@@ -13,7 +13,7 @@ import HapSyncRuntime
 /// bounded look-ahead later, with a transient at each onset on the same audio clock.
 enum LiveCommand {
     static let delay = Option<Double?>("delay-ms", "N", .decimal("milliseconds", .from(1, to: 500)),
-                                       help: "how far behind the live sink the sound plays on (default: the analysis' look-ahead + 5 ms, at most 20; no less than the look-ahead)")
+                                       help: "how far behind the live sink the sound plays on (default: the analysis' look-ahead + 5 ms, at most 20; no less than the look-ahead; on PipeWire it may grow after underruns, docs/live.md)")
     static let noDelay = Option(flag: "no-delay", help: "no virtual sink: follow the real sink's monitor as it plays, leave the sound alone, and report how far the haptics lag it")
     static let profile = Option<String>("profile", "NAME|FILE", .text, default: LiveProfile.dualsense.name,
                                         help: "how loud hits feel: dualsense (default), rumble, shaker, or a JSON file (docs/live.md)")
@@ -241,6 +241,7 @@ struct LiveRun {
             throw .failure("--onsets: \(error.description)")
         }
         feed.session.onsetLog = log
+        feed.onNote = { [console] note in console.err("note: \(note)\n") }
         // The engine restarts on a server that comes back (`recover` waits for the output).
         let output = LiveOutputWatch(engine: engine, failed: { feed.fail($0) }, reset: { feed.session.restartLayer() })
         do {

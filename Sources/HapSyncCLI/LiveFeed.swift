@@ -25,6 +25,18 @@ final class LiveFeed: @unchecked Sendable {
     private let current: Locked<(capture: MonitorCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
     private let lostText = Locked<String?>(nil)
     private let server: String?
+    /// The sink whose monitor is captured and its channels (the owner's latest, after a restart).
+    private let captureTarget: Locked<(sink: String, channels: Int)>
+    /// The capture's fragment, seconds (one of `fragmentSteps`), and the growths so far: how
+    /// many, and the hold they left, frames.
+    private let growth = Locked<(fragment: Double, steps: Int, hold: Int)>((LiveFeed.fragmentSteps[0], 0, 0))
+    /// When the fragment last grew, CLOCK_MONOTONIC ns.
+    private let lastGrowth = Atomic<UInt64>(0)
+    /// One capture made anew at a time: a growth's and the owner's after a server restart.
+    private let replacing = Locked<Int>(0)
+    private let adaptQueue = DispatchQueue(label: "hapsync-live-adapt")
+    private let lookAhead: Double
+    private let rate: Double
     /// The captured audio played on (nil: `--no-delay`).
     let passThrough: PassThroughAudio?
     /// The engine's audio output.
@@ -40,6 +52,13 @@ final class LiveFeed: @unchecked Sendable {
     /// Called on the session's thread once it has ended because the feed failed (not when
     /// stopped), with why: for an owner that must tear the run down by itself. Set before `start`.
     var onFailure: (@Sendable (String) -> Void)?
+    /// Told, on a queue of the feed's, what the feed changed by itself and why (the capture's
+    /// fragment grown after underruns): for the owner to say. Set before `start`.
+    var onNote: (@Sendable (String) -> Void)?
+
+    /// The capture's fragments, shortest first: 5 ms to start with, the longer ones taken after
+    /// underruns where the fragment sets the graph's cycle (`growCapture`).
+    static let fragmentSteps: [Double] = [0.005, 0.010, 0.020]
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
     /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`. With
@@ -49,12 +68,16 @@ final class LiveFeed: @unchecked Sendable {
          rate: Double, server: String?, style: LiveStyle = .transients, profile: LiveProfile, sensitivity: Double, minimumGap: Double,
          recoversCapture: Bool = false) {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
+        lookAhead = detector.lookAhead.seconds
+        self.rate = rate
+        captureTarget = Locked((captureSink, channels))
         let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
         self.session = session
         self.server = server
         current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
-                                       lost: recoversCapture ? lostText : failureText), 0, (0, 0, 0, 0)))
+                                       lost: recoversCapture ? lostText : failureText, fragment: Self.fragmentSteps[0]), 0, (0, 0, 0, 0)))
+        self.recoversCapture = recoversCapture
         let current = current
         // A frame from before the capture in force has no time on its clock.
         session.monitorTime = { frame in current.withLock { frame >= $0.base ? $0.capture.playedTime(ofFrame: frame - $0.base) : nil } }
@@ -64,11 +87,13 @@ final class LiveFeed: @unchecked Sendable {
         before = (passThrough?.lateFrames ?? 0, passThrough?.lateBlocks ?? 0, passThrough?.overwrittenFrames ?? 0, audio?.underruns ?? 0)
     }
 
-    /// A capture of `sink`'s monitor handing its frames to `session` numbered from `base`, its
-    /// failure recorded in `lost`.
+    private let recoversCapture: Bool
+
+    /// A capture of `sink`'s monitor in `fragment`-second fragments handing its frames to
+    /// `session` numbered from `base`, its failure recorded in `lost`.
     private static func capture(of sink: String, channels: Int, base: Int64, server: String?, session: LiveSession,
-                                lost: Locked<String?>) -> MonitorCapture {
-        MonitorCapture(sink: sink, server: server, handler: { samples, first in
+                                lost: Locked<String?>, fragment: Double) -> MonitorCapture {
+        MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, handler: { samples, first in
             session.captured(samples, channels: channels, firstFrame: first &+ base)
         }, onFailure: { why in lost.withLock { $0 = $0 ?? why } })
     }
@@ -79,6 +104,10 @@ final class LiveFeed: @unchecked Sendable {
     /// Starts the capture, then the session's thread. Throws the capture's error (nothing left
     /// running). Control side.
     func start() throws(PulseConnection.PulseError) {
+        session.onUnderran = { [weak self] in
+            guard let self else { return }
+            adaptQueue.async { self.growCapture() }
+        }
         try capture.start()
         started = MonotonicClock.nanoseconds()
         running = true
@@ -108,20 +137,73 @@ final class LiveFeed: @unchecked Sendable {
     /// stopped first. Throws the new capture's error (the feed stays without one: restart again
     /// or fail it). Control side, while the feed runs.
     func restartCapture(sink: String, channels: Int) throws(PulseConnection.PulseError) {
+        try replacing.withLock { _ throws(PulseConnection.PulseError) in
+            captureTarget.withLock { $0 = (sink, channels) }
+            session.restartLayer()
+            lostText.withLock { $0 = nil }
+            try replaceCapture(sink: sink, channels: channels, fragment: growth.withLock { $0.fragment })
+            current.withLock { $0.replaced.restarts += 1 }
+        }
+    }
+
+    /// Stops the capture in force and starts one of `sink`'s monitor in `fragment`-second
+    /// fragments, numbered on from the last frame the old one handed over. Inside `replacing`.
+    private func replaceCapture(sink: String, channels: Int, fragment: Double) throws(PulseConnection.PulseError) {
         let old = capture
         old.stop()
         let base = current.withLock { $0.base } &+ old.framesCaptured
-        let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session, lost: lostText)
+        let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session,
+                                 lost: recoversCapture ? lostText : failureText, fragment: fragment)
         current.withLock {
             $0.replaced.frames += old.framesCaptured
             $0.replaced.overruns += old.overruns
             $0.replaced.lost += old.lostFrames
             ($0.capture, $0.base) = (fresh, base)
         }
-        session.restartLayer()
-        lostText.withLock { $0 = nil }
         try fresh.start()
-        current.withLock { $0.replaced.restarts += 1 }
+    }
+
+    /// The capture's next fragment after `fragment` seconds (nil: it is the longest) and the
+    /// hold it needs, frames at `rate`: `hold` (what the run had, the user's `--delay-ms`
+    /// included), or the look-ahead and that fragment if that is more. Pure.
+    static func grown(from fragment: Double, hold: Int, lookAhead: Double, rate: Double) -> (fragment: Double, hold: Int)? {
+        guard let next = fragmentSteps.first(where: { $0 > fragment + 1e-9 }) else { return nil }
+        return (next, max(hold, Int(((lookAhead + next) * rate).rounded())))
+    }
+
+    /// After the sound played on underran, where the capture's fragment sets the cycle of the
+    /// graph that plays it (pipewire-pulse: `captureFragmentSetsCycle`; its stream's own longer
+    /// latency does not lengthen that cycle): the capture is made anew with the next longer
+    /// fragment (5, 10, 20 ms), so that the graph runs cycles long enough to ride out what
+    /// starved it, and the sound is held back by the look-ahead and that fragment when that is
+    /// more than it was (a fragment arrives up to its length after its first frame). The move
+    /// skips what the old capture's end and the new one's start span, once. At most once a
+    /// second; `onNote` says so. On `adaptQueue`.
+    private func growCapture() {
+        guard let passThrough, MonotonicClock.nanoseconds() &- lastGrowth.load(ordering: .relaxed) >= 1_000_000_000,
+              let (next, hold) = Self.grown(from: growth.withLock { $0.fragment }, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
+        else { return }
+        let grown: Bool = replacing.withLock { _ in
+            guard !stopping.load(ordering: .acquiring), failure == nil, captureLost == nil,
+                  capture.serverKind.captureFragmentSetsCycle else { return false }
+            let target = captureTarget.withLock { $0 }
+            do throws(PulseConnection.PulseError) {
+                try replaceCapture(sink: target.sink, channels: target.channels, fragment: next)
+            } catch {
+                (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(error)" }
+                return false
+            }
+            return true
+        }
+        guard grown else { return }
+        lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        passThrough.setHold(hold)
+        let steps = growth.withLock { g -> Int in
+            g = (next, g.steps + 1, hold)
+            return g.steps
+        }
+        onNote?(String(format: "the sound played on underran: the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long), the sound %.1f ms behind (growth %d)",
+                       next * 1000, Double(hold) / rate * 1000, steps))
     }
 
     /// The frames captured (the replaced captures' too), the overruns and the frames lost. Any thread.
@@ -139,7 +221,9 @@ final class LiveFeed: @unchecked Sendable {
         running = false
         stopping.store(true, ordering: .releasing)
         ended.wait()
-        capture.stop()
+        // A growth under way finishes first (one queued after it sees `stopping`).
+        adaptQueue.sync {}
+        replacing.withLock { _ in capture.stop() }
     }
 
     /// Seconds since `start`.
@@ -185,6 +269,10 @@ final class LiveFeed: @unchecked Sendable {
                 played += "; read \(abs(lean)) ppm \(lean > 0 ? "fast" : "slow") at the end, following the real sink's clock"
             }
             if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (an underrun, a stall, or clocks further apart than it follows)" }
+            let g = growth.withLock { $0 }
+            if g.steps > 0 {
+                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", g.fragment * 1000, Double(g.hold) / rate * 1000)
+            }
             lines.append(played)
         }
         return lines.joined(separator: "\n") + "\n"

@@ -127,6 +127,10 @@ final class LiveSession: @unchecked Sendable {
     /// yet): with `--no-delay`, a frame that reached the real sink's monitor is heard that much later.
     var sinkAhead: () -> UInt64? = { nil }
 
+    /// Called on the session's thread when the output underran since the last 100 ms look (the
+    /// feed grows its capture's fragment there); must not block. Set before the thread starts.
+    var onUnderran: (@Sendable () -> Void)?
+
     /// Where each onset and what became of it is written (`hapsync live --onsets`); nil: nowhere.
     /// Set before the session's thread starts; written on it.
     var onsetLog: LiveOnsetLog?
@@ -229,6 +233,7 @@ final class LiveSession: @unchecked Sendable {
                 let underrunsNow = audio?.underruns ?? 0
                 let underran = underrunsNow > underruns
                 underruns = underrunsNow
+                if underran { onUnderran?() }
                 let behind = passThrough.playedFrames == .min ? nil : passThrough.capturedFrames - passThrough.playedFrames
                 if Self.setsDistanceAnew(lateChecks: lateChecks, underran: underran, behind: behind, hold: passThrough.hold) {
                     passThrough.unfix()

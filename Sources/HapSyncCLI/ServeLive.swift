@@ -251,6 +251,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 guard let self, let feed else { return }
                 DispatchQueue.global().async { self.failed(feed, why) }
             }
+            feed.onNote = { [console] note in console.err("live: \(note)\n") }
             do {
                 try feed.start()
             } catch {

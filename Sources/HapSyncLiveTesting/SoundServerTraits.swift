@@ -10,6 +10,12 @@ public enum LiveSoundServers {
     public static let pulse: Bool = PulseAudioOutput().canConnect()
     /// A PipeWire server answers over libpipewire.
     public static let pipeWire: Bool = PipeWireOutput.answers()
+    /// The PulseAudio-protocol server that answers is PipeWire's, pipewire-pulse.
+    public static let pipeWirePulse: Bool = {
+        guard pulse, let connection = try? PulseConnection(clientName: "HapSync test", server: nil, threadName: "hapsync-test") else { return false }
+        defer { connection.close() }
+        return PulseConnection.Server(serverName: connection.withLock { connection.serverName() }) == .pipeWire
+    }()
 }
 
 extension Trait where Self == ConditionTrait {
@@ -17,6 +23,12 @@ extension Trait where Self == ConditionTrait {
     /// that reason, so a plain `swift test` passes on a machine without one.
     public static var needsPulseAudio: Self {
         .enabled(if: LiveSoundServers.pulse, "no PulseAudio server answers (run the tests under bash .ci/with-pulse)")
+    }
+
+    /// Runs the test only when the PulseAudio-protocol server is pipewire-pulse; otherwise skipped
+    /// with that reason.
+    public static var needsPipeWirePulse: Self {
+        .enabled(if: LiveSoundServers.pipeWirePulse, "the PulseAudio-protocol server is not pipewire-pulse (run the tests under bash .ci/with-pipewire)")
     }
 
     /// Runs the test only when a PipeWire server answers natively; otherwise skipped with that reason.

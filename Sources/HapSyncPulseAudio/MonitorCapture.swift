@@ -72,6 +72,8 @@ package final class MonitorCapture: @unchecked Sendable {
     package private(set) var channels = 2
     /// The fragment the server granted, frames (known after `start`).
     package private(set) var fragmentFrames = 0
+    /// Which server records (known after `start`; PulseAudio before).
+    package private(set) var serverKind = PulseConnection.Server.pulseAudio
     /// Captured frame → CLOCK_MONOTONIC time it entered the monitor (reset by `start`).
     package let clock = AudioClock(sampleRate: 48_000)
     private let handler: Handler
@@ -158,6 +160,7 @@ package final class MonitorCapture: @unchecked Sendable {
                 let name = connection.serverName()
                 let address = connection.serverAddress ?? "the default server"
                 serverText = name.isEmpty ? address : "\(name) at \(address)"
+                serverKind = PulseConnection.Server(serverName: name)
                 let info = try connection.sinkInfo(named: sink)
                 sampleRate = Double(info.rate)
                 channels = info.channels
@@ -191,7 +194,7 @@ package final class MonitorCapture: @unchecked Sendable {
                 }
                 let granted = pa_stream_get_buffer_attr(s)?.pointee.fragsize ?? fragment
                 fragmentFrames = Int(granted) / frameBytes
-                restartIfRenderingFarAhead(info, on: connection, server: PulseConnection.Server(serverName: name))
+                restartIfRenderingFarAhead(info, on: connection, server: serverKind)
                 // From here on a failure is reported (`fail`); one while opening is thrown instead.
                 running.store(true, ordering: .releasing)
             }

@@ -251,6 +251,13 @@ package final class PulseConnection: @unchecked Sendable {
         /// index where it was), so frames written behind it are never heard and those after them
         /// are heard where the clock's line already placed them.
         package var delaysLateWrites: Bool { self == .pulseAudio }
+
+        /// Whether a record stream's fragment sets the cycle of the graph it records from, and so
+        /// of every stream in that graph. pipewire-pulse asks for the fragment as the capture
+        /// node's latency, and a PipeWire graph runs at the smallest latency any of its nodes asks
+        /// (a 5 ms fragment: 256 frames at 48 kHz), so a stream played on in the same graph gains
+        /// nothing from a longer latency of its own. PulseAudio's sinks keep their own timing.
+        package var captureFragmentSetsCycle: Bool { self == .pipeWire }
     }
 
     /// The server's name: "pulseaudio", or "PulseAudio (on PipeWire 0.3.65)" from pipewire-pulse

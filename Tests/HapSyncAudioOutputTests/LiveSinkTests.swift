@@ -456,7 +456,7 @@ struct LiveSinkTests {
     /// Unloads `module` if it is still the null sink `name` (a test's cleanup, after a failure midway).
     static func unload(_ module: UInt32, for name: String, on connection: PulseConnection) {
         guard isLoaded(module, for: name, on: connection) else { return }
-        connection.withLock { connection.unloadModule(module) }
+        _ = connection.withLock { connection.unloadModule(module) }
     }
 
     /// A helper's failure, with what went wrong.

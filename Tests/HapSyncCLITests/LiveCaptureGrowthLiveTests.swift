@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+import HapSyncAudioOutput
+import HapSyncAudioStream
+import HapSyncConcurrency
+import HapSyncGeneration
+import HapSyncHapticOutput
+import HapSyncLiveTesting
+import HapSyncMeasurement
+import HapSyncPulseAudio
+import HapSyncRuntime
+import HapSyncTestSupport
+import Testing
+
+@testable import HapSyncCLI
+
+/// `hapsync live`'s feed on pipewire-pulse, told its played-on stream underran (as the session
+/// tells it): the capture is made anew with 10 ms, then 20 ms fragments (at most a step a second,
+/// none past 20 ms), the sound held back 25, then 35 ms, and a click track played into the live
+/// sink afterwards is still felt where the real sink (a pipe sink read at SCHED_FIFO) plays it.
+@Suite("live: the capture's fragment grown on pipewire-pulse", .serialized)
+struct LiveCaptureGrowthLiveTests {
+    @Test(.needsPipeWirePulse) func afterUnderrunsTheCaptureTakesLongerFragmentsAndClicksStayInSync() async throws {
+        let paplay = try #require(LiveTests.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
+        let folder = try TemporaryDirectory("live-growth")
+        defer { folder.remove() }
+        let track = try LiveTests.clickTrack(in: folder.url)
+        try await retryingWhenStalled("live growth, pipe sink") {
+            let reader = PipeSinkReader()
+            try reader.start()
+            defer { reader.stop() }
+            let control = try PulseConnection(clientName: "HapSync test", server: nil, threadName: "hapsync-test")
+            defer { control.close() }
+            let real = try LiveRun.realSink(reader.sinkName, on: control)
+            let liveSink = try LiveRun.makeLiveSink(on: control, playingOnTo: real)
+            defer { _ = try? liveSink.remove() }
+            let rate = Double(real.rate)
+            let passThrough = PassThroughAudio(capacityFrames: 1 << 16, hold: LiveRun.holdFrames(delayMs: 20, rate: rate), sampleRate: rate)
+            let audio = try #require(AudioServerChoice.auto.output(sink: real.name, latency: 0.02, environment: ProcessInfo.processInfo.environment,
+                                                                   passThrough: passThrough))
+            let tracePath = folder.url.appendingPathComponent("t.jsonl").path
+            let engine = try HapticEngine(configuration: HapticEngine.Configuration(backend: TraceBackend(path: tracePath, replacing: true), audio: audio))
+            try engine.start()
+            defer { _ = engine.stop() }
+            let detector = StreamingOnsetDetector(sampleRate: rate)
+            let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink.name, channels: liveSink.channels,
+                                rate: rate, server: nil, profile: .dualsense, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
+            let notes = Locked<[String]>([])
+            feed.onNote = { note in notes.withLock { $0.append(note) } }
+            try feed.start()
+            defer { feed.stop() }
+            // Three underruns told a second and a bit apart: two steps, then none past 20 ms.
+            for step in 1...3 {
+                feed.session.onUnderran?()
+                #expect(Self.wait(atMost: 5) { notes.withLock { $0.count } >= min(step, 2) }, "notes: \(notes.withLock { $0 })")
+                usleep(1_100_000)
+            }
+            let said = notes.withLock { $0 }
+            #expect(said.count == 2, "\(said)")
+            #expect(said.first?.contains("10 ms fragments") == true && said.first?.contains("25.0 ms behind") == true, "\(said)")
+            #expect(said.last?.contains("20 ms fragments") == true && said.last?.contains("35.0 ms behind") == true, "\(said)")
+            #expect(passThrough.hold == LiveRun.holdFrames(delayMs: 35, rate: rate))
+            let played = try LiveTests.run(paplay, ["--device=\(liveSink.name)", track.path])
+            #expect(played.status == 0, "\(played.out)")
+            usleep(300_000)
+            feed.stop()
+            #expect(feed.summary.contains("the capture took 20 ms fragments"), "\(feed.summary)")
+            #expect(feed.failure == nil, "\(feed.failure ?? "")")
+            _ = engine.stop()
+            let onsets = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+            let taps = LiveTests.transients(URL(fileURLWithPath: tracePath))
+            #expect(onsets.count == LiveTests.clicks, "found \(onsets.count) clicks in the pipe")
+            #expect(taps.count == LiveTests.clicks, "\(taps.count) transients in the trace")
+            let offsets = taps.map { tap in onsets.map { Double(Int64($0) - tap) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
+            print("live, capture grown to 20 ms: heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))")
+            let sorted = offsets.sorted()
+            #expect(sorted.count == LiveTests.clicks && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
+        }
+    }
+
+    /// Whether `ready` comes true within `limit` seconds (looked at every 10 ms).
+    static func wait(atMost limit: Double, until ready: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(limit)
+        while Date() < end {
+            if ready() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return ready()
+    }
+}
