@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes WAV files for tests and benchmarks: mono 16-bit PCM (rounded, clipped to full scale) or
+/// Writes WAV files for tests and benchmarks: 16-bit PCM (rounded, clipped to full scale) or
 /// 32-bit IEEE float (format 3, with the `fact` chunk the specification asks of non-PCM files),
 /// and sparse PCM files of silence that take no disk.
 public enum WAVWriter {
@@ -12,8 +12,11 @@ public enum WAVWriter {
         case float32 = "float"
     }
 
-    /// Writes `samples` at `sampleRate` Hz to `url`; throws Foundation's error when it cannot.
-    public static func write(_ samples: [Float], sampleRate: Int, format: Format, to url: URL) throws {
+    /// Writes `samples` (`channels` interleaved: mono by default; a last partial frame is left
+    /// out) at `sampleRate` Hz to `url`; throws Foundation's error when it cannot.
+    public static func write(_ samples: [Float], sampleRate: Int, channels: Int = 1, format: Format, to url: URL) throws {
+        let channels = max(1, channels)
+        let samples = samples.prefix(samples.count / channels * channels)
         let bytesPerSample = format == .pcm16 ? 2 : 4
         let dataBytes = samples.count * bytesPerSample
         var d = Data()
@@ -27,16 +30,16 @@ public enum WAVWriter {
         d.append(contentsOf: Array("WAVEfmt ".utf8))
         u32(fmtBytes)
         u16(format == .pcm16 ? 1 : 3)
-        u16(1)
+        u16(channels)
         u32(sampleRate)
-        u32(sampleRate * bytesPerSample)
-        u16(bytesPerSample)
+        u32(sampleRate * bytesPerSample * channels)
+        u16(bytesPerSample * channels)
         u16(bytesPerSample * 8)
         if format == .float32 {
             u16(0)
             d.append(contentsOf: Array("fact".utf8))
             u32(4)
-            u32(samples.count)
+            u32(samples.count / channels)
         }
         d.append(contentsOf: Array("data".utf8))
         u32(dataBytes)

@@ -18,18 +18,19 @@ struct LiveTests {
     static let clicks = 10
     static let spacing = 0.25
 
-    /// A mono 48 kHz click track: `clicks` decaying 180 Hz bursts every `spacing` s from 0.25 s.
-    static func clickTrack(in dir: URL, seconds: Double = 3) throws -> URL {
-        let rate = 48_000
+    /// A click track: `clicks` decaying 180 Hz bursts every `spacing` s from 0.25 s, 30 ms each,
+    /// at `rate` Hz (default 48 kHz) on each of `channels` channels (default mono).
+    static func clickTrack(in dir: URL, seconds: Double = 3, rate: Int = 48_000, channels: Int = 1) throws -> URL {
         var mono = [Float](repeating: 0, count: Int(seconds * Double(rate)))
+        let length = rate * 3 / 100, decay = Double(rate) / 250
         for k in 0..<clicks {
             let start = Int((0.25 + spacing * Double(k)) * Double(rate))
-            for i in 0..<1_440 where start + i < mono.count {
-                mono[start + i] = 0.8 * Float(exp(-Double(i) / 192) * sin(2 * .pi * 180 * Double(i) / Double(rate)))
+            for i in 0..<length where start + i < mono.count {
+                mono[start + i] = 0.8 * Float(exp(-Double(i) / decay) * sin(2 * .pi * 180 * Double(i) / Double(rate)))
             }
         }
-        let url = dir.appendingPathComponent("clicks.wav")
-        try WAVWriter.write(mono, sampleRate: rate, format: .pcm16, to: url)
+        let url = dir.appendingPathComponent("clicks-\(rate)-\(channels).wav")
+        try WAVWriter.write(mono.flatMap { Array(repeating: $0, count: channels) }, sampleRate: rate, channels: channels, format: .pcm16, to: url)
         return url
     }
 
@@ -79,14 +80,19 @@ struct LiveTests {
         ((try? String(contentsOf: run.err, encoding: .utf8)) ?? "").contains(text)
     }
 
-    @Test(.needsPulseAudio) func eachClickPlayedIntoTheLiveSinkIsFeltWhereTheRealSinkPlaysIt() async throws {
+    /// The sources an application may play into the live sink: the sink's own rate and mono, and
+    /// 44.1 kHz 7.1 (the server resamples and downmixes it to the sink's 48 kHz stereo).
+    static let sources: [(rate: Int, channels: Int)] = [(48_000, 1), (44_100, 8)]
+
+    @Test(.needsPulseAudio, arguments: sources)
+    func eachClickPlayedIntoTheLiveSinkIsFeltWhereTheRealSinkPlaysIt(source: (rate: Int, channels: Int)) async throws {
         let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
         let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
         let folder = try TemporaryDirectory("live")
         defer { folder.remove() }
         let dir = folder.url
-        let track = try Self.clickTrack(in: dir)
-        try await retryingWhenStalled("live, pipe sink") {
+        let track = try Self.clickTrack(in: dir, rate: source.rate, channels: source.channels)
+        try await retryingWhenStalled("live, pipe sink, \(source.rate) Hz, \(source.channels) channels") {
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
