@@ -285,9 +285,12 @@ enum LiveTools {
         return places
     }
 
-    /// An `hapsync live --onsets` log's lines, read as the product defines them; none when it
-    /// cannot be read (the run says so where it is used).
-    static func onsetLog(_ url: URL) -> [LiveOnsetLog.Line] { (try? LiveOnsetLog.read(contentsOf: url.path)) ?? [] }
+    /// An `hapsync live --onsets` log's lines, read as the product defines them (a last line a
+    /// killed run left unfinished left out); none when it cannot be read (the run says so where
+    /// it is used).
+    static func onsetLog(_ url: URL) -> [LiveOnsetLog.Line] {
+        (try? TraceRecord.readLines(LiveOnsetLog.Line.self, contentsOf: url.path, what: "an onset line", whileWritten: true)) ?? []
+    }
 
     /// The scheduled times of a trace's transients, CLOCK_MONOTONIC ns; none when it cannot be read.
     static func transients(_ trace: URL) -> [Int64] {

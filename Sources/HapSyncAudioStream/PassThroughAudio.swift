@@ -167,13 +167,6 @@ package final class PassThroughAudio: @unchecked Sendable {
         active.store(true, ordering: .releasing)
     }
 
-    /// Plays `hold` frames behind the capture from now on (clamped to half the capacity): the
-    /// distance is fixed anew at the next block, as after `unfix`. Any thread.
-    package func setHold(_ hold: Int) {
-        holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)
-        unfix()
-    }
-
     /// Turns it off: it plays nothing and lets its stream pause for silence. Any thread.
     package func deactivate() {
         active.store(false, ordering: .releasing)

@@ -147,10 +147,12 @@ final class LiveFeed: @unchecked Sendable {
     }
 
     /// Stops the capture in force and starts one of `sink`'s monitor in `fragment`-second
-    /// fragments, numbered on from the last frame the old one handed over. Inside `replacing`.
-    private func replaceCapture(sink: String, channels: Int, fragment: Double) throws(PulseConnection.PulseError) {
+    /// fragments, numbered on from the last frame the old one handed over; `between` runs while
+    /// neither captures. Inside `replacing`.
+    private func replaceCapture(sink: String, channels: Int, fragment: Double, between: () -> Void = {}) throws(PulseConnection.PulseError) {
         let old = capture
         old.stop()
+        between()
         let base = current.withLock { $0.base } &+ old.framesCaptured
         let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session,
                                  lost: recoversCapture ? lostText : failureText, fragment: fragment)
@@ -176,35 +178,51 @@ final class LiveFeed: @unchecked Sendable {
     /// latency does not lengthen that cycle): the capture is made anew with the next longer
     /// fragment (5, 10, 20 ms), so that the graph runs cycles long enough to ride out what
     /// starved it, and the sound is held back by the look-ahead and that fragment when that is
-    /// more than it was (a fragment arrives up to its length after its first frame). The move
-    /// skips what the old capture's end and the new one's start span, once. At most once a
-    /// second; `onNote` says so. On `adaptQueue`.
+    /// more than it was (a fragment arrives up to its length after its first frame). The sound
+    /// goes on from the new capture's start (`PassThroughAudio.activate`): what the old one had
+    /// not played yet and the move's gap are skipped, once, never played twice. A new capture
+    /// that cannot be made is made again with the old fragment; failing that, the capture is
+    /// lost (as when its server goes). At most a step a second; `onNote` says what happened. On
+    /// `adaptQueue`.
     private func growCapture() {
+        let from = growth.withLock { $0.fragment }
         guard let passThrough, MonotonicClock.nanoseconds() &- lastGrowth.load(ordering: .relaxed) >= 1_000_000_000,
-              let (next, hold) = Self.grown(from: growth.withLock { $0.fragment }, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
+              let (next, hold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
         else { return }
-        let grown: Bool = replacing.withLock { _ in
+        let note: String? = replacing.withLock { _ in
             guard !stopping.load(ordering: .acquiring), failure == nil, captureLost == nil,
-                  capture.serverKind.captureFragmentSetsCycle else { return false }
+                  capture.serverKind.captureFragmentSetsCycle else { return nil }
             let target = captureTarget.withLock { $0 }
+            // The sound played on from the new capture's start, `hold` behind it: what the old
+            // one captured and had not yet played, and the move's gap, are skipped, not replayed.
+            let startAnew = { passThrough.activate(hold: hold) }
             do throws(PulseConnection.PulseError) {
-                try replaceCapture(sink: target.sink, channels: target.channels, fragment: next)
+                try replaceCapture(sink: target.sink, channels: target.channels, fragment: next, between: startAnew)
             } catch {
-                (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(error)" }
-                return false
+                // Back to the fragment it had; failing that too, the capture is lost.
+                let why = "making the live sink's capture anew with \(Int(next * 1000)) ms fragments failed (\(error))"
+                do throws(PulseConnection.PulseError) {
+                    try replaceCapture(sink: target.sink, channels: target.channels, fragment: from, between: startAnew)
+                } catch {
+                    (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(why), and again with \(Int(from * 1000)) ms (\(error))" }
+                    return nil
+                }
+                lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+                return why + String(format: "; it captures on in %.0f ms fragments", from * 1000)
             }
-            return true
+            lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+            let steps = growth.withLock { g -> Int in
+                g = (next, g.steps + 1, hold)
+                return g.steps
+            }
+            return String(format: "the sound played on underran: the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long), the sound %.1f ms behind (growth %d)",
+                          next * 1000, Double(hold) / rate * 1000, steps)
         }
-        guard grown else { return }
-        lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
-        passThrough.setHold(hold)
-        let steps = growth.withLock { g -> Int in
-            g = (next, g.steps + 1, hold)
-            return g.steps
-        }
-        onNote?(String(format: "the sound played on underran: the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long), the sound %.1f ms behind (growth %d)",
-                       next * 1000, Double(hold) / rate * 1000, steps))
+        if let note { onNote?(note) }
     }
+
+    /// The fragment the capture in force was granted, frames (0 before it started).
+    var captureFragmentFrames: Int { capture.fragmentFrames }
 
     /// The frames captured (the replaced captures' too), the overruns and the frames lost. Any thread.
     var captureCounts: (frames: Int64, overruns: Int, lost: Int64) {
