@@ -43,6 +43,12 @@ package final class PassThroughAudio: @unchecked Sendable {
     package let capacity: Int
     /// How many frames behind the newest capture frame the first block's last frame plays.
     package var hold: Int64 { holdFrames.load(ordering: .relaxed) }
+    /// The first capture frame it may play: frames before it (an earlier capture's, before the
+    /// last `activate`) play as silence. Nil before anything was captured. Any thread.
+    package var firstPlayableFrame: Int64? {
+        let first = firstWritten.load(ordering: .relaxed)
+        return first == .max ? nil : max(first, activatedAt.load(ordering: .relaxed))
+    }
     private let holdFrames: Atomic<Int64>
     private let mask: Int64
     /// Whether it plays (and keeps its stream from pausing for silence).
@@ -158,7 +164,8 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// Turns it on, `hold` frames behind the capture to come (clamped to half the capacity), for
     /// a stream at `sampleRate` Hz when given (a service's dormant pass-through learns its
     /// stream's rate here): the distance is fixed by the first block after that capture's first
-    /// write, which continues at `capturedFrames`. Control side, while no capture writes.
+    /// write, which continues at `capturedFrames`; what was captured before plays as silence.
+    /// Any thread, while no capture writes (one capture stopped, the next not started).
     package func activate(hold: Int, sampleRate: Double? = nil) {
         if let sampleRate { streamRate.store(Self.rateHz(sampleRate), ordering: .relaxed) }
         holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)

@@ -30,7 +30,7 @@ final class LiveFeed: @unchecked Sendable {
     /// The capture's fragment, seconds (one of `fragmentSteps`), and the growths so far: how
     /// many, and the hold they left, frames.
     private let growth = Locked<(fragment: Double, steps: Int, hold: Int)>((LiveFeed.fragmentSteps[0], 0, 0))
-    /// When the fragment last grew, CLOCK_MONOTONIC ns.
+    /// When the fragment last grew, CLOCK_MONOTONIC ns (`.max`: a growth failed, no more).
     private let lastGrowth = Atomic<UInt64>(0)
     /// One capture made anew at a time: a growth's and the owner's after a server restart.
     private let replacing = Locked<Int>(0)
@@ -180,13 +180,15 @@ final class LiveFeed: @unchecked Sendable {
     /// starved it, and the sound is held back by the look-ahead and that fragment when that is
     /// more than it was (a fragment arrives up to its length after its first frame). The sound
     /// goes on from the new capture's start (`PassThroughAudio.activate`): what the old one had
-    /// not played yet and the move's gap are skipped, once, never played twice. A new capture
-    /// that cannot be made is made again with the old fragment; failing that, the capture is
-    /// lost (as when its server goes). At most a step a second; `onNote` says what happened. On
-    /// `adaptQueue`.
+    /// not played yet and the move's gap are skipped, once, never played twice (onsets in them
+    /// get no transient: `LiveSession`'s unplaced). A new capture that cannot be made is made
+    /// again with the old fragment and hold, and the run grows no more; failing that, the
+    /// capture is lost (as when its server goes). At most a step a second; `onNote` says what
+    /// happened. On `adaptQueue`.
     private func growCapture() {
         let from = growth.withLock { $0.fragment }
-        guard let passThrough, MonotonicClock.nanoseconds() &- lastGrowth.load(ordering: .relaxed) >= 1_000_000_000,
+        let last = lastGrowth.load(ordering: .relaxed)
+        guard let passThrough, last != .max, MonotonicClock.nanoseconds() &- last >= 1_000_000_000,
               let (next, hold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
         else { return }
         let note: String? = replacing.withLock { _ in
@@ -195,20 +197,21 @@ final class LiveFeed: @unchecked Sendable {
             let target = captureTarget.withLock { $0 }
             // The sound played on from the new capture's start, `hold` behind it: what the old
             // one captured and had not yet played, and the move's gap, are skipped, not replayed.
-            let startAnew = { passThrough.activate(hold: hold) }
+            let held = Int(passThrough.hold)
             do throws(PulseConnection.PulseError) {
-                try replaceCapture(sink: target.sink, channels: target.channels, fragment: next, between: startAnew)
+                try replaceCapture(sink: target.sink, channels: target.channels, fragment: next, between: { passThrough.activate(hold: hold) })
             } catch {
-                // Back to the fragment it had; failing that too, the capture is lost.
+                // Back to the fragment and the hold it had, and no more growing this run (each try
+                // skips sound); failing that too, the capture is lost.
                 let why = "making the live sink's capture anew with \(Int(next * 1000)) ms fragments failed (\(error))"
                 do throws(PulseConnection.PulseError) {
-                    try replaceCapture(sink: target.sink, channels: target.channels, fragment: from, between: startAnew)
+                    try replaceCapture(sink: target.sink, channels: target.channels, fragment: from, between: { passThrough.activate(hold: held) })
                 } catch {
                     (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(why), and again with \(Int(from * 1000)) ms (\(error))" }
                     return nil
                 }
-                lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
-                return why + String(format: "; it captures on in %.0f ms fragments", from * 1000)
+                lastGrowth.store(.max, ordering: .relaxed)
+                return why + String(format: "; it captures on in %.0f ms fragments and does not try again this run", from * 1000)
             }
             lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
             let steps = growth.withLock { g -> Int in
@@ -263,7 +266,7 @@ final class LiveFeed: @unchecked Sendable {
         if counts.belowFloor > 0 { t += ", \(counts.belowFloor) under the profile's floor" }
         if counts.late > 0 { t += ", \(counts.late) found after their moment (played late)" }
         if counts.merged > 0 { t += ", \(counts.merged) merged into the one before by the engine's rate limit" }
-        if counts.unplaced > 0 { t += ", \(counts.unplaced) before the sound played on" }
+        if counts.unplaced > 0 { t += ", \(counts.unplaced) in sound not played on (before it began, or skipped)" }
         if counts.dropped > 0 { t += ", \(counts.dropped) lost" }
         lines.append(t)
         if session.style.generation != nil {

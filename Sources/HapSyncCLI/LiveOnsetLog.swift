@@ -19,7 +19,7 @@ import HapSyncRuntime
 /// - `outcome`: `transient` (played at its moment), `late` (found after its moment, played at
 ///   once: most of them with `--no-delay`), `merged` (the engine's rate limit merged it into the transient before), `below
 ///   floor` (under the profile's floor: nothing played), `unplaced` (before the sound played on
-///   had its distance), `lost` (the engine refused its player), `not played` (a style without
+///   had its distance, or in sound it skipped), `lost` (the engine refused its player), `not played` (a style without
 ///   transients);
 /// - `transient_ns`: when the session asked for its transient, CLOCK_MONOTONIC ns (the trace's
 ///   `scheduled_ns` for a `transient`, for a `late` one the moment it was found); null when none

@@ -42,7 +42,8 @@ final class LiveSession: @unchecked Sendable {
         var late = 0
         /// Onsets lost because the ring to the session's thread was full.
         var dropped = 0
-        /// Onsets found before the pass-through had fixed its distance (nothing to place them by).
+        /// Onsets found before the pass-through had fixed its distance (nothing to place them by),
+        /// or in sound it skipped (a capture made anew: `LiveFeed.growCapture`, a server restart).
         var unplaced = 0
         /// Per transient: when its sound is heard minus when it reached the live sink's monitor
         /// (the audio's added delay), ns; with `--no-delay`: when it is felt minus when its
@@ -276,7 +277,9 @@ final class LiveSession: @unchecked Sendable {
             guard let reached = monitorTime(frame), let ahead = sinkAhead() else { return now }
             return max(now, reached &+ ahead)
         }
-        guard let offset = passThrough.offset, let audio else { return nil }
+        // A frame the pass-through skipped (an earlier capture's, after a capture made anew) is
+        // never heard: no moment.
+        guard let offset = passThrough.offset, let audio, frame &+ frameBase >= passThrough.firstPlayableFrame ?? .max else { return nil }
         return audio.clock.fit.time(ofFrame: frame &+ frameBase &+ offset)
     }
 

@@ -146,6 +146,39 @@ struct PassThroughAudioTests {
         #expect(Self.mix(p, 256, 64).allSatisfy { $0 == 0 } && p.offset == nil)
     }
 
+    /// `hapsync live` growing its capture's fragment: activated anew, with a longer hold, between
+    /// one capture and the next (numbered on) while it plays. What the old capture had not played
+    /// yet is skipped: no capture frame plays twice, none from before the new capture after the
+    /// switch, and the new capture plays in order at the new distance.
+    @Test func activatedAnewBetweenCapturesItSkipsAndNeverReplays() {
+        let p = PassThroughAudio(capacityFrames: 4096, hold: 10)
+        var heard: [Float] = []
+        func play(_ first: Int64, _ frames: Int) -> [Float] {
+            let out = Self.mix(p, first, frames)
+            let left = stride(from: 0, to: out.count, by: 2).map { out[$0] }
+            heard += left.filter { $0 != 0 }
+            return left
+        }
+        Self.write(p, 0, 100)
+        _ = play(500, 64)                 // output 563 plays capture 89
+        p.activate(hold: 30)
+        #expect(p.firstPlayableFrame == 100)
+        #expect(play(564, 64).allSatisfy { $0 == 0 }, "nothing new captured yet: silence")
+        Self.write(p, 100, 20)
+        // The block's last frame plays capture 119 - 30 = 89: 90..<100 (the old tail) are skipped.
+        let switched = play(628, 64)
+        #expect(p.offset == Int64(691 - 89))
+        #expect(switched.allSatisfy { $0 == 0 }, "\(switched)")
+        Self.write(p, 120, 200)
+        let next = play(692, 128)
+        for (i, v) in next.enumerated() {
+            let c = 692 + Int64(i) - p.offset!
+            #expect(v == (c >= 100 ? Float(c) : 0), "output \(692 + i) plays capture \(c)")
+        }
+        #expect(Set(heard).count == heard.count, "a capture frame played twice")
+        #expect(!heard.contains { (90..<100).contains($0) }, "the old capture's unplayed tail played after the switch")
+    }
+
     @Test func nothingIsFixedBeforeTheFirstCapture() {
         let p = PassThroughAudio(capacityFrames: 1024, hold: 4)
         let out = Self.mix(p, 0, 64)
