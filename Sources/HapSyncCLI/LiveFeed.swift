@@ -27,9 +27,8 @@ final class LiveFeed: @unchecked Sendable {
     private let server: String?
     /// The sink whose monitor is captured and its channels (the owner's latest, after a restart).
     private let captureTarget: Locked<(sink: String, channels: Int)>
-    /// The capture's fragment, seconds (one of `fragmentSteps`), and the growths so far: how
-    /// many, and the hold they left, frames.
-    private let growth = Locked<(fragment: Double, steps: Int, hold: Int)>((LiveFeed.fragmentSteps[0], 0, 0))
+    /// The capture's fragment, seconds: one of `fragmentSteps`, its index the growths so far.
+    private let fragment = Locked<Double>(LiveFeed.fragmentSteps[0])
     /// When the fragment last grew, CLOCK_MONOTONIC ns (`.max`: a growth failed, no more).
     private let lastGrowth = Atomic<UInt64>(0)
     /// One capture made anew at a time: a growth's and the owner's after a server restart.
@@ -141,7 +140,7 @@ final class LiveFeed: @unchecked Sendable {
             captureTarget.withLock { $0 = (sink, channels) }
             session.restartLayer()
             lostText.withLock { $0 = nil }
-            try replaceCapture(sink: sink, channels: channels, fragment: growth.withLock { $0.fragment })
+            try replaceCapture(sink: sink, channels: channels, fragment: fragment.withLock { $0 })
             current.withLock { $0.replaced.restarts += 1 }
         }
     }
@@ -186,7 +185,7 @@ final class LiveFeed: @unchecked Sendable {
     /// capture is lost (as when its server goes). At most a step a second; `onNote` says what
     /// happened. On `adaptQueue`.
     private func growCapture() {
-        let from = growth.withLock { $0.fragment }
+        let from = fragment.withLock { $0 }
         let last = lastGrowth.load(ordering: .relaxed)
         guard let passThrough, last != .max, MonotonicClock.nanoseconds() &- last >= 1_000_000_000,
               let (next, hold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
@@ -214,12 +213,9 @@ final class LiveFeed: @unchecked Sendable {
                 return why + String(format: "; it captures on in %.0f ms fragments and does not try again this run", from * 1000)
             }
             lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
-            let steps = growth.withLock { g -> Int in
-                g = (next, g.steps + 1, hold)
-                return g.steps
-            }
+            fragment.withLock { $0 = next }
             return String(format: "the sound played on underran: the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long), the sound %.1f ms behind (growth %d)",
-                          next * 1000, Double(hold) / rate * 1000, steps)
+                          next * 1000, Double(hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
         }
         if let note { onNote?(note) }
     }
@@ -290,9 +286,9 @@ final class LiveFeed: @unchecked Sendable {
                 played += "; read \(abs(lean)) ppm \(lean > 0 ? "fast" : "slow") at the end, following the real sink's clock"
             }
             if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (an underrun, a stall, or clocks further apart than it follows)" }
-            let g = growth.withLock { $0 }
-            if g.steps > 0 {
-                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", g.fragment * 1000, Double(g.hold) / rate * 1000)
+            let grownTo = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
+            if grownTo > Self.fragmentSteps[0] {
+                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", grownTo * 1000, held)
             }
             lines.append(played)
         }

@@ -16,3 +16,18 @@ public func finishes<T: Sendable>(within seconds: Double, _ body: @escaping @Sen
     guard done.wait(timeout: .now() + seconds) == .success else { return nil }
     return result.withLock { $0 }
 }
+
+/// Whether `condition` held within `seconds` (asked every 20 ms).
+public func poll(seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+    pollValue(seconds: seconds) { condition() ? true : nil } ?? false
+}
+
+/// The first non-nil value `value` gave within `seconds` (asked every 20 ms).
+public func pollValue<T>(seconds: Double = 3, _ value: () -> T?) -> T? {
+    let giveUp = Date().addingTimeInterval(seconds)
+    while true {
+        if let v = value() { return v }
+        guard Date() < giveUp else { return nil }
+        usleep(20_000)
+    }
+}

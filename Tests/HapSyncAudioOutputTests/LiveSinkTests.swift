@@ -71,7 +71,7 @@ struct LiveSinkTests {
         let removal = try #require(try live.remove())
         #expect(removal.moved.isEmpty && removal.module == live.module)
         #expect(removal.description == "removed \(name) (module \(live.module)): no stream was playing into it")
-        #expect(Self.poll { Self.isGone(name, module: live.module, on: connection) })
+        #expect(poll { Self.isGone(name, module: live.module, on: connection) })
         #expect(try live.remove() == nil, "removed already: nothing to do")
     }
 
@@ -128,7 +128,7 @@ struct LiveSinkTests {
         let status = SoundTools.wait(player)
         #expect(status == 0, "paplay's wait status \(status)")
         // The file's last frames, the sink's latency and the last fragment.
-        #expect(Self.poll(seconds: 5) { seen.withLock { $0.clicks.count } >= 2 })
+        #expect(poll(seconds: 5) { seen.withLock { $0.clicks.count } >= 2 })
         usleep(200_000)
         let result = seen.withLock { $0 }
         capture.stop()
@@ -200,7 +200,7 @@ struct LiveSinkTests {
         try capture.start()
         defer { capture.stop() }
         try live.remove()
-        #expect(Self.poll { !failures.withLock { $0 }.isEmpty })
+        #expect(poll { !failures.withLock { $0 }.isEmpty })
         usleep(100_000)
         let reports = failures.withLock { $0 }
         #expect(reports.count == 1 && reports.first?.hasPrefix("the capture of \(name).monitor on ") == true, "\(reports)")
@@ -245,7 +245,7 @@ struct LiveSinkTests {
         #expect(!Self.isLoaded(old, for: name, marked: dead, on: connection), "the leftover's module is unloaded")
         let sinks = connection.withLock { connection.sinks() }.filter { $0.name == name }
         #expect(sinks.count == 1 && sinks.first?.ownerModule == live.module && sinks.first?.properties[LiveSink.ownerProperty] == String(getpid()))
-        #expect(Self.poll { Self.sinkOf(player, on: connection) == live.index }, "the stream plays into the new sink")
+        #expect(poll { Self.sinkOf(player, on: connection) == live.index }, "the stream plays into the new sink")
     }
 
     /// The start of a run removes a leftover on its own (`removeLeftover`): its stream moved to
@@ -264,8 +264,8 @@ struct LiveSinkTests {
         #expect(removal.module == old && removal.destination == defaultSink && removal.moved.map(\.processID) == [player])
         #expect(removal.description.hasPrefix("removed \(name) (module \(old)): moved 1 stream to \(defaultSink) ("))
         let target = try #require(connection.withLock { connection.sinks() }.first { $0.name == defaultSink })
-        #expect(Self.poll { Self.sinkOf(player, on: connection) == target.index }, "the stream plays into the default sink")
-        #expect(Self.poll { !Self.isLoaded(old, for: name, marked: dead, on: connection) })
+        #expect(poll { Self.sinkOf(player, on: connection) == target.index }, "the stream plays into the default sink")
+        #expect(poll { !Self.isLoaded(old, for: name, marked: dead, on: connection) })
         #expect(try LiveSink.removeLeftover(on: connection, name: name) == nil)
     }
 
@@ -278,7 +278,7 @@ struct LiveSinkTests {
             try connection.loadModule("module-null-sink", arguments: "sink_name=\(name) rate=48000")
         }
         defer { Self.unload(module, for: name, on: connection) }
-        try #require(Self.poll { connection.withLock { connection.sinks().contains { $0.name == name } } })
+        try #require(poll { connection.withLock { connection.sinks().contains { $0.name == name } } })
         #expect {
             _ = try LiveSink.create(on: connection, name: name)
         } throws: { error in
@@ -305,13 +305,13 @@ struct LiveSinkTests {
         defer { _ = try? live.remove() }
         let player = try Self.startPlayer(on: name, connection: connection)
         defer { Self.stop(player) }
-        let realSink = try #require(Self.pollValue { connection.withLock { connection.sinks() }.first { $0.name == real } })
+        let realSink = try #require(pollValue { connection.withLock { connection.sinks() }.first { $0.name == real } })
 
         let removal = try #require(try live.remove())
         #expect(removal.destination == real && removal.moved.map(\.processID) == [player] && removal.notMoved.isEmpty)
         #expect(removal.description.contains("moved 1 stream to \(real) ("))
-        #expect(Self.poll { Self.sinkOf(player, on: connection) == realSink.index }, "the stream plays into the real sink")
-        #expect(Self.poll { Self.isGone(name, module: live.module, on: connection) })
+        #expect(poll { Self.sinkOf(player, on: connection) == realSink.index }, "the stream plays into the real sink")
+        #expect(poll { Self.isGone(name, module: live.module, on: connection) })
         #expect(try live.remove() == nil)
     }
 
@@ -347,7 +347,7 @@ struct LiveSinkTests {
         _ = try connection.withLock { () throws(PulseConnection.PulseError) -> UInt32 in
             try connection.loadModule("module-suspend-on-idle", arguments: "timeout=1")
         }
-        let suspended = Self.poll(seconds: 5) {
+        let suspended = poll(seconds: 5) {
             connection.withLock { try? connection.sinkInfo(named: live.name) }?.state == PA_SINK_SUSPENDED
         }
         try #require(suspended, "module-suspend-on-idle suspended the sink")
@@ -358,7 +358,7 @@ struct LiveSinkTests {
         #expect(woken.framesCaptured >= 14_400, "\(woken.framesCaptured) frames from a sink suspended when idle")
 
         server.kill()
-        #expect(Self.poll(seconds: 10) { !failures.withLock { $0 }.isEmpty })
+        #expect(poll(seconds: 10) { !failures.withLock { $0 }.isEmpty })
         usleep(100_000)
         let reports = failures.withLock { $0 }
         #expect(reports.count == 1 && reports.first?.hasPrefix("the capture of hapsync-live.monitor on ") == true, "\(reports)")
@@ -381,21 +381,6 @@ struct LiveSinkTests {
 
     /// A sink name of this test's own: "hapsync-live-test-TAG-XXXXXX".
     static func uniqueName(_ tag: String) -> String { "hapsync-live-test-\(tag)-\(UUID().uuidString.prefix(6))" }
-
-    /// Whether `condition` held within `seconds` (asked every 20 ms).
-    static func poll(seconds: Double = 3, _ condition: () -> Bool) -> Bool {
-        pollValue(seconds: seconds) { condition() ? true : nil } ?? false
-    }
-
-    /// The first non-nil value `value` gave within `seconds` (asked every 20 ms).
-    static func pollValue<T>(seconds: Double = 3, _ value: () -> T?) -> T? {
-        let giveUp = Date().addingTimeInterval(seconds)
-        while true {
-            if let v = value() { return v }
-            guard Date() < giveUp else { return nil }
-            usleep(20_000)
-        }
-    }
 
     /// The pid of a process that has ended (started and waited for here).
     static func deadPID() throws -> Int32 {

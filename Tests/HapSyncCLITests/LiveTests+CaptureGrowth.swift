@@ -54,7 +54,7 @@ extension LiveTests {
             // Three underruns told a second and a bit apart: two steps, then none past 20 ms.
             for step in 1...3 {
                 feed.session.onUnderran?()
-                #expect(Self.waitFor(atMost: 5) { notes.withLock { $0.count } >= min(step, 2) }, "notes: \(notes.withLock { $0 })")
+                #expect(poll(seconds: 5) { notes.withLock { $0.count } >= min(step, 2) }, "notes: \(notes.withLock { $0 })")
                 usleep(1_100_000)
             }
             let said = notes.withLock { $0 }
@@ -85,15 +85,5 @@ extension LiveTests {
             #expect(sorted.count == Self.clicks && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
             #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient: \(offsets); \(feed.summary)")
         }
-    }
-
-    /// Whether `ready` comes true within `limit` seconds (looked at every 10 ms).
-    static func waitFor(atMost limit: Double, until ready: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(limit)
-        while Date() < end {
-            if ready() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return ready()
     }
 }

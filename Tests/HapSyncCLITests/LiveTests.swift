@@ -585,7 +585,7 @@ struct LiveTests {
         #expect(profile.status == 64 && profile.err.contains("profile loud: not a built-in"), "\(profile.err)")
         // An onset log over a file that is there: refused without --force, before anything is made.
         let existing = FileManager.default.temporaryDirectory.appendingPathComponent("hapsync-live-onsets-\(getpid()).jsonl")
-        FileManager.default.createFile(atPath: existing.path, contents: Data("mine\n".utf8))
+        #expect(FileManager.default.createFile(atPath: existing.path, contents: Data("mine\n".utf8)), "cannot write \(existing.path)")
         defer { try? FileManager.default.removeItem(at: existing) }
         let taken = hapsync("live", "--onsets", existing.path)
         #expect(taken.status != 0 && taken.err.contains("\(existing.path) already exists") && taken.err.contains("another --onsets path"), "\(taken.err)")
