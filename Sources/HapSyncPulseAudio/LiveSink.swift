@@ -198,8 +198,8 @@ package final class LiveSink: @unchecked Sendable {
                 let listing = connection.module(module)
                 guard connection.isReady else { throw .serverGone(sink: name, module: module, server: server) }
                 guard let listing, isOurs(listing) else { return nil }
-                guard connection.unloadModule(module) else {
-                    throw connection.isReady ? .unloadRefused(sink: name, module: module, server: server)
+                if let refusal = Self.unload(module, ofSink: name, on: connection) {
+                    throw connection.isReady ? .unloadRefused(sink: name, module: module, server: server, reason: refusal)
                         : .serverGone(sink: name, module: module, server: server)
                 }
                 return Removal(sink: name, module: module, owner: owner, destination: nil, moved: [], notMoved: [])
@@ -265,11 +265,25 @@ package final class LiveSink: @unchecked Sendable {
                 removal.notMoved.append(input)
             }
         }
-        guard connection.unloadModule(module) else {
-            throw connection.isReady ? .unloadRefused(sink: sink.name, module: module, server: server)
+        if let refusal = unload(module, ofSink: sink.name, on: connection) {
+            throw connection.isReady ? .unloadRefused(sink: sink.name, module: module, server: server, reason: refusal)
                 : .serverGone(sink: sink.name, module: module, server: server)
         }
         return removal
+    }
+
+    /// Unloads `module`, the null sink `sink`'s. Nil when it is gone: unloaded, or refused but no
+    /// longer listed as that sink's (it went meanwhile: a server answers "no such entity" to a
+    /// module that has just gone). Else the server's error (the connection may have failed: the
+    /// caller looks). Inside `withLock`.
+    private static func unload(_ module: UInt32, ofSink sink: String, on connection: PulseConnection) -> String? {
+        if connection.unloadModule(module) { return nil }
+        let refusal = connection.errorText
+        guard connection.isReady else { return refusal }
+        let listing = connection.module(module)
+        guard connection.isReady else { return refusal }
+        let stillThere = listing.map { $0.name == "module-null-sink" && $0.arguments.hasPrefix("sink_name=\(sink) ") } ?? false
+        return stillThere ? refusal : nil
     }
 
     /// Where a live sink's streams go when it is removed: `realSink` if the server has it, else
@@ -442,8 +456,9 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
     /// A leftover's module was unloaded but its sink was still listed after the time allowed,
     /// seconds (the new sink was not loaded: it would have been given another name).
     case stillListed(sink: String, module: UInt32, server: String, seconds: Double)
-    /// The server would not unload the sink's module.
-    case unloadRefused(sink: String, module: UInt32, server: String)
+    /// The server would not unload the sink's module, and still lists it (`reason`: the server's
+    /// error).
+    case unloadRefused(sink: String, module: UInt32, server: String, reason: String)
     /// The connection to the server is gone (the server stopped or the connection closed).
     case serverGone(sink: String, module: UInt32?, server: String)
 
@@ -473,8 +488,9 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
         case .stillListed(let sink, let module, let server, let seconds):
             return "\(server) unloaded module \(module) of the leftover sink '\(sink)', but the sink was still listed \(seconds) s later; "
                 + "run hapsync live again, or 'pactl list short sinks' shows what holds the name"
-        case .unloadRefused(let sink, let module, let server):
-            return "\(server) would not unload module \(module) of the sink '\(sink)'; 'pactl unload-module \(module)' may"
+        case .unloadRefused(let sink, let module, let server, let reason):
+            return "\(server) would not unload module \(module) of the sink '\(sink)' (\(reason)) and still lists it; "
+                + "'pactl unload-module \(module)' removes it once the server allows"
         case .serverGone(let sink, let module, let server):
             let which = module.map { " (module \($0))" } ?? ""
             return "the connection to \(server) is gone, so the sink '\(sink)'\(which) could not be managed; "
