@@ -12,7 +12,7 @@ extension PipeWireOutput: WaveformCarrier {
 
 extension PipeWireOutput: WaveformStreamMaker {
     /// A native stream of its own for the drive: never paused (the drive is its sound), its data
-    /// thread `hapsync-waveform`.
+    /// thread `hapsync-wave`.
     package func streamCarrying(_ drive: WaveformDrive, sink: String, latency: Double) -> SoundServerOutput {
         let own = PipeWireOutput(configuration: .init(sink: sink, latency: latency, maxPlayers: 1, remote: configuration.remote, pauseWhenIdle: nil))
         own.carryOnly(drive)

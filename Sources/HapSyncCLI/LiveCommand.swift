@@ -153,7 +153,7 @@ struct LiveRun {
     /// default); `onFailure` hears the connection fail (the server went away).
     static func connect(server: String?, onFailure: ((String) -> Void)? = nil) throws(CLIError) -> PulseConnection {
         do {
-            return try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-live-control", onFailure: onFailure)
+            return try PulseConnection(clientName: "HapSync Live", server: server, threadName: "hapsync-livectl", onFailure: onFailure)
         } catch {
             throw .failure("\(error)", hint: "live haptics need a PulseAudio server or PipeWire's pipewire-pulse")
         }

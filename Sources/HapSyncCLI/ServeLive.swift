@@ -119,7 +119,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             }
             guard wait != 0 else { return }
             let waiter = Thread { [weak self] in self?.awaitServer(wait) }
-            waiter.name = "hapsync-live-wait"
+            waiter.name = "hapsync-lvwait"
             waiter.start()
         }
     }

@@ -95,7 +95,7 @@ public final class PipeSinkReader: @unchecked Sendable {
         pipe.setCapacity(8192)
         self.pipe = pipe
         do {
-            let connection = try PulseConnection(clientName: "HapSync pipe sink", server: server, threadName: "hapsync-pipeconn")
+            let connection = try PulseConnection(clientName: "HapSync pipe sink", server: server, threadName: "hapsync-pipectl")
             self.connection = connection
             let (name, index) = try connection.withLock { () throws(PulseConnection.PulseError) -> (String, UInt32) in
                 let name = connection.serverName()
@@ -124,7 +124,7 @@ public final class PipeSinkReader: @unchecked Sendable {
             buffer.deallocate()
             exited.signal()
         }
-        thread.name = "hapsync-pipesink"
+        thread.name = "hapsync-piperd"
         thread.start()
     }
 

@@ -207,14 +207,14 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     package func attach(_ drive: WaveformDrive?) { haptics = drive }
 
     /// Makes the next `open`'s stream a waveform output's own (`drive` alone, no players): named
-    /// "HapSync haptics", its data thread `hapsync-waveform`, as on PulseAudio. Control side.
+    /// "HapSync haptics", its data thread `hapsync-wave`, as on PulseAudio. Control side.
     package func carryOnly(_ drive: WaveformDrive) {
         haptics = drive
         hapticsOnly = true
     }
     private var hapticsOnly = false
-    /// The data thread's name: `hapsync-audio`, or `hapsync-waveform` for a waveform output's own stream.
-    private var dataThreadName: String { hapticsOnly ? "hapsync-waveform" : Self.threadName }
+    /// The data thread's name: `hapsync-audio`, or `hapsync-wave` for a waveform output's own stream.
+    private var dataThreadName: String { hapticsOnly ? "hapsync-wave" : Self.threadName }
 
     /// Whether a waveform output's drive signal is mixed into the running stream.
     public var carriesHaptics: Bool { renderer.drive != nil }

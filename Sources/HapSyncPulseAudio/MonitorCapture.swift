@@ -152,7 +152,7 @@ package final class MonitorCapture: @unchecked Sendable {
     /// `stop()` it starts afresh, from frame 0.
     package func start() throws(PulseConnection.PulseError) {
         guard connection == nil else { return }
-        let connection = try PulseConnection(clientName: "HapSync live capture", server: server, threadName: "hapsync-live-capture",
+        let connection = try PulseConnection(clientName: "HapSync live capture", server: server, threadName: "hapsync-capture",
                                              onFailure: { [weak self] why in self?.fail(why) })
         self.connection = connection
         do {

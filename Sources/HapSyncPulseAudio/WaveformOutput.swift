@@ -34,7 +34,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
     /// Which channels of the stream carry the drive signal (`HapticOutputSpec.WaveformChannels`).
     public typealias Channels = HapticOutputSpec.WaveformChannels
 
-    /// The SCHED_FIFO priority its own stream's mainloop thread (hapsync-waveform, which renders
+    /// The SCHED_FIFO priority its own stream's mainloop thread (hapsync-wave, which renders
     /// the drive) asks for; the engine sets it below its own threads' (nil: normal priority).
     public var threadPriority: Int32? {
         get { mainloopPriority.asked }
@@ -172,7 +172,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
     /// its clock has settled.
     public func open() throws {
         guard connection == nil, mixedInto == nil, native == nil else { return }
-        let connection = try PulseConnection(clientName: "HapSync haptics", server: configuration.server, threadName: "hapsync-waveform",
+        let connection = try PulseConnection(clientName: "HapSync haptics", server: configuration.server, threadName: "hapsync-wave",
                                              realtimePriority: mainloopPriority.asked,
                                              onFailure: { [weak self] _ in self?.running.store(false, ordering: .releasing) })
         self.connection = connection
@@ -291,7 +291,7 @@ public final class WaveformOutput: HapticBackend, RealtimeThreaded, HapticLeadAd
         stream = nil
     }
 
-    // MARK: - Real-time (hapsync-waveform, the PulseAudio mainloop thread)
+    // MARK: - Real-time (hapsync-wave, the PulseAudio mainloop thread)
 
     /// The server wants `bytes` more: the drive signal into the driven channels. Our code here
     /// does not allocate, lock or block.

@@ -7,7 +7,7 @@ import Synchronization
 /// final fit extrapolated back over the whole run: after an underrun the stream's frames are heard
 /// later by the gap, and the final fit would misplace every frame before it by as much.
 ///
-/// A thread of its own (normal priority, `hapsync-clockhist`) looks at the fit every 20 ms and
+/// A thread of its own (normal priority, `hapsync-clkhist`) looks at the fit every 20 ms and
 /// keeps it when it places the frames differently from the last one kept (by more than 2 µs), so
 /// a steady clock costs a few entries; at most `capacity` are kept (then the older half goes, and
 /// frames from before the oldest kept are read by the oldest).
@@ -41,7 +41,7 @@ public final class AudioClockHistory: @unchecked Sendable {
             }
             done.signal()
         }
-        thread.name = "hapsync-clockhist"
+        thread.name = "hapsync-clkhist"
         thread.start()
     }
 

@@ -23,7 +23,7 @@ public final class StallWatch: @unchecked Sendable {
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Thread { [self] in
-            HelperThreadCalls.setName("hapsync-stallwatch")
+            HelperThreadCalls.setName("hapsync-stall")
             if case .failure(let e) = HelperThreadCalls.requestFIFO(priority: 90) { refusal.withLock { $0 = "\(e)" } }
             var deadline = MonotonicClock.nanoseconds()
             while running.load(ordering: .acquiring) {

@@ -10,21 +10,22 @@ import Testing
 /// Each on a private PulseAudio server started just before.
 @Suite("Real-time audio threads", .serialized)
 struct RealtimeAudioThreadTests {
-    /// The scheduling policy and real-time priority of this process's thread named `name`, read
-    /// from /proc (fields 41 and 40 of its stat line; policy 1 is SCHED_FIFO), or nil if none.
-    static func scheduling(ofThread name: String) -> (policy: Int, priority: Int)? {
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
-        for task in tasks {
-            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
-                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            // After "pid (comm)" the fields start at 3: state is field 3.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 38, let priority = Int(fields[37]), let policy = Int(fields[38]) else { return nil }
-            return (policy, priority)
+    /// Every thread the sources name ("hapsync-…" given as a thread's or a mainloop's name) fits
+    /// the kernel's 15 characters: a longer name is refused (Foundation's `Thread.name`) or cut
+    /// (libpulse's mainloop), and `ps -L` or `top -H` would not show what the real-time line says.
+    @Test func everyThreadNameFitsTheKernelsLimit() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardized
+        let pattern = try Regex(#"(?:\.name = |setName\(|threadName: |Name = |Name: String \{ [^"]*)"(hapsync-[a-z-]*)""#)
+        var names: [String: String] = [:]
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        for file in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: pattern) {
+                if let name = match.output[1].substring { names[String(name)] = file.lastPathComponent }
+            }
         }
-        return nil
+        #expect(names.count >= 8, "found \(names)")
+        #expect(names.filter { $0.key.utf8.count > 15 }.isEmpty, "too long: \(names.filter { $0.key.utf8.count > 15 })")
     }
 
     @Test func theMixingThreadRunsAtFIFOBelowTheScheduler() throws {
@@ -41,7 +42,7 @@ struct RealtimeAudioThreadTests {
         #expect(mixing.priority == engine.configuration.deviceThreadPriority)
         #expect(mixing.priority < engine.configuration.outputThreadPriority)
         #expect("\(status)".contains(PulseAudioOutput.threadName), "the status names the mixing thread: \(status)")
-        let seen = try #require(Self.scheduling(ofThread: PulseAudioOutput.threadName), "no thread named \(PulseAudioOutput.threadName)")
+        let seen = try #require(threadScheduling(named: PulseAudioOutput.threadName), "no thread named \(PulseAudioOutput.threadName)")
         if mixing.granted {
             #expect(seen.policy == 1 && seen.priority == Int(mixing.priority), "reported \(mixing), /proc says policy \(seen.policy) priority \(seen.priority)")
         } else {

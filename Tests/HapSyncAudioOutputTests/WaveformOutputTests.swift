@@ -167,7 +167,7 @@ struct WaveformOutputTests {
         print("waveform: \(engine.statistics.applied) commands applied, \(output.lateCommands) late")
         #expect(output.mixedInto == nil, "no audio on its sink: a stream of its own")
         #expect(output.playsNatively == nativeAudio)
-        if nativeAudio { #expect(engine.realtimeStatus.threads.contains { $0.name == "hapsync-waveform" }, "\(engine.realtimeStatus)") }
+        if nativeAudio { #expect(engine.realtimeStatus.threads.contains { $0.name == "hapsync-wave" }, "\(engine.realtimeStatus)") }
         #expect(engine.stop() == nil)
         let channels = try recording.finish()
         checkBlocks(tracePath)
