@@ -36,6 +36,11 @@ final class LiveFeed: @unchecked Sendable {
     private let adaptQueue = DispatchQueue(label: "hapsync-live-adapt")
     private let lookAhead: Double
     private let rate: Double
+    /// The SCHED_FIFO priority the captures' threads ask for: the engine's capture priority when
+    /// it runs real-time threads (nil: normal priority).
+    private let capturePriority: Int32?
+    /// The engine the feed plays on, for its real-time status.
+    private let engine: HapticEngine
     /// The captured audio played on (nil: `--no-delay`).
     let passThrough: PassThroughAudio?
     /// The engine's audio output.
@@ -69,13 +74,17 @@ final class LiveFeed: @unchecked Sendable {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
         lookAhead = detector.lookAhead.seconds
         self.rate = rate
+        self.engine = engine
+        let capturePriority = engine.configuration.threading == .realtime ? engine.configuration.captureThreadPriority : nil
+        self.capturePriority = capturePriority
         captureTarget = Locked((captureSink, channels))
         let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
         self.session = session
         self.server = server
         current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
-                                       lost: recoversCapture ? lostText : failureText, fragment: Self.fragmentSteps[0]), 0, (0, 0, 0, 0)))
+                                       lost: recoversCapture ? lostText : failureText, fragment: Self.fragmentSteps[0],
+                                       priority: capturePriority), 0, (0, 0, 0, 0)))
         self.recoversCapture = recoversCapture
         let current = current
         // A frame from before the capture in force has no time on its clock.
@@ -89,10 +98,11 @@ final class LiveFeed: @unchecked Sendable {
     private let recoversCapture: Bool
 
     /// A capture of `sink`'s monitor in `fragment`-second fragments handing its frames to
-    /// `session` numbered from `base`, its failure recorded in `lost`.
+    /// `session` numbered from `base`, its failure recorded in `lost`, its thread at SCHED_FIFO
+    /// `priority` when given.
     private static func capture(of sink: String, channels: Int, base: Int64, server: String?, session: LiveSession,
-                                lost: Locked<String?>, fragment: Double) -> MonitorCapture {
-        MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, handler: { samples, first in
+                                lost: Locked<String?>, fragment: Double, priority: Int32?) -> MonitorCapture {
+        MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, realtimePriority: priority, handler: { samples, first in
             session.captured(samples, channels: channels, firstFrame: first &+ base)
         }, onFailure: { why in lost.withLock { $0 = $0 ?? why } })
     }
@@ -154,7 +164,7 @@ final class LiveFeed: @unchecked Sendable {
         between()
         let base = current.withLock { $0.base } &+ old.framesCaptured
         let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session,
-                                 lost: recoversCapture ? lostText : failureText, fragment: fragment)
+                                 lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: capturePriority)
         current.withLock {
             $0.replaced.frames += old.framesCaptured
             $0.replaced.overruns += old.overruns
@@ -220,6 +230,14 @@ final class LiveFeed: @unchecked Sendable {
         if let note { onNote?(note) }
     }
 
+    /// The engine's real-time threads and, once started, the capture's thread (the capture in
+    /// force), each with what it got: the summary's "real-time" line.
+    var realtimeStatus: RealtimeStatus {
+        var status = engine.realtimeStatus
+        if let thread = capture.realtimeThread { status.threads.append(thread) }
+        return status
+    }
+
     /// The fragment the capture in force was granted, frames (0 before it started).
     var captureFragmentFrames: Int { capture.fragmentFrames }
 
@@ -279,6 +297,7 @@ final class LiveFeed: @unchecked Sendable {
         let restarts = current.withLock { $0.replaced.restarts }
         if restarts > 0 { capturePart += "; made anew \(plural(restarts, "time")) after the sound server came back" }
         lines.append(capturePart)
+        lines.append("real-time: \(realtimeStatus.description)")
         if passThrough != nil, audio != nil {
             let p = playedOn
             var played = "sound played on: \(plural(p.underruns, "underrun")) at the real sink, \(p.lateFrames) frames not captured in time (\(plural(p.lateBlocks, "block"))), \(p.overwritten) overrun"

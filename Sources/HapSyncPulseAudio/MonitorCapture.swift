@@ -46,6 +46,9 @@ import Synchronization
 ///   frames have the skips taken out, so frame numbers stay contiguous and their times right.
 ///   PulseAudio queues for a client that reads late rather than drop (seen: a 1.5 s stall with a
 ///   1 s buffer lost nothing), so it shows none.
+/// - With `realtimePriority`, the mainloop thread ("hapsync-capture") asks for SCHED_FIFO at
+///   it as the capture starts (a busy desktop would otherwise starve it, and the sound played on
+///   from it would run dry); `realtimeThread` says what it got.
 /// - `stop()` disconnects and is idempotent; not from the mainloop thread. If the server goes
 ///   away or the stream fails (the sink was removed), `onFailure` is called once, on the mainloop
 ///   thread, with a sentence naming the monitor and the server.
@@ -54,6 +57,10 @@ package final class MonitorCapture: @unchecked Sendable {
     /// number of the first frame, counted from the stream's start with holes counted. Runs on
     /// the mainloop thread; must not block or call `stop()`.
     package typealias Handler = (_ samples: UnsafeBufferPointer<Float>, _ firstFrame: Int64) -> Void
+
+    /// The name of the mainloop thread, where the handler runs (at most 15 characters: the
+    /// kernel's limit, past which the thread keeps its inherited name).
+    package static let threadName = "hapsync-capture"
 
     /// The sink whose monitor is recorded.
     package let sink: String
@@ -74,6 +81,12 @@ package final class MonitorCapture: @unchecked Sendable {
     package private(set) var fragmentFrames = 0
     /// Which server records (known after `start`; PulseAudio before).
     package private(set) var serverKind = PulseConnection.Server.pulseAudio
+    /// The SCHED_FIFO priority the mainloop thread asks for as the capture starts (nil: normal).
+    package let realtimePriority: Int32?
+    /// The mainloop thread and what it got, once a capture with `realtimePriority` started (kept
+    /// after `stop`, for a run's summary).
+    package var realtimeThread: RealtimeThread? { grant.withLock { $0 } }
+    private let grant = Locked<RealtimeThread?>(nil)
     /// Captured frame → CLOCK_MONOTONIC time it entered the monitor (reset by `start`).
     package let clock = AudioClock(sampleRate: 48_000)
     private let handler: Handler
@@ -97,11 +110,13 @@ package final class MonitorCapture: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
 
     /// A capture of `sink`'s monitor on `server`, handing fragments of about `fragmentSeconds`
-    /// to `handler`, letting the server queue up to `bufferSeconds`; `onFailure` hears of a
-    /// server that goes away or a stream that fails. Nothing connects until `start`.
+    /// to `handler`, letting the server queue up to `bufferSeconds`, its thread at SCHED_FIFO
+    /// `realtimePriority` when given; `onFailure` hears of a server that goes away or a stream
+    /// that fails. Nothing connects until `start`.
     package init(sink: String, server: String? = nil, fragmentSeconds: Double = 0.005, bufferSeconds: Double = 1,
-                 handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
+                 realtimePriority: Int32? = nil, handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
         self.sink = sink
+        self.realtimePriority = realtimePriority
         self.server = server
         self.fragmentSeconds = fragmentSeconds
         self.bufferSeconds = bufferSeconds
@@ -152,9 +167,10 @@ package final class MonitorCapture: @unchecked Sendable {
     /// `stop()` it starts afresh, from frame 0.
     package func start() throws(PulseConnection.PulseError) {
         guard connection == nil else { return }
-        let connection = try PulseConnection(clientName: "HapSync live capture", server: server, threadName: "hapsync-capture",
-                                             onFailure: { [weak self] why in self?.fail(why) })
+        let connection = try PulseConnection(clientName: "HapSync live capture", server: server, threadName: Self.threadName,
+                                             realtimePriority: realtimePriority, onFailure: { [weak self] why in self?.fail(why) })
         self.connection = connection
+        if let got = connection.realtimeThread { grant.withLock { $0 = got } }
         do {
             try connection.withLock { () throws(PulseConnection.PulseError) in
                 let name = connection.serverName()

@@ -31,6 +31,11 @@ extension HapticEngine {
         /// sound server's mainloop that mixes) ask for: two below the scheduler's (at least 1),
         /// so audio rendering outranks every normal process and never the haptic threads.
         public var deviceThreadPriority: Int32 { max(1, realtimePriority - 2) }
+        /// The priority of a capture thread that feeds the outputs (`hapsync live`'s recording
+        /// of the live sink, which it analyses and plays on): three below the scheduler's (at
+        /// least 1), under the outputs it feeds (they never wait on it: a frame not captured in
+        /// time plays as silence) and above every normal process.
+        public var captureThreadPriority: Int32 { max(1, realtimePriority - 3) }
         /// Whether to mlockall the process at start so no page fault stalls the real-time threads.
         /// Default false: a library does not lock a host process's memory unasked (`hapsync` and
         /// `hapsync-bench`, which own their process, ask for it).

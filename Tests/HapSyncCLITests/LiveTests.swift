@@ -4,6 +4,8 @@ import HapSyncCLI
 import HapSyncHapticOutput
 import HapSyncLiveTesting
 import HapSyncMeasurement
+import HapSyncPulseAudio
+import HapSyncRuntime
 import HapSyncTestSupport
 import Testing
 
@@ -102,9 +104,20 @@ struct LiveTests {
             defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
             // Its capture runs once it says so.
             #expect(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") }, "no hapsync-live sink appeared: \(Self.sinks(pactl))")
+            // The capture's thread, whose frames the sound played on is made of, as /proc sees it.
+            let captureThread = threadScheduling(named: MonitorCapture.threadName, inProcess: live.process.processIdentifier)
             let played = try Self.run(paplay, ["--device=hapsync-live", track.path])
             #expect(played.status == 0, "\(played.out)")
             let end = live.finish(atMost: 30)
+            // It runs at SCHED_FIFO three below the scheduler (the summary says so, and /proc
+            // agrees), or the summary says why not.
+            let priority = HapticEngine.Configuration(backend: NullHapticBackend()).captureThreadPriority
+            if end.out.contains("SCHED_FIFO hapsync-sched") {
+                #expect(end.out.contains("\(MonitorCapture.threadName) \(priority)") && captureThread.map { $0 == (1, Int(priority)) } == true,
+                        "/proc: \(String(describing: captureThread)); \(end.out)")
+            } else {
+                #expect(end.out.contains("SCHED_FIFO refused") && end.out.contains("\(MonitorCapture.threadName) \(priority)"), "\(end.out)")
+            }
             #expect(end.status == 0, "\(end.err)")
             #expect(end.out.contains("transients: \(Self.clicks)"), "\(end.out)")
             #expect(!Self.hasLiveSink(pactl), "the live sink is still there: \(Self.sinks(pactl))")
