@@ -13,12 +13,20 @@ import Testing
 /// and it prints so.
 public func retryingWhenStalled(_ what: String, attempts: Int = 3, sourceLocation: SourceLocation = #_sourceLocation,
                                 _ body: () async throws -> Void) async rethrows {
+    try await retryingWhenStalled(what, attempts: attempts, sourceLocation: sourceLocation) { (_: StallWatch) in try await body() }
+}
+
+/// `retryingWhenStalled`, with the attempt's `StallWatch` handed to `body`, which may report a
+/// stall its own witnesses saw (`StallWatch.report`) before it judges timing: the sound server's
+/// timing jumping near what is measured, while this process ran on time.
+public func retryingWhenStalled(_ what: String, attempts: Int = 3, sourceLocation: SourceLocation = #_sourceLocation,
+                                _ body: (StallWatch) async throws -> Void) async rethrows {
     for attempt in 1...attempts {
         let watch = StallWatch()
         let failedWhileStalled = Atomic<Bool>(false)
         watch.start()
-        try await withKnownIssue("\(what): the machine stalled during this attempt", isIntermittent: true, sourceLocation: sourceLocation) {
-            try await body()
+        try await withKnownIssue("\(what): the machine or the sound server stalled during this attempt", isIntermittent: true, sourceLocation: sourceLocation) {
+            try await body(watch)
         } matching: { _ in
             guard watch.stalled else { return false }
             failedWhileStalled.store(true, ordering: .releasing)
@@ -26,7 +34,7 @@ public func retryingWhenStalled(_ what: String, attempts: Int = 3, sourceLocatio
         }
         watch.stop()
         guard failedWhileStalled.load(ordering: .acquiring) else { return }
-        print("\(what): attempt \(attempt) of \(attempts) failed while the machine stalled (\(watch.summary))"
+        print("\(what): attempt \(attempt) of \(attempts) failed while the machine or the sound server stalled (\(watch.summary))"
               + (attempt < attempts ? "; running it again" : "; timing not judged in this run"))
     }
 }

@@ -45,15 +45,22 @@ public final class StallWatch: @unchecked Sendable {
         exited.wait()
     }
 
-    /// Whether any wake-up so far came later than the threshold.
-    public var stalled: Bool { stalls.withLock { !$0.isEmpty } }
+    /// Whether any wake-up so far came later than the threshold, or a stall was reported.
+    public var stalled: Bool { stalls.withLock { !$0.isEmpty } || !reported.withLock { $0.isEmpty } }
+
+    /// Records a stall that a witness other than the watch saw (the sound server's own timing
+    /// jumping while this process ran on time), in words: `stalled` is true from now on, and
+    /// `summary` says it. Any thread.
+    public func report(_ stall: String) { reported.withLock { $0.append(stall) } }
+    private let reported = Locked<[String]>([])
 
     /// The stalls seen so far, and what the watch ran at: "2 stalls, worst 14.2 ms (SCHED_FIFO 90)".
     public var summary: String {
         let s = stalls.withLock { $0 }
         let priority = refusal.withLock { $0 }.map { "without SCHED_FIFO: \($0)" } ?? "SCHED_FIFO 90"
-        guard let worst = s.map(\.late).max() else { return "no stall (\(priority))" }
-        return "\(s.count) stall\(s.count == 1 ? "" : "s"), worst \(String(format: "%.1f", Double(worst) / 1e6)) ms (\(priority))"
+        let others = reported.withLock { $0 }.map { "; \($0)" }.joined()
+        guard let worst = s.map(\.late).max() else { return "no stall (\(priority))\(others)" }
+        return "\(s.count) stall\(s.count == 1 ? "" : "s"), worst \(String(format: "%.1f", Double(worst) / 1e6)) ms (\(priority))\(others)"
     }
 
     deinit { stop() }
