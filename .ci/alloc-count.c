@@ -8,9 +8,14 @@
 //                          takes the scheduler's messages and mixes. libpulse's own allocations on
 //                          that thread (operations, tagstructs, memblocks) fall outside it. The
 //                          windows are counted too, so a run that saw none can be told apart.
+//   COUNT_READS=name       on the thread named `name`, only the allocations between a
+//                          pa_stream_peek that gave data and the next pa_stream_drop: the window
+//                          in which `hapsync live`'s capture hands a fragment to its handler (the
+//                          onset detector, the pass-through). Its windows are counted too.
 // Output on stderr, one line per place:
 //   alloc-count: thread NAME: TOTAL (malloc M, calloc C, realloc R, aligned A)
 //   alloc-count: writes on NAME: TOTAL (malloc M, calloc C, realloc R, aligned A) in W windows
+//   alloc-count: reads on NAME: TOTAL (malloc M, calloc C, realloc R, aligned A) in W windows
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,7 +35,10 @@ static struct counts thread_counts[MAX_THREADS];
 static char writes_name[16];
 static struct counts window_counts;
 static unsigned long windows;
-static __thread int in_hook, in_window;
+static char reads_name[16];
+static struct counts read_counts;
+static unsigned long read_windows;
+static __thread int in_hook, in_window, in_read;
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -43,6 +51,7 @@ static void count(int kind) {
     if (in_hook) return;
     in_hook = 1;
     if (in_window) add(&window_counts, kind);
+    if (in_read) add(&read_counts, kind);
     if (thread_count > 0) {
         char name[16] = {0};
         prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -103,6 +112,29 @@ int pa_stream_cancel_write(void *s) {
     return real_cancel_write(s);
 }
 
+// libpulse's read calls: a peek that gave data opens the capture's window, the drop closes it.
+typedef int (*peek_fn)(void *, const void **, size_t *);
+typedef int (*drop_fn)(void *);
+static peek_fn real_peek;
+static drop_fn real_drop;
+
+int pa_stream_peek(void *s, const void **data, size_t *nbytes) {
+    if (!real_peek) real_peek = (peek_fn)real("pa_stream_peek");
+    int result = real_peek(s, data, nbytes);
+    if (result >= 0 && nbytes && *nbytes > 0 && reads_name[0]) {
+        char name[16] = {0};
+        prctl(PR_GET_NAME, name, 0, 0, 0);
+        in_read = strcmp(name, reads_name) == 0;
+    }
+    return result;
+}
+
+int pa_stream_drop(void *s) {
+    if (in_read) { in_read = 0; __atomic_add_fetch(&read_windows, 1, __ATOMIC_RELAXED); }
+    if (!real_drop) real_drop = (drop_fn)real("pa_stream_drop");
+    return real_drop(s);
+}
+
 // libpipewire's buffer calls: HapSync's PipeWire process callback dequeues a buffer, renders
 // into it and queues it; that is its window (the data thread runs PipeWire's own work outside it).
 typedef void *(*dequeue_fn)(void *);
@@ -136,6 +168,8 @@ __attribute__((constructor)) static void configure(void) {
     }
     const char *writes = getenv("COUNT_WRITES");
     if (writes) snprintf(writes_name, sizeof writes_name, "%s", writes);
+    const char *reads = getenv("COUNT_READS");
+    if (reads) snprintf(reads_name, sizeof reads_name, "%s", reads);
 }
 
 static void print(const char *what, const char *name, const struct counts *c) {
@@ -152,5 +186,9 @@ __attribute__((destructor)) static void report(void) {
     if (writes_name[0]) {
         print("writes on", writes_name, &window_counts);
         fprintf(stderr, " in %lu windows\n", windows);
+    }
+    if (reads_name[0]) {
+        print("reads on", reads_name, &read_counts);
+        fprintf(stderr, " in %lu windows\n", read_windows);
     }
 }

@@ -194,8 +194,12 @@ final class LiveSession: @unchecked Sendable {
     func captured(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
         let now = MonotonicClock.nanoseconds()
         // Before the chunk's onsets are handed on: the first one logged knows it.
-        if firstSound.load(ordering: .relaxed) < 0, let i = samples.firstIndex(where: { abs($0) > 1e-4 }) {
-            firstSound.store(firstFrame &+ Int64(i / max(channels, 1)), ordering: .relaxed)
+        // A plain loop: the generic `firstIndex(where:)` allocates on every call in a debug build.
+        if firstSound.load(ordering: .relaxed) < 0 {
+            for i in 0..<samples.count where abs(samples[i]) > 1e-4 {
+                firstSound.store(firstFrame &+ Int64(i / max(channels, 1)), ordering: .relaxed)
+                break
+            }
         }
         var found = false
         let followsLevels = followsLevels.load(ordering: .relaxed)
