@@ -195,9 +195,13 @@ package final class LiveSink: @unchecked Sendable {
                 // The sink is gone; its module too, unless the server kept a module without it.
                 // pipewire-pulse gives a freed index to the next module: unloaded only if it is
                 // still the one `create` loaded.
-                let listing = connection.module(module)
-                guard connection.isReady else { throw .serverGone(sink: name, module: module, server: server) }
-                guard let listing, isOurs(listing) else { return nil }
+                switch connection.lookUpModule(module) {
+                case .missing: return nil
+                case .listed(let listing): guard isOurs(listing) else { return nil }
+                case .failed(let why):
+                    throw connection.isReady ? .unloadRefused(sink: name, module: module, server: server, reason: "it could not be listed: \(why)")
+                        : .serverGone(sink: name, module: module, server: server)
+                }
                 if let refusal = Self.unload(module, ofSink: name, on: connection) {
                     throw connection.isReady ? .unloadRefused(sink: name, module: module, server: server, reason: refusal)
                         : .serverGone(sink: name, module: module, server: server)
@@ -248,8 +252,7 @@ package final class LiveSink: @unchecked Sendable {
     /// this sink's name and this owner's marker in its arguments (a module index may be given to
     /// another module once it is freed).
     private func isOurs(_ module: PulseConnection.ModuleListing) -> Bool {
-        module.name == "module-null-sink" && module.arguments.hasPrefix("sink_name=\(name) ")
-            && module.arguments.contains("\(Self.ownerProperty)=\(owner.pid) ")
+        Self.isNullSinkModule(module, named: name) && module.arguments.contains("\(Self.ownerProperty)=\(owner.pid) ")
     }
 
     /// Moves the streams of `sink` to the real sink (see `destination`) and unloads `module`.
@@ -272,18 +275,25 @@ package final class LiveSink: @unchecked Sendable {
         return removal
     }
 
-    /// Unloads `module`, the null sink `sink`'s. Nil when it is gone: unloaded, or refused but no
-    /// longer listed as that sink's (it went meanwhile: a server answers "no such entity" to a
-    /// module that has just gone). Else the server's error (the connection may have failed: the
-    /// caller looks). Inside `withLock`.
+    /// Unloads `module`, the null sink `sink`'s. Nil when it is gone: unloaded, or refused while
+    /// the server says no module has that index or lists another module there (it went
+    /// meanwhile: a server answers "no such entity" to a module that has just gone). Else the
+    /// server's error: the refusal when the module is still that sink's or the question about it
+    /// failed (nothing known: not taken for gone). Inside `withLock`.
     private static func unload(_ module: UInt32, ofSink sink: String, on connection: PulseConnection) -> String? {
         if connection.unloadModule(module) { return nil }
         let refusal = connection.errorText
-        guard connection.isReady else { return refusal }
-        let listing = connection.module(module)
-        guard connection.isReady else { return refusal }
-        let stillThere = listing.map { $0.name == "module-null-sink" && $0.arguments.hasPrefix("sink_name=\(sink) ") } ?? false
-        return stillThere ? refusal : nil
+        switch connection.lookUpModule(module) {
+        case .missing: return nil
+        case .listed(let listing): return isNullSinkModule(listing, named: sink) ? refusal : nil
+        case .failed(let why): return "\(refusal); asked about it then: \(why)"
+        }
+    }
+
+    /// Whether `module` is module-null-sink loaded for a sink named `sink` (its arguments start
+    /// with `sink_name=SINK `, as `create` and a leftover's load write them). Pure.
+    static func isNullSinkModule(_ module: PulseConnection.ModuleListing, named sink: String) -> Bool {
+        module.name == "module-null-sink" && module.arguments.hasPrefix("sink_name=\(sink) ")
     }
 
     /// Where a live sink's streams go when it is removed: `realSink` if the server has it, else
@@ -456,8 +466,8 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
     /// A leftover's module was unloaded but its sink was still listed after the time allowed,
     /// seconds (the new sink was not loaded: it would have been given another name).
     case stillListed(sink: String, module: UInt32, server: String, seconds: Double)
-    /// The server would not unload the sink's module, and still lists it (`reason`: the server's
-    /// error).
+    /// The server would not unload the sink's module and still lists it, or could not say
+    /// whether it is gone (`reason`: the server's error).
     case unloadRefused(sink: String, module: UInt32, server: String, reason: String)
     /// The connection to the server is gone (the server stopped or the connection closed).
     case serverGone(sink: String, module: UInt32?, server: String)
@@ -489,8 +499,8 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
             return "\(server) unloaded module \(module) of the leftover sink '\(sink)', but the sink was still listed \(seconds) s later; "
                 + "run hapsync live again, or 'pactl list short sinks' shows what holds the name"
         case .unloadRefused(let sink, let module, let server, let reason):
-            return "\(server) would not unload module \(module) of the sink '\(sink)' (\(reason)) and still lists it; "
-                + "'pactl unload-module \(module)' removes it once the server allows"
+            return "\(server) would not unload module \(module) of the sink '\(sink)' (\(reason)); "
+                + "'pactl list short modules' shows whether it is still loaded, and 'pactl unload-module \(module)' removes it"
         case .serverGone(let sink, let module, let server):
             let which = module.map { " (module \($0))" } ?? ""
             return "the connection to \(server) is gone, so the sink '\(sink)'\(which) could not be managed; "

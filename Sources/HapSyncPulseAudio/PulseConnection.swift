@@ -567,20 +567,42 @@ extension PulseConnection {
         package var arguments: String
     }
 
-    /// The module with index `module`, nil if none is loaded with that index. Inside `withLock`.
+    /// What the server answered when asked for a module by its index.
+    package enum ModuleLookup: Sendable, Equatable {
+        /// It is loaded.
+        case listed(ModuleListing)
+        /// No module has that index ("no such entity").
+        case missing
+        /// The question failed otherwise (a timeout, the connection): nothing is known.
+        case failed(String)
+    }
+
+    /// The module with index `module`, nil if none is loaded with that index or the question
+    /// failed (`lookUpModule` tells them apart). Inside `withLock`.
     package func module(_ module: UInt32) -> ModuleListing? {
-        var reply = Reply<ModuleListing?>(mainloop: mainloop, value: nil)
+        if case .listed(let listing) = lookUpModule(module) { return listing }
+        return nil
+    }
+
+    /// Asks for the module with index `module`: listed, missing, or the question failed. Inside
+    /// `withLock`.
+    package func lookUpModule(_ module: UInt32) -> ModuleLookup {
+        var reply = Reply<ModuleLookup?>(mainloop: mainloop, value: nil)
         withUnsafeMutablePointer(to: &reply) { reply in
-            finish(pa_context_get_module_info(context, module, { _, info, eol, userdata in
-                let reply = userdata!.assumingMemoryBound(to: Reply<ModuleListing?>.self)
+            finish(pa_context_get_module_info(context, module, { context, info, eol, userdata in
+                let reply = userdata!.assumingMemoryBound(to: Reply<ModuleLookup?>.self)
                 if eol == 0, let i = info?.pointee {
-                    reply.pointee.value = ModuleListing(index: i.index, name: i.name.map { String(cString: $0) } ?? "",
-                                                        arguments: i.argument.map { String(cString: $0) } ?? "")
+                    reply.pointee.value = .listed(ModuleListing(index: i.index, name: i.name.map { String(cString: $0) } ?? "",
+                                                                arguments: i.argument.map { String(cString: $0) } ?? ""))
+                } else if eol < 0, reply.pointee.value == nil {
+                    let error = pa_context_errno(context)
+                    reply.pointee.value = error == Int32(PA_ERR_NOENTITY.rawValue) ? .missing : .failed(String(cString: pa_strerror(error)))
                 }
                 pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
             }, reply))
         }
-        return reply.value
+        // The end of the list without an entry or an error: none listed.
+        return reply.value ?? (isReady ? .missing : .failed(errorText))
     }
 
     /// Makes the stream as the other `openStream` does, float32 with `channelCount` channels in

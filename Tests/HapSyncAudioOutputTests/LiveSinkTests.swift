@@ -51,6 +51,20 @@ struct LiveSinkTests {
         #expect(LiveSink.destination(for: live, among: [live], realSink: nil, default: "hapsync-live") == nil)
     }
 
+    /// Which module is a sink's (what an unload refused for a module no longer listed as the
+    /// sink's counts as gone by): module-null-sink whose arguments begin with that sink's name,
+    /// not a name it merely starts with, nor another module at a reused index.
+    @Test func aSinksModuleIsTheNullSinkLoadedUnderItsName() {
+        func module(_ name: String, _ arguments: String) -> PulseConnection.ModuleListing {
+            PulseConnection.ModuleListing(index: 536_870_914, name: name, arguments: arguments)
+        }
+        #expect(LiveSink.isNullSinkModule(module("module-null-sink", "sink_name=hapsync-live rate=48000"), named: "hapsync-live"))
+        #expect(!LiveSink.isNullSinkModule(module("module-null-sink", "sink_name=hapsync-live.2 rate=48000"), named: "hapsync-live"))
+        #expect(!LiveSink.isNullSinkModule(module("module-null-sink", "sink_name=other rate=48000"), named: "hapsync-live"))
+        #expect(!LiveSink.isNullSinkModule(module("module-pipe-sink", "sink_name=hapsync-live file=/tmp/p"), named: "hapsync-live"))
+        #expect(!LiveSink.isNullSinkModule(module("module-null-sink", ""), named: "hapsync-live"))
+    }
+
     // MARK: - On the server
 
     /// The sink exists with its description, the rate and channels asked for, this process's
