@@ -371,7 +371,7 @@ int hs_pw_answers(const char *remote, int need_sink, const char *target, int tim
     struct hs_pw_stream *s = calloc(1, sizeof *s);
     if (!s) return 0;
     s->target = copy(target);
-    s->loop = pw_thread_loop_new("hapsync-pw-probe", NULL);
+    s->loop = pw_thread_loop_new("hapsync-pwprobe", NULL);
     int answered = 0;
     if (s->loop && pw_thread_loop_start(s->loop) >= 0) {
         pw_thread_loop_lock(s->loop);

@@ -10,21 +10,24 @@ import Testing
 /// Each on a private PulseAudio server started just before.
 @Suite("Real-time audio threads", .serialized)
 struct RealtimeAudioThreadTests {
-    /// Every thread the sources name ("hapsync-…" given as a thread's or a mainloop's name) fits
-    /// the kernel's 15 characters: a longer name is refused (Foundation's `Thread.name`) or cut
-    /// (libpulse's mainloop), and `ps -L` or `top -H` would not show what the real-time line says.
+    /// Every thread the sources name ("hapsync…" given to a thread, a mainloop or a PipeWire
+    /// thread loop, in Swift and C) fits the kernel's 15 characters: a longer name is refused
+    /// (Foundation's `Thread.name`, `pthread_setname_np`) or cut (libpulse's mainloop), and
+    /// `ps -L` or `top -H` would not show what the real-time line says. The names found must
+    /// include the engine's, so that a pattern that stopped matching cannot pass.
     @Test func everyThreadNameFitsTheKernelsLimit() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardized
-        let pattern = try Regex(#"(?:\.name = |setName\(|threadName: |Name = |Name: String \{ [^"]*)"(hapsync-[a-z-]*)""#)
+        let pattern = try Regex(#"(?:\.name = |setName\(|threadName: |[Tt]hreadName = |ThreadName: String \{ [^"]*|pw_thread_loop_new\()"(hapsync[^"]*)""#)
         var names: [String: String] = [:]
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-        for file in files where file.pathExtension == "swift" {
+        for file in files where ["swift", "c"].contains(file.pathExtension) {
             let text = try String(contentsOf: file, encoding: .utf8)
             for match in text.matches(of: pattern) {
                 if let name = match.output[1].substring { names[String(name)] = file.lastPathComponent }
             }
         }
-        #expect(names.count >= 8, "found \(names)")
+        let expected = ["hapsync-sched", "hapsync-output", "hapsync-notify", "hapsync-audio", "hapsync-wave", "hapsync-capture", "hapsync-pw-loop"]
+        #expect(expected.allSatisfy { names[$0] != nil } && names.count >= 18, "found \(names.keys.sorted())")
         #expect(names.filter { $0.key.utf8.count > 15 }.isEmpty, "too long: \(names.filter { $0.key.utf8.count > 15 })")
     }
 
