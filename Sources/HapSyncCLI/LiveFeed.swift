@@ -39,6 +39,9 @@ final class LiveFeed: @unchecked Sendable {
     /// The SCHED_FIFO priority the captures' threads ask for: the engine's capture priority when
     /// it runs real-time threads (nil: normal priority).
     private let capturePriority: Int32?
+    /// What the latest capture's thread got when it asked: a refusal is not asked again (a
+    /// capture made anew would wait on it between two captures, RealtimeKit's round trip).
+    private let captureGrant = Locked<RealtimeThread?>(nil)
     /// The engine the feed plays on, for its real-time status.
     private let engine: HapticEngine
     /// The captured audio played on (nil: `--no-delay`).
@@ -104,7 +107,11 @@ final class LiveFeed: @unchecked Sendable {
                                 lost: Locked<String?>, fragment: Double, priority: Int32?) -> MonitorCapture {
         MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, realtimePriority: priority, handler: { samples, first in
             session.captured(samples, channels: channels, firstFrame: first &+ base)
-        }, onFailure: { why in lost.withLock { $0 = $0 ?? why } })
+        }, onFailure: { why in
+            // On the capture's thread (SCHED_FIFO), once, as it fails: a lock the session's
+            // thread holds only to read a string.
+            lost.withLock { $0 = $0 ?? why }
+        })
     }
 
     /// The capture in force.
@@ -118,6 +125,7 @@ final class LiveFeed: @unchecked Sendable {
             adaptQueue.async { self.growCapture() }
         }
         try capture.start()
+        recordGrant(of: capture)
         started = MonotonicClock.nanoseconds()
         running = true
         let thread = Thread { [self] in
@@ -163,8 +171,9 @@ final class LiveFeed: @unchecked Sendable {
         old.stop()
         between()
         let base = current.withLock { $0.base } &+ old.framesCaptured
+        let refused = captureGrant.withLock { $0?.granted == false }
         let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session,
-                                 lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: capturePriority)
+                                 lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: refused ? nil : capturePriority)
         current.withLock {
             $0.replaced.frames += old.framesCaptured
             $0.replaced.overruns += old.overruns
@@ -172,6 +181,13 @@ final class LiveFeed: @unchecked Sendable {
             ($0.capture, $0.base) = (fresh, base)
         }
         try fresh.start()
+        recordGrant(of: fresh)
+    }
+
+    /// Keeps what `capture`'s thread got, if it asked (one that did not, after a refusal, leaves
+    /// the refusal standing).
+    private func recordGrant(of capture: MonitorCapture) {
+        if let got = capture.realtimeThread { captureGrant.withLock { $0 = got } }
     }
 
     /// The capture's next fragment after `fragment` seconds (nil: it is the longest) and the
@@ -230,11 +246,11 @@ final class LiveFeed: @unchecked Sendable {
         if let note { onNote?(note) }
     }
 
-    /// The engine's real-time threads and, once started, the capture's thread (the capture in
-    /// force), each with what it got: the summary's "real-time" line.
+    /// The engine's real-time threads and, once a capture started, the capture's thread with
+    /// what it got (the latest that asked): the summary's "real-time" line.
     var realtimeStatus: RealtimeStatus {
         var status = engine.realtimeStatus
-        if let thread = capture.realtimeThread { status.threads.append(thread) }
+        if let thread = captureGrant.withLock({ $0 }) { status.threads.append(thread) }
         return status
     }
 

@@ -33,8 +33,9 @@ extension HapticEngine {
         public var deviceThreadPriority: Int32 { max(1, realtimePriority - 2) }
         /// The priority of a capture thread that feeds the outputs (`hapsync live`'s recording
         /// of the live sink, which it analyses and plays on): three below the scheduler's (at
-        /// least 1), under the outputs it feeds (they never wait on it: a frame not captured in
-        /// time plays as silence) and above every normal process.
+        /// least 1: a scheduler at 3 or less leaves it level with the outputs), under the outputs
+        /// it feeds (they never wait on it: a frame not captured in time plays as silence) and
+        /// above every normal process.
         public var captureThreadPriority: Int32 { max(1, realtimePriority - 3) }
         /// Whether to mlockall the process at start so no page fault stalls the real-time threads.
         /// Default false: a library does not lock a host process's memory unasked (`hapsync` and

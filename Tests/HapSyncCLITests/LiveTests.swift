@@ -109,14 +109,16 @@ struct LiveTests {
             let played = try Self.run(paplay, ["--device=hapsync-live", track.path])
             #expect(played.status == 0, "\(played.out)")
             let end = live.finish(atMost: 30)
-            // It runs at SCHED_FIFO three below the scheduler (the summary says so, and /proc
-            // agrees), or the summary says why not.
-            let priority = HapticEngine.Configuration(backend: NullHapticBackend()).captureThreadPriority
-            if end.out.contains("SCHED_FIFO hapsync-sched") {
-                #expect(end.out.contains("\(MonitorCapture.threadName) \(priority)") && captureThread.map { $0 == (1, Int(priority)) } == true,
-                        "/proc: \(String(describing: captureThread)); \(end.out)")
+            // It runs at SCHED_FIFO at the priority the summary names (as root, three below the
+            // scheduler's; RealtimeKit moves it under its limit), or the summary says why not.
+            if let seen = captureThread, seen.policy == 1 {
+                #expect(end.out.contains("\(MonitorCapture.threadName) \(seen.priority)"), "/proc: \(seen); \(end.out)")
+                if getuid() == 0 {
+                    #expect(seen.priority == Int(HapticEngine.Configuration(backend: NullHapticBackend()).captureThreadPriority), "/proc: \(seen)")
+                }
             } else {
-                #expect(end.out.contains("SCHED_FIFO refused") && end.out.contains("\(MonitorCapture.threadName) \(priority)"), "\(end.out)")
+                #expect(end.out.contains("SCHED_FIFO refused") && end.out.contains(MonitorCapture.threadName),
+                        "/proc: \(String(describing: captureThread)); \(end.out)")
             }
             #expect(end.status == 0, "\(end.err)")
             #expect(end.out.contains("transients: \(Self.clicks)"), "\(end.out)")
