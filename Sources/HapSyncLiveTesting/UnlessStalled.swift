@@ -17,10 +17,14 @@ public func retryingWhenStalled(_ what: String, attempts: Int = 3, sourceLocatio
 }
 
 /// `retryingWhenStalled`, with the attempt's `StallWatch` handed to `body`, which may report a
-/// stall its own witnesses saw (`StallWatch.report`) before it judges timing: the sound server's
-/// timing jumping near what is measured, while this process ran on time.
+/// stall that only its own witnesses saw (`StallWatch.report`: the sound server's timing jumping
+/// where it measures, while this process ran on time) before it judges timing: that attempt's
+/// issues are known ones too, and it runs again. But a witness of the test's own could be moved
+/// by the product itself: when every attempt stalled and the watch saw none of those stalls,
+/// the test fails, saying so.
 public func retryingWhenStalled(_ what: String, attempts: Int = 3, sourceLocation: SourceLocation = #_sourceLocation,
                                 _ body: (StallWatch) async throws -> Void) async rethrows {
+    var watchSawOne = false
     for attempt in 1...attempts {
         let watch = StallWatch()
         let failedWhileStalled = Atomic<Bool>(false)
@@ -34,7 +38,13 @@ public func retryingWhenStalled(_ what: String, attempts: Int = 3, sourceLocatio
         }
         watch.stop()
         guard failedWhileStalled.load(ordering: .acquiring) else { return }
+        watchSawOne = watchSawOne || watch.sawStall
         print("\(what): attempt \(attempt) of \(attempts) failed while the machine or the sound server stalled (\(watch.summary))"
-              + (attempt < attempts ? "; running it again" : "; timing not judged in this run"))
+              + (attempt < attempts ? "; running it again" : watchSawOne ? "; timing not judged in this run" : ""))
+        if attempt == attempts, !watchSawOne {
+            let why = "\(what): each of \(attempts) attempts failed on a stall that only the test reported (\(watch.summary)); "
+                + "the watch saw none, so the product may be what stalls"
+            Issue.record(Comment(rawValue: why), sourceLocation: sourceLocation)
+        }
     }
 }

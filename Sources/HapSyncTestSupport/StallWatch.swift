@@ -46,7 +46,10 @@ public final class StallWatch: @unchecked Sendable {
     }
 
     /// Whether any wake-up so far came later than the threshold, or a stall was reported.
-    public var stalled: Bool { stalls.withLock { !$0.isEmpty } || !reported.withLock { $0.isEmpty } }
+    public var stalled: Bool { sawStall || !reported.withLock { $0.isEmpty } }
+
+    /// Whether the watch itself saw a wake-up later than the threshold (reports left out).
+    public var sawStall: Bool { stalls.withLock { !$0.isEmpty } }
 
     /// Records a stall that a witness other than the watch saw (the sound server's own timing
     /// jumping while this process ran on time), in words: `stalled` is true from now on, and

@@ -70,35 +70,46 @@ extension LiveTests {
             feed.stop()
             #expect(feed.summary.contains("the capture took 20 ms fragments"), "\(feed.summary)")
             #expect(feed.failure == nil, "\(feed.failure ?? "")")
-            // The grown capture's thread, as the first's, at the engine's capture priority.
-            #expect(feed.realtimeStatus.threads.last.map { $0.name == MonitorCapture.threadName && $0.priority == engine.configuration.captureThreadPriority } == true,
-                    "\(feed.realtimeStatus)")
+            // The grown capture's thread asked for real-time scheduling as the first did (as
+            // root: granted, at the engine's capture priority).
+            let captureThread = feed.realtimeStatus.threads.last
+            #expect(captureThread?.name == MonitorCapture.threadName, "\(feed.realtimeStatus)")
+            if getuid() == 0 {
+                #expect(captureThread.map { $0.granted && $0.priority == engine.configuration.captureThreadPriority } == true, "\(feed.realtimeStatus)")
+            }
             // Played on 35 ms behind the capture, and the stream to the pipe on top of that.
             let lag = try #require(feed.session.counts.lags.percentileMs(50))
             #expect(lag >= 35, "the sound played on \(lag) ms after it reached the live sink")
             _ = engine.stop()
+            // Every click reached the pipe, and each got its transient (the k-th in time).
             let clicks = ClickOnsets.frames(in: reader.recording)
+            let taps = Self.transients(URL(fileURLWithPath: tracePath)).sorted()
+            #expect(clicks.count == Self.clicks, "found \(clicks.count) clicks in the pipe")
+            #expect(taps.count == Self.clicks, "\(taps.count) transients in the trace; \(feed.summary)")
+            guard clicks.count == Self.clicks, taps.count == Self.clicks else { return }
             // The pipe's reads time a click by those within half a second of it: where the pipe
-            // sink's own timing jumped there, the server hiccuped and that click cannot be timed
+            // sink's own timing jumped there, its server hiccuped and the click is not timed
             // (seen as paplay's stream began, in about one run in six with the other live suite
             // beside this one, the capture from the same server coming late at that moment too).
-            // The attempt is then judged as one the machine stalled in: run again.
+            // Every other click is judged; with fewer than half left, the attempt runs again.
             let window = Int64(reader.sampleRate / 2)
-            let jumps = reader.discontinuities.filter { jump in clicks.contains { abs(Int64($0) - jump.frame) <= window } }
-            if !jumps.isEmpty {
-                watch.report("the pipe sink's timing jumped near a click (" + jumps.map { String(format: "%+.1f ms at frame %d", $0.jump / 1e6, $0.frame) }
-                    .joined(separator: ", ") + "; \(feed.playedOn.lateFrames) frames not captured in time)")
+            let jumps = reader.discontinuities
+            let nearJump = clicks.map { frame in jumps.contains { abs($0.frame - Int64(frame)) <= window } }
+            let offsets = clicks.indices.filter { !nearJump[$0] }.map { k in
+                reader.heardTime(ofFrame: Int64(clicks[k])).map { Double(Int64($0) - taps[k]) / 1e6 } ?? .infinity
             }
-            let onsets = clicks.compactMap { reader.heardTime(ofFrame: Int64($0)) }
-            let taps = Self.transients(URL(fileURLWithPath: tracePath))
-            #expect(onsets.count == Self.clicks, "found \(onsets.count) clicks in the pipe")
-            #expect(taps.count == Self.clicks, "\(taps.count) transients in the trace; \(feed.summary)")
-            let offsets = taps.map { tap in onsets.map { Double(Int64($0) - tap) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
+            if offsets.count < Self.clicks / 2 {
+                watch.report("the pipe sink's timing jumped near \(Self.clicks - offsets.count) of the clicks ("
+                    + jumps.map { String(format: "%+.1f ms at frame %lld", $0.jump / 1e6, $0.frame) }.joined(separator: ", ")
+                    + "; \(feed.playedOn.lateFrames) frames not captured in time)")
+            }
             print("live, capture grown to 20 ms (\(feed.captureFragmentFrames) frames granted, lag p50 \(String(format: "%.1f", lag)) ms): "
-                  + "heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))\n\(feed.summary)")
+                  + "heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))"
+                  + (offsets.count < Self.clicks ? " (\(Self.clicks - offsets.count) near a jump of the pipe's timing, not timed)" : "")
+                  + "\n\(feed.summary)")
             let sorted = offsets.sorted()
-            #expect(sorted.count == Self.clicks && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
-            #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient: \(offsets); \(feed.summary)")
+            #expect(!sorted.isEmpty && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
+            #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient (or not timed by the pipe): \(offsets); \(feed.summary)")
         }
     }
 }
