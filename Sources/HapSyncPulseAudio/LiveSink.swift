@@ -499,7 +499,7 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
             return "\(server) unloaded module \(module) of the leftover sink '\(sink)', but the sink was still listed \(seconds) s later; "
                 + "run hapsync live again, or 'pactl list short sinks' shows what holds the name"
         case .unloadRefused(let sink, let module, let server, let reason):
-            return "\(server) would not unload module \(module) of the sink '\(sink)' (\(reason)); "
+            return "\(server) did not remove module \(module) of the sink '\(sink)' (\(reason)); "
                 + "'pactl list short modules' shows whether it is still loaded, and 'pactl unload-module \(module)' removes it"
         case .serverGone(let sink, let module, let server):
             let which = module.map { " (module \($0))" } ?? ""

@@ -588,8 +588,9 @@ extension PulseConnection {
     /// `withLock`.
     package func lookUpModule(_ module: UInt32) -> ModuleLookup {
         var reply = Reply<ModuleLookup?>(mainloop: mainloop, value: nil)
+        var asked = false
         withUnsafeMutablePointer(to: &reply) { reply in
-            finish(pa_context_get_module_info(context, module, { context, info, eol, userdata in
+            let op = pa_context_get_module_info(context, module, { context, info, eol, userdata in
                 let reply = userdata!.assumingMemoryBound(to: Reply<ModuleLookup?>.self)
                 if eol == 0, let i = info?.pointee {
                     reply.pointee.value = .listed(ModuleListing(index: i.index, name: i.name.map { String(cString: $0) } ?? "",
@@ -599,8 +600,12 @@ extension PulseConnection {
                     reply.pointee.value = error == Int32(PA_ERR_NOENTITY.rawValue) ? .missing : .failed(String(cString: pa_strerror(error)))
                 }
                 pa_threaded_mainloop_signal(reply.pointee.mainloop, 0)
-            }, reply))
+            }, reply)
+            asked = op != nil
+            finish(op)
         }
+        // Not asked (libpulse refused the question: an invalid index, a context not ready).
+        guard asked else { return .failed(errorText) }
         // The end of the list without an entry or an error: none listed.
         return reply.value ?? (isReady ? .missing : .failed(errorText))
     }
