@@ -1,5 +1,5 @@
 // LD_PRELOAD shim for .ci/rt-alloc-check: counts heap allocations (malloc, calloc, realloc,
-// posix_memalign, aligned_alloc, memalign) in two kinds of places and prints the counts at exit.
+// posix_memalign, aligned_alloc, memalign) in three kinds of places and prints the counts at exit.
 //   COUNT_THREADS=a,b,...  every allocation on a thread named a, b, ... (at most 8 names)
 //   COUNT_WRITES=name      on the thread named `name`, only the allocations between a successful
 //                          pa_stream_begin_write and the next pa_stream_write or
@@ -9,7 +9,8 @@
 //                          that thread (operations, tagstructs, memblocks) fall outside it. The
 //                          windows are counted too, so a run that saw none can be told apart.
 //   COUNT_READS=name       on the thread named `name`, only the allocations between a
-//                          pa_stream_peek that gave data and the next pa_stream_drop: the window
+//                          pa_stream_peek that returned bytes (data, or a hole the capture hands
+//                          on as silence) and the next pa_stream_drop: the window
 //                          in which `hapsync live`'s capture hands a fragment to its handler (the
 //                          onset detector, the pass-through). Its windows are counted too.
 // Output on stderr, one line per place:
@@ -112,7 +113,8 @@ int pa_stream_cancel_write(void *s) {
     return real_cancel_write(s);
 }
 
-// libpulse's read calls: a peek that gave data opens the capture's window, the drop closes it.
+// libpulse's read calls: a peek that returned bytes (data or a hole) opens the capture's window,
+// the drop closes it.
 typedef int (*peek_fn)(void *, const void **, size_t *);
 typedef int (*drop_fn)(void *);
 static peek_fn real_peek;
