@@ -124,8 +124,8 @@ final class LiveFeed: @unchecked Sendable {
             guard let self else { return }
             adaptQueue.async { self.growCapture() }
         }
+        defer { recordGrant(of: capture) }
         try capture.start()
-        recordGrant(of: capture)
         started = MonotonicClock.nanoseconds()
         running = true
         let thread = Thread { [self] in
@@ -180,8 +180,9 @@ final class LiveFeed: @unchecked Sendable {
             $0.replaced.lost += old.lostFrames
             ($0.capture, $0.base) = (fresh, base)
         }
+        // What its thread got, also when the capture then fails to start.
+        defer { recordGrant(of: fresh) }
         try fresh.start()
-        recordGrant(of: fresh)
     }
 
     /// Keeps what `capture`'s thread got, if it asked (one that did not, after a refusal, leaves
@@ -253,6 +254,9 @@ final class LiveFeed: @unchecked Sendable {
         if let thread = captureGrant.withLock({ $0 }) { status.threads.append(thread) }
         return status
     }
+
+    /// The real-time scheduling the capture in force asked for and got (nil: it did not ask).
+    var captureThread: RealtimeThread? { capture.realtimeThread }
 
     /// The fragment the capture in force was granted, frames (0 before it started).
     var captureFragmentFrames: Int { capture.fragmentFrames }

@@ -70,10 +70,10 @@ extension LiveTests {
             feed.stop()
             #expect(feed.summary.contains("the capture took 20 ms fragments"), "\(feed.summary)")
             #expect(feed.failure == nil, "\(feed.failure ?? "")")
-            // The grown capture's thread asked for real-time scheduling as the first did (as
-            // root: granted, at the engine's capture priority).
-            let captureThread = feed.realtimeStatus.threads.last
-            #expect(captureThread?.name == MonitorCapture.threadName, "\(feed.realtimeStatus)")
+            // The capture in force (the grown one) asked for real-time scheduling as the first did
+            // (as root: granted, at the engine's capture priority), and the summary says what it got.
+            let captureThread = feed.captureThread
+            #expect(captureThread?.name == MonitorCapture.threadName && feed.realtimeStatus.threads.last == captureThread, "\(feed.realtimeStatus)")
             if getuid() == 0 {
                 #expect(captureThread.map { $0.granted && $0.priority == engine.configuration.captureThreadPriority } == true, "\(feed.realtimeStatus)")
             }
@@ -87,6 +87,10 @@ extension LiveTests {
             #expect(clicks.count == Self.clicks, "found \(clicks.count) clicks in the pipe")
             #expect(taps.count == Self.clicks, "\(taps.count) transients in the trace; \(feed.summary)")
             guard clicks.count == Self.clicks, taps.count == Self.clicks else { return }
+            // The transients come at the clicks' spacing (the k-th is the k-th click's, also for
+            // clicks the pipe cannot time below): none missing with a stray one in its place.
+            let gaps = zip(taps.dropFirst(), taps).map { Double($0 - $1) / 1e9 }
+            #expect(gaps.allSatisfy { abs($0 - Self.spacing) <= 0.05 }, "transients' gaps (s): \(gaps)")
             // The pipe's reads time a click by those within half a second of it: where the pipe
             // sink's own timing jumped there, its server hiccuped and the click is not timed
             // (seen as paplay's stream began, in about one run in six with the other live suite
@@ -98,11 +102,13 @@ extension LiveTests {
             let offsets = clicks.indices.filter { !nearJump[$0] }.map { k in
                 reader.heardTime(ofFrame: Int64(clicks[k])).map { Double(Int64($0) - taps[k]) / 1e6 } ?? .infinity
             }
-            if offsets.count < Self.clicks / 2 {
+            if offsets.count < (Self.clicks + 1) / 2 {
                 watch.report("the pipe sink's timing jumped near \(Self.clicks - offsets.count) of the clicks ("
                     + jumps.map { String(format: "%+.1f ms at frame %lld", $0.jump / 1e6, $0.frame) }.joined(separator: ", ")
                     + "; \(feed.playedOn.lateFrames) frames not captured in time)")
             }
+            // Too few to judge: this attempt fails (as a stall, just reported) and runs again.
+            #expect(offsets.count >= (Self.clicks + 1) / 2, "only \(offsets.count) of \(Self.clicks) clicks timed by the pipe")
             print("live, capture grown to 20 ms (\(feed.captureFragmentFrames) frames granted, lag p50 \(String(format: "%.1f", lag)) ms): "
                   + "heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))"
                   + (offsets.count < Self.clicks ? " (\(Self.clicks - offsets.count) near a jump of the pipe's timing, not timed)" : "")
