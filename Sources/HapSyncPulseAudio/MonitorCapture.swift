@@ -82,11 +82,11 @@ package final class MonitorCapture: @unchecked Sendable {
     /// Which server records (known after `start`; PulseAudio before).
     package private(set) var serverKind = PulseConnection.Server.pulseAudio
     /// The SCHED_FIFO priority the mainloop thread asks for as the capture starts (nil: normal).
-    package let realtimePriority: Int32?
+    package var realtimePriority: Int32? { mainloopPriority.asked }
     /// The mainloop thread and what it got, once a capture with `realtimePriority` started (kept
     /// after `stop`, for a run's summary).
-    package var realtimeThread: RealtimeThread? { grant.withLock { $0 } }
-    private let grant = Locked<RealtimeThread?>(nil)
+    package var realtimeThread: RealtimeThread? { mainloopPriority.threads.first }
+    private let mainloopPriority = MainloopPriority()
     /// Captured frame → CLOCK_MONOTONIC time it entered the monitor (reset by `start`).
     package let clock = AudioClock(sampleRate: 48_000)
     private let handler: Handler
@@ -116,7 +116,7 @@ package final class MonitorCapture: @unchecked Sendable {
     package init(sink: String, server: String? = nil, fragmentSeconds: Double = 0.005, bufferSeconds: Double = 1,
                  realtimePriority: Int32? = nil, handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
         self.sink = sink
-        self.realtimePriority = realtimePriority
+        mainloopPriority.asked = realtimePriority
         self.server = server
         self.fragmentSeconds = fragmentSeconds
         self.bufferSeconds = bufferSeconds
@@ -170,7 +170,7 @@ package final class MonitorCapture: @unchecked Sendable {
         let connection = try PulseConnection(clientName: "HapSync live capture", server: server, threadName: Self.threadName,
                                              realtimePriority: realtimePriority, onFailure: { [weak self] why in self?.fail(why) })
         self.connection = connection
-        if let got = connection.realtimeThread { grant.withLock { $0 = got } }
+        mainloopPriority.record(connection)
         do {
             try connection.withLock { () throws(PulseConnection.PulseError) in
                 let name = connection.serverName()

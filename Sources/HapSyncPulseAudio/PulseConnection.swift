@@ -625,8 +625,8 @@ extension PulseConnection {
     }
 }
 
-/// The real-time request for an output's mainloop thread and its answer, as `RealtimeThreaded`
-/// reports them (the playback output's and the waveform output's, one rule for both).
+/// The real-time request for a mainloop thread and its answer, as `RealtimeThreaded` reports
+/// them (the playback output's, the waveform output's and the live capture's, one rule for all).
 package final class MainloopPriority: Sendable {
     private let state = Locked<(asked: Int32?, got: RealtimeThread?)>((nil, nil))
 
