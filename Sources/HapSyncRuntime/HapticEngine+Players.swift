@@ -159,6 +159,15 @@ extension HapticEngine {
         send(ControlMessage(kind: pause ? .pause : .stop, slot: Int32(slot), player: id, time: engineNanoseconds(time)))
     }
 
+    /// Moves a player's run that has released nothing yet to start at `time`, or drops it
+    /// (`drop`); a run that released something, or has ended, is left as it is (`ControlMessage.Kind.move`).
+    func movePendingRun(slot: Int, id: UInt32, to time: TimeInterval, drop: Bool) throws(EngineError) {
+        guard isRunning else { throw .notRunning }
+        let before = controlRing.overflowCount
+        send(ControlMessage(kind: .move, slot: Int32(slot), player: id, time: engineNanoseconds(time), flag: drop))
+        if controlRing.overflowCount != before { throw .controlQueueFull }
+    }
+
     /// Sends a player setting (seek, rate, loop, refresh) to the scheduler; on a stopped engine it
     /// waits in the control ring for the next start (the scheduler keeps settings across starts).
     func sendPlayer(_ kind: ControlMessage.Kind, slot: Int, id: UInt32, value: Double = 0, flag: Bool = false, count: UInt32 = 0) {

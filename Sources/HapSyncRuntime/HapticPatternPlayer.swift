@@ -217,6 +217,23 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         engine.sendPlayer(.seek, slot: slot, id: id, value: offset)
     }
 
+    /// Moves the run a `start` asked for to begin at `time` instead, if it has released nothing
+    /// yet (its first event, the haptic latency before it is felt, has not gone out); else does
+    /// nothing, so what went out is never played twice. For players without audio and without
+    /// a loop (a player with audio follows the audio clock; a looping one is left as it is).
+    /// Does not wait.
+    package func movePendingStart(toTime time: TimeInterval) throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        try engine.movePendingRun(slot: slot, id: id, to: time, drop: false)
+    }
+
+    /// Drops the run a `start` asked for if it has released nothing yet (reported as stopped);
+    /// else does nothing. For players without audio. Does not wait.
+    package func dropPendingStart() throws {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        try engine.movePendingRun(slot: slot, id: id, to: 0, drop: true)
+    }
+
     /// Stops at once (Core Haptics' `cancel()`).
     public func cancel() throws { try stop(atTime: HapticEngine.timeImmediate) }
 

@@ -22,6 +22,11 @@ struct ControlMessage: Sendable, BitwiseCopyable {
         case setLoop
         /// Live parameters or mute changed for `slot`: re-evaluate its level now.
         case refresh
+        /// Move the run of the player in `slot` to start at `time` (from pattern offset 0), or
+        /// with `flag` drop it, only while it has released nothing yet (else nothing happens:
+        /// what went out stays out, never played twice). Only for a player that does not follow
+        /// the audio clock (no audio of its own) and does not loop.
+        case move
     }
 
     var kind: Kind
@@ -30,7 +35,7 @@ struct ControlMessage: Sendable, BitwiseCopyable {
     var time: UInt64
     /// Offset, rate or loop end, by kind.
     var value: Double = 0
-    /// Loop on/off for `setLoop`.
+    /// Loop on/off for `setLoop`; drop rather than move for `move`.
     var flag: Bool = false
     /// Passes for `setLoop` (0: until stopped).
     var count: UInt32 = 0

@@ -81,6 +81,18 @@ extension Scheduler {
                 slots[s].liveEvaluated = now &+ feltDelay(s)
                 pushLiveLevel(at: now, now: now, player: slots[s].player, extraLead: extraLead(s), pushed: &pushed)
             }
+        case .move:
+            // Only a run that has released nothing, has no audio and does not loop (a pass that
+            // wrapped starts at command 0 again): a later start would play what went out a
+            // second time. A command due but not yet released when the message comes moves with
+            // the run: it has not gone out.
+            guard slots[s].active, slots[s].player == m.player, slots[s].next == 0, !slots[s].seekLevelPending, !slots[s].loopEnabled,
+                  slots[s].startFrame < 0, !hasAudio[s], slots[s].stopAt == .max else { break }
+            if m.flag {
+                finish(s, at: now, now: now, kind: .stopped, pushed: &pushed, emitLevel: false)
+            } else {
+                begin(s, player: m.player, at: m.time, offset: 0, now: now, pushed: &pushed)
+            }
         case .retire:
             if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed) }
             slots[s] = SlotState()

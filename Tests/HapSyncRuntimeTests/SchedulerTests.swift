@@ -102,6 +102,63 @@ struct SchedulerTests {
         #expect(done.withLock { $0 } == [.finished, .finished])
     }
 
+    @Test func aPendingStartMovesOrIsDroppedUntilItReleasesSomething() throws {
+        // Released 10 ms before it is felt.
+        let rig = try ManualRig(hapticLatency: 10_000_000)
+        let done = Locked<[HapticPatternPlayer.Completion]>([])
+        let tap = try pattern { $0.transient(at: 0, intensity: 0.8) }
+        let moved = try rig.engine.makePlayer(with: tap)
+        let dropped = try rig.engine.makePlayer(with: tap)
+        dropped.completionHandler = { c in done.withLock { $0.append(c) } }
+        try moved.start(atTime: 2.0)
+        try dropped.start(atTime: 2.0)
+        rig.at(1.95)
+        try moved.movePendingStart(toTime: 2.02)
+        try dropped.dropPendingStart()
+        rig.run(until: 2.5)
+        // A command's scheduled time is its release deadline: 10 ms before it is felt.
+        #expect(rig.commands.map(\.scheduled) == [ns(2.01)], "the moved tap once, for its new time; the dropped one never")
+        #expect(rig.commands.map(\.released) == [ns(2.01)])
+        #expect(done.withLock { $0 } == [.stopped], "a dropped run ends as stopped")
+
+        // Once its tap has gone out (at 3.99), a move or a drop changes nothing: never twice.
+        let late = try rig.engine.makePlayer(with: tap)
+        try late.start(atTime: 4.0)
+        rig.at(3.995)
+        try late.movePendingStart(toTime: 4.02)
+        rig.run(until: 4.1)
+        try late.dropPendingStart()
+        rig.run(until: 4.2)
+        #expect(rig.commands.map(\.scheduled) == [ns(2.01), ns(3.99)])
+    }
+
+    @Test func aLoopingRunIsNeverMoved() throws {
+        // A pass that wrapped starts at its first command again: it would look as if nothing
+        // had gone out.
+        let rig = try ManualRig()
+        let player = try rig.engine.makePlayer(with: try pattern { $0.transient(at: 0) })
+        try player.setLoop(true, end: 0.1)
+        try player.start(atTime: 2.0)
+        rig.at(1.95)
+        try player.movePendingStart(toTime: 2.02)
+        rig.run(until: 2.15)
+        try player.stop(atTime: HapticEngine.timeImmediate)
+        rig.run(until: 2.3)
+        #expect(rig.commands.filter { $0.kind == .transient }.map(\.scheduled) == [ns(2.0), ns(2.1)])
+    }
+
+    @Test func aMoveDueAtTheSamePassAsTheReleaseMovesIt() throws {
+        // The message comes before the scheduler's pass has released the tap: it has not gone
+        // out, so moving it plays it once, at the new time.
+        let rig = try ManualRig()
+        let player = try rig.engine.makePlayer(with: try pattern { $0.transient(at: 0) })
+        try player.start(atTime: 2.0)
+        rig.clock.set(nanoseconds: ns(2.0))
+        try player.movePendingStart(toTime: 2.05)
+        rig.run(until: 2.2)
+        #expect(rig.commands.map(\.scheduled) == [ns(2.05)])
+    }
+
     @Test func restartWhilePlayingStopsTheFirstRun() throws {
         let rig = try ManualRig()
         let done = Locked<[HapticPatternPlayer.Completion]>([])
