@@ -131,6 +131,48 @@ package final class PassThroughAudio: @unchecked Sendable {
         let d = distance.load(ordering: .acquiring)
         return d == .min ? nil : d
     }
+
+    /// A distance and the fix that set it (`fixInForce`).
+    package struct Fix: Equatable, Sendable {
+        /// Which fix: 1 for the first, one more for each after (each `unfix` or `activate` is
+        /// followed by one).
+        package var number: Int
+        /// Output frame − capture frame, as `offset` says (it follows the read between fixes).
+        package var offset: Int64
+        /// The capture frame the fix's first block began with: those before it are not played at
+        /// this distance (a fix that jumped ahead skipped those not played before it).
+        package var firstPlayed: Int64
+        /// The output frame after the last block rendered at the distance before this fix
+        /// (`Int64.min` for the first): an output frame before it went out at the old distance,
+        /// and its capture frame is heard where the old distance placed it.
+        package var renderedBefore: Int64
+
+        /// A fix as `fixInForce` reads it.
+        package init(number: Int, offset: Int64, firstPlayed: Int64, renderedBefore: Int64) {
+            (self.number, self.offset, self.firstPlayed, self.renderedBefore) = (number, offset, firstPlayed, renderedBefore)
+        }
+    }
+
+    /// The distance in force and the fix that set it; nil while no distance is in force, or
+    /// when fixes kept coming during the read. Any thread; does not lock.
+    package var fixInForce: Fix? {
+        // A seqlock: odd while a fix is being written (a few tries: a fix takes a few stores).
+        for _ in 0..<8 {
+            let before = fixSequence.load(ordering: .acquiring)
+            let d = distance.load(ordering: .acquiring)
+            let first = fixedFrom.load(ordering: .relaxed)
+            let rendered = renderedBeforeFix.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            guard before & 1 == 0, fixSequence.load(ordering: .relaxed) == before else { continue }
+            return d == .min || before == 0 ? nil : Fix(number: before / 2, offset: d, firstPlayed: first, renderedBefore: rendered)
+        }
+        return nil
+    }
+    /// Twice the fixes so far, plus one while a fix is being written (`fixInForce`'s seqlock,
+    /// written by the audio thread only).
+    private let fixSequence = Atomic<Int>(0)
+    private let fixedFrom = Atomic<Int64>(0)
+    private let renderedBeforeFix = Atomic<Int64>(.min)
     /// Capture frames played as silence because they had not arrived in time.
     package var lateFrames: Int { late.load(ordering: .relaxed) }
     /// Blocks in which some capture frame had not arrived in time.
@@ -234,7 +276,14 @@ package final class PassThroughAudio: @unchecked Sendable {
             guard w > firstWritten.load(ordering: .relaxed), w > unfixedAt.load(ordering: .relaxed) else { return }
             // The block's last frame plays the capture frame `hold` behind the newest.
             d = firstFrame + Int64(frames) - 1 - (w - 1 - hold)
+            // The first fix has nothing rendered before it; a later one, what the blocks at the
+            // last distance rendered (none render while no distance is in force).
+            let first = fixSequence.add(1, ordering: .relaxed).newValue == 1
+            atomicMemoryFence(ordering: .releasing)
+            fixedFrom.store(firstFrame - d, ordering: .relaxed)
+            renderedBeforeFix.store(first ? .min : nextOutput, ordering: .relaxed)
             distance.store(d, ordering: .releasing)
+            fixSequence.add(1, ordering: .releasing)
             position = Double(firstFrame - d)
             nextOutput = firstFrame
             fixedAt = firstFrame

@@ -109,13 +109,23 @@ struct PassThroughAudioTests {
     @Test func unfixLetsTheNextBlockFixItAgain() {
         let p = PassThroughAudio(capacityFrames: 1024, hold: 4)
         Self.write(p, 0, 50)
+        #expect(p.fixInForce == nil)
         _ = Self.mix(p, 100, 10)
         #expect(p.offset == Int64(109 - 45))
+        // The first fix's first block (output 100) played capture 36; nothing was rendered before.
+        #expect(p.fixInForce == PassThroughAudio.Fix(number: 1, offset: 64, firstPlayed: 36, renderedBefore: .min))
         p.unfix()
-        #expect(p.offset == nil)
+        #expect(p.offset == nil && p.fixInForce == nil)
         Self.write(p, 50, 50)
         _ = Self.mix(p, 0, 10)
         #expect(p.offset == Int64(9 - 95))
+        // The second fix jumped ahead: its first block played capture 86, so 46..<86, not yet
+        // played at the first distance, are never played; output frames before 110 went out at
+        // the first.
+        #expect(p.fixInForce == PassThroughAudio.Fix(number: 2, offset: -86, firstPlayed: 86, renderedBefore: 110))
+        // Blocks at a fixed distance keep the fix.
+        _ = Self.mix(p, 10, 10)
+        #expect(p.fixInForce?.number == 2)
     }
 
     /// Dormant, it plays nothing; turned on again (serve's second `/hapsync/live 1`), a capture
@@ -168,6 +178,9 @@ struct PassThroughAudioTests {
         // The block's last frame plays capture 119 - 30 = 89: 90..<100 (the old tail) are skipped.
         let switched = play(628, 64)
         #expect(p.offset == Int64(691 - 89))
+        // Activate is followed by a fix of its own; the blocks while no distance was in force
+        // (564..<628) rendered nothing of the capture.
+        #expect(p.fixInForce.map { [$0.number, Int($0.renderedBefore)] } == [2, 564])
         #expect(switched.allSatisfy { $0 == 0 }, "\(switched)")
         Self.write(p, 120, 200)
         let next = play(692, 128)
