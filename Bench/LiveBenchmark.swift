@@ -116,7 +116,7 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         // band). Frames the pipe lost (a discontinuity: an underrun at the real sink) or the
         // pass-through skipped (its distance set anew) end the count: onsets after the first
         // are left out, and counted.
-        let log = LiveTools.onsetLog(onsetLog)
+        let log = LiveOnsetLog.settled(LiveTools.onsetLog(onsetLog))
         let countsUntil = reader.discontinuities.map(\.frame).min() ?? .max
         if text.contains("set anew"), countsUntil == .max {
             print("live (\(name)): the run set its sound's distance anew with no discontinuity at the pipe: its own-onset times after that are off by what it skipped")

@@ -207,7 +207,8 @@ final class LiveFeed: @unchecked Sendable {
     /// more than it was (a fragment arrives up to its length after its first frame). The sound
     /// goes on from the new capture's start (`PassThroughAudio.activate`): what the old one had
     /// not played yet and the move's gap are skipped, once, never played twice (onsets in them
-    /// get no transient: `LiveSession`'s unplaced). A new capture that cannot be made is made
+    /// get no transient: `LiveSession`'s unplaced; one placed before is dropped unless its sound had
+    /// already been rendered). A new capture that cannot be made is made
     /// again with the old fragment and hold, and the run grows no more; failing that, the
     /// capture is lost (as when its server goes). At most a step a second; `onNote` says what
     /// happened. On `adaptQueue`.
@@ -325,6 +326,9 @@ final class LiveFeed: @unchecked Sendable {
                 played += "; read \(abs(lean)) ppm \(lean > 0 ? "fast" : "slow") at the end, following the real sink's clock"
             }
             if counts.refixes > 0 { played += "; its distance behind the capture set anew \(plural(counts.refixes, "time")) (an underrun, a stall, or clocks further apart than it follows)" }
+            if counts.moved + counts.droppedAfterFix > 0 {
+                played += "; transients placed before a new distance: \(counts.moved) moved to their sound, \(counts.droppedAfterFix) dropped with their skipped sound"
+            }
             let grownTo = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
             if grownTo > Self.fragmentSteps[0] {
                 played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", grownTo * 1000, held)

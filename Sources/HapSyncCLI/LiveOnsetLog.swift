@@ -20,10 +20,12 @@ import HapSyncRuntime
 ///   once: most of them with `--no-delay`), `merged` (the engine's rate limit merged it into the transient before), `below
 ///   floor` (under the profile's floor: nothing played), `unplaced` (before the sound played on
 ///   had its distance, or in sound it skipped), `lost` (the engine refused its player), `not played` (a style without
-///   transients);
+///   transients); on a second line for the same onset, `moved` (its transient, not yet released
+///   when the sound's distance was set anew, moved to where its sound now plays) or `dropped`
+///   (its sound skipped by the new distance: its transient dropped); `settled` keeps the last;
 /// - `transient_ns`: when the session asked for its transient, CLOCK_MONOTONIC ns (the trace's
-///   `scheduled_ns` for a `transient`, for a `late` one the moment it was found); null when none
-///   was asked for.
+///   `scheduled_ns` for a `transient` or a `moved` one, for a `late` one the moment it was found);
+///   null when none was asked for, or it was dropped.
 ///
 /// The session's thread hands each line to a writer queue of its own and never waits for the
 /// file (a FIFO read slowly would otherwise hold the transients up); more than `backlog` lines
@@ -40,6 +42,10 @@ package final class LiveOnsetLog: @unchecked Sendable {
         case unplaced
         case lost
         case notPlayed = "not played"
+        /// A second line: its transient moved to where its sound plays after the distance was fixed anew.
+        case moved
+        /// A second line: its transient dropped, its sound skipped by a distance fixed anew.
+        case dropped
     }
 
     /// One line (the encoder sorts its keys), as written and as `read` gives it back.
@@ -87,6 +93,22 @@ package final class LiveOnsetLog: @unchecked Sendable {
         try TraceRecord.readLines(Line.self, contentsOf: path, what: "an onset line")
     }
 
+    /// Each onset's last word, in file order of the onsets: a `moved` or `dropped` line (its
+    /// transient placed again after a new distance) stands in for the onset's earlier line.
+    package static func settled(_ lines: [Line]) -> [Line] {
+        var last: [Int64: Int] = [:]
+        var result: [Line] = []
+        for line in lines {
+            if line.outcome == Outcome.moved.rawValue || line.outcome == Outcome.dropped.rawValue, let i = last[line.frame] {
+                result[i] = line
+            } else {
+                last[line.frame] = result.count
+                result.append(line)
+            }
+        }
+        return result
+    }
+
     /// Lines that may wait for the writer before new ones are dropped.
     static let backlog = 4_096
 
@@ -95,13 +117,14 @@ package final class LiveOnsetLog: @unchecked Sendable {
     private let rate: Double
     private let encoder = TraceRecord.makeEncoder()
     private let queue = DispatchQueue(label: "hapsync-live-onsets")
-    /// The writer's: the file (nil once stopped or closed), lines written, why it stopped.
-    private let writer: Locked<(file: OutputFile?, written: Int, failure: OutputFile.Failure?)>
+    /// The writer's: the file (nil once stopped or closed), onsets' lines written, second lines
+    /// written (`moved`, `dropped`), why it stopped.
+    private let writer: Locked<(file: OutputFile?, written: Int, second: Int, failure: OutputFile.Failure?)>
     private let waiting = Locked((lines: 0, dropped: 0))
 
     /// Opens `path` (replacing a regular file only when `replacing`) for a capture at `rate` Hz.
     init(path: String, replacing: Bool, rate: Double) throws(OutputFile.Failure) {
-        writer = Locked((try OutputFile.create(path, replacing: replacing, mode: .stream), 0, nil))
+        writer = Locked((try OutputFile.create(path, replacing: replacing, mode: .stream), 0, 0, nil))
         self.path = path
         self.rate = rate
     }
@@ -122,13 +145,14 @@ package final class LiveOnsetLog: @unchecked Sendable {
             return true
         }
         guard taken else { return }
+        let second = outcome == .moved || outcome == .dropped
         queue.async { [writer, waiting] in
             writer.withLock { w in
                 guard let file = w.file else { return }
                 let whole = file.bytesWritten
                 do throws(OutputFile.Failure) {
                     try file.write(text)
-                    w.written += 1
+                    if second { w.second += 1 } else { w.written += 1 }
                 } catch {
                     // What stays ends with a whole line.
                     try? file.truncate(to: whole)
@@ -166,9 +190,10 @@ package final class LiveOnsetLog: @unchecked Sendable {
     /// The summary's line: how many lines were written where, how many dropped, or why the log
     /// stopped.
     var summaryLine: String {
-        let (written, failure) = writer.withLock { ($0.written, $0.failure) }
+        let (written, second, failure) = writer.withLock { ($0.written, $0.second, $0.failure) }
         let dropped = waiting.withLock { $0.dropped }
         var line = "onsets: \(written) written to \(path)"
+        if second > 0 { line += " (and \(second) second lines, for transients placed again)" }
         if dropped > 0 { line += ", \(dropped) dropped (the file took them slower than they came)" }
         if let failure { line += ", then the log stopped: \(failure)" }
         return line

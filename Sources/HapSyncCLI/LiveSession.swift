@@ -32,7 +32,7 @@ struct LiveOnset {
 final class LiveSession: @unchecked Sendable {
     /// What the summary reports, counted as the run goes.
     struct Counts {
-        /// Transients played.
+        /// Transients played (one dropped after a new distance, `droppedAfterFix`, no longer counts).
         var transients = 0
         /// Onsets the engine's rate limit merged into the transient before (nothing new played).
         var merged = 0
@@ -58,6 +58,13 @@ final class LiveSession: @unchecked Sendable {
         /// capture (frames not there in time) or run more than a delay further behind it than
         /// asked (a stall, an underrun, or clocks further apart than the pass-through follows).
         var refixes = 0
+        /// Transients placed by an earlier distance, their sound not yet rendered and their
+        /// release at least `moveMargin` away when the distance was fixed anew, moved to where
+        /// their sound now plays (the scheduler would leave one that went out meanwhile as it was).
+        var moved = 0
+        /// Transients dropped as `moved` would have moved them, because the new distance skips
+        /// their sound (no longer counted in `transients`).
+        var droppedAfterFix = 0
 
         /// Counts a transient asked of the engine: played (`started`; `late` when its moment had
         /// passed, `lag` its lag) or merged by the engine's rate limit into the one before, which
@@ -156,7 +163,49 @@ final class LiveSession: @unchecked Sendable {
     private let tally = Locked(Counts())
     private let profileNow: Locked<LiveProfile>
     /// Players still sounding, kept until their transient has played.
-    private var sounding: [(player: HapticPatternPlayer, until: UInt64)] = []
+    private var sounding: [Sounding] = []
+
+    /// A transient's player, kept until its transient has played; one placed by the
+    /// pass-through's distance also keeps what placed it, to place it again when the distance is
+    /// fixed anew before it is released.
+    private struct Sounding {
+        let player: HapticPatternPlayer
+        var until: UInt64
+        /// The onset, when placed by the pass-through's distance and started (else nil).
+        let onset: LiveOnset?
+        /// The output frame its sound was placed at (the onset's frame at the distance then).
+        var outputFrame: Int64
+        /// Where it is to be felt, CLOCK_MONOTONIC ns.
+        var at: UInt64
+        /// The pass-through's fix it was placed by (`PassThroughAudio.Fix.number`).
+        var fix: Int
+    }
+
+    /// How long before its release a transient is still moved or dropped: the session's thread
+    /// is not real-time, and the scheduler refuses a move that comes after the release (then
+    /// the count would say moved for one that was not).
+    static let moveMargin: UInt64 = 2_000_000
+
+    /// What becomes of a transient placed for `placedAt` (CLOCK_MONOTONIC ns) at output frame
+    /// `outputFrame` when the pass-through's distance is fixed anew: where its sound now plays
+    /// is `newAt` (nil: the new distance skips it, never heard). One whose sound went out at the
+    /// old distance (`outputFrame` before `renderedBefore`: it is heard where it was placed), or
+    /// whose release (`lead` before it is felt) is less than `moveMargin` away, is left; else it
+    /// moves when its moment changed by 0.25 ms or more, or is dropped. Pure.
+    static func replacement(placedAt: UInt64, outputFrame: Int64, renderedBefore: Int64, newAt: UInt64?, lead: UInt64,
+                            now: UInt64) -> Replacement {
+        guard outputFrame >= renderedBefore, placedAt > now &+ lead &+ moveMargin else { return .keep }
+        guard let newAt else { return .drop }
+        let change = newAt > placedAt ? newAt - placedAt : placedAt - newAt
+        return change < 250_000 ? .keep : .move(to: newAt)
+    }
+
+    /// What `replacement` decides.
+    enum Replacement: Equatable {
+        case keep
+        case move(to: UInt64)
+        case drop
+    }
 
     init(engine: HapticEngine, detector: StreamingOnsetDetector, style: LiveStyle = .transients, profile: LiveProfile,
          passThrough: PassThroughAudio?, audio: SoundServerOutput?, frameBase: Int64 = 0) {
@@ -223,7 +272,10 @@ final class LiveSession: @unchecked Sendable {
         var lateBlocks = passThrough?.lateBlocks ?? 0, lateChecks = 0, lastCheck: UInt64 = 0
         var underruns = audio?.underruns ?? 0
         while !shouldStop() {
-            _ = wake.wait(timeout: .now() + .milliseconds(50))
+            // While a transient waits for its release, a look every 2 ms: a distance fixed anew
+            // (by this thread below, or by a capture made anew) moves it before it goes out.
+            _ = wake.wait(timeout: .now() + .milliseconds(waitsForRelease ? 2 : 50))
+            placeAgainAfterFix()
             while let onset = onsets.pop() { play(onset) }
             if layerStale.exchange(false, ordering: .acquiringAndReleasing) || (continuous != nil && continuousStyle != style) { endContinuous() }
             while let level = levels.pop() { follow(level) }
@@ -249,6 +301,58 @@ final class LiveSession: @unchecked Sendable {
         }
         while let onset = onsets.pop() { play(onset) }
         endContinuous()
+    }
+
+    /// Whether a transient placed by the pass-through's distance is still to be released.
+    private var waitsForRelease: Bool {
+        guard passThrough != nil, !sounding.isEmpty else { return false }
+        let releaseBy = MonotonicClock.nanoseconds() &+ engine.effectiveHapticLatency
+        return sounding.contains { $0.onset != nil && $0.at > releaseBy }
+    }
+
+    /// After the pass-through's distance was fixed anew (a stall, an underrun, a capture made
+    /// anew), moves each transient placed by an earlier fix and not yet released to where its
+    /// sound now plays, or drops it when the new distance skips its sound: else it would be felt
+    /// off by the change (up to the delay, tens of ms), or without a sound.
+    private func placeAgainAfterFix() {
+        guard let passThrough, let fix = passThrough.fixInForce, sounding.contains(where: { $0.onset != nil && $0.fix != fix.number }) else { return }
+        let lead = engine.effectiveHapticLatency
+        for i in sounding.indices where sounding[i].fix != fix.number {
+            sounding[i].fix = fix.number
+            guard let onset = sounding[i].onset else { continue }
+            let newAt = moment(ofFrame: onset.frame, in: fix)
+            let now = MonotonicClock.nanoseconds()
+            switch Self.replacement(placedAt: sounding[i].at, outputFrame: sounding[i].outputFrame, renderedBefore: fix.renderedBefore,
+                                    newAt: newAt, lead: lead, now: now) {
+            case .keep:
+                continue
+            case .move(let at):
+                guard (try? sounding[i].player.movePendingStart(toTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)) != nil else { continue }
+                sounding[i].at = max(at, now)
+                sounding[i].outputFrame = onset.frame &+ frameBase &+ fix.offset
+                sounding[i].until = max(at, now) &+ 200_000_000
+                tally.withLock {
+                    $0.moved += 1
+                    if at <= now { $0.late += 1 }
+                }
+                logAgain(onset, outcome: .moved, at: max(at, now))
+            case .drop:
+                guard (try? sounding[i].player.dropPendingStart()) != nil else { continue }
+                tally.withLock {
+                    $0.transients -= 1
+                    $0.droppedAfterFix += 1
+                }
+                logAgain(onset, outcome: .dropped, at: nil)
+            }
+        }
+    }
+
+    /// A second line in the onset log for `onset`'s transient, placed again.
+    private func logAgain(_ onset: LiveOnset, outcome: LiveOnsetLog.Outcome, at: UInt64?) {
+        guard let onsetLog else { return }
+        let first = firstSound.load(ordering: .relaxed)
+        onsetLog.record(frame: onset.frame, firstSound: first < 0 ? nil : first, loudness: onset.loudness, centroid: onset.centroid,
+                        outcome: outcome, transientAt: at)
     }
 
     /// Whether the sound played on is taken back to its hold behind the capture (the
@@ -283,8 +387,17 @@ final class LiveSession: @unchecked Sendable {
         }
         // A frame the pass-through skipped (an earlier capture's, after a capture made anew) is
         // never heard: no moment.
-        guard let offset = passThrough.offset, let audio, frame &+ frameBase >= passThrough.firstPlayableFrame ?? .max else { return nil }
-        return audio.clock.fit.time(ofFrame: frame &+ frameBase &+ offset)
+        guard let fix = passThrough.fixInForce else { return nil }
+        return moment(ofFrame: frame, in: fix)
+    }
+
+    /// When capture frame `frame` (this session's numbering) plays at the distance `fix` set,
+    /// CLOCK_MONOTONIC ns; nil when it is never heard there (before the capture in force began,
+    /// or skipped by the fix) or the output has no clock.
+    private func moment(ofFrame frame: Int64, in fix: PassThroughAudio.Fix) -> UInt64? {
+        let framed = frame &+ frameBase
+        guard let passThrough, let audio, framed >= max(passThrough.firstPlayableFrame ?? .max, fix.firstPlayed) else { return nil }
+        return audio.clock.fit.time(ofFrame: framed &+ fix.offset)
     }
 
     /// One hop's level into the continuous layer: followed (attack, release, sharpness held
@@ -361,7 +474,10 @@ final class LiveSession: @unchecked Sendable {
             outcome = .belowFloor
             return
         }
-        guard let at = moment(ofFrame: onset.frame, now: now) else {
+        // Placed by the distance in force, which is kept with it (`placeAgainAfterFix`).
+        let fix = passThrough?.fixInForce
+        let placedAt = passThrough == nil ? moment(ofFrame: onset.frame, now: now) : fix.flatMap { moment(ofFrame: onset.frame, in: $0) }
+        guard let at = placedAt else {
             tally.withLock { $0.unplaced += 1 }
             outcome = .unplaced
             return
@@ -380,7 +496,9 @@ final class LiveSession: @unchecked Sendable {
         do {
             let player = try engine.makePlayer(with: pattern)
             let started = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
-            sounding.append((player, max(at, now) + 200_000_000))
+            // Only a started one may be moved or dropped later (a merged start plays nothing).
+            sounding.append(Sounding(player: player, until: max(at, now) + 200_000_000, onset: fix == nil || !started ? nil : onset,
+                                     outputFrame: onset.frame &+ frameBase &+ (fix?.offset ?? 0), at: max(at, now), fix: fix?.number ?? 0))
             tally.withLock { $0.add(started: started, late: passThrough != nil && at < now, lag: lag) }
             (outcome, placed) = !started ? (.merged, nil) : (at <= now ? .late : .transient, max(at, now))
         } catch {

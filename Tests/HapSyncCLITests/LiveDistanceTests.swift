@@ -24,6 +24,67 @@ struct LiveDistanceTests {
     }
 }
 
+/// What becomes of a transient placed before the pass-through's distance was fixed anew
+/// (`LiveSession.replacement`), released 10 ms before it is felt, the fix seen at 1 s, its sound
+/// placed at output frame 5000 and the old distance's blocks rendered up to 4000.
+@Suite("live: transients placed again after a new distance")
+struct LiveReplacementTests {
+    let now: UInt64 = 1_000_000_000, lead: UInt64 = 10_000_000
+
+    func decide(_ placedAt: UInt64, _ newAt: UInt64?, outputFrame: Int64 = 5_000, renderedBefore: Int64 = 4_000) -> LiveSession.Replacement {
+        LiveSession.replacement(placedAt: placedAt, outputFrame: outputFrame, renderedBefore: renderedBefore, newAt: newAt, lead: lead, now: now)
+    }
+
+    @Test func oneNotYetReleasedMovesToWhereItsSoundNowPlays() {
+        #expect(decide(now + 30_000_000, now + 14_000_000) == .move(to: now + 14_000_000))
+        #expect(decide(now + 30_000_000, now + 50_000_000) == .move(to: now + 50_000_000))
+        // Its sound now plays before its release could: moved all the same (the engine plays it at once, late).
+        #expect(decide(now + 30_000_000, now + 2_000_000) == .move(to: now + 2_000_000))
+    }
+
+    @Test func oneWhoseSoundTheNewDistanceSkipsIsDropped() {
+        #expect(decide(now + 30_000_000, nil) == .drop)
+    }
+
+    @Test func oneWhoseSoundWentOutAtTheOldDistanceIsLeft() {
+        // Output frame 3999 was rendered before the fix: heard where it was placed.
+        #expect(decide(now + 30_000_000, nil, outputFrame: 3_999) == .keep)
+        #expect(decide(now + 30_000_000, now + 50_000_000, outputFrame: 3_999) == .keep)
+        #expect(decide(now + 30_000_000, nil, outputFrame: 4_000) == .drop)
+        // The first fix has nothing rendered before it.
+        #expect(decide(now + 30_000_000, now + 50_000_000, outputFrame: -5_000, renderedBefore: .min) == .move(to: now + 50_000_000))
+    }
+
+    @Test func aChangeUnderAQuarterMillisecondOrOneAboutToBeReleasedIsLeft() {
+        #expect(decide(now + 30_000_000, now + 30_249_999) == .keep)
+        #expect(decide(now + 30_000_000, now + 29_750_001) == .keep)
+        #expect(decide(now + 30_000_000, now + 30_250_000) == .move(to: now + 30_250_000))
+        // Its release (10 ms before 1.012 s) is 2 ms away or less: a move could come after it.
+        #expect(decide(now + 12_000_000, now + 40_000_000) == .keep)
+        #expect(decide(now + 12_000_000, nil) == .keep)
+        #expect(decide(now + 12_000_001, now + 40_000_000) == .move(to: now + 40_000_000))
+        // Released already: what went out stays out.
+        #expect(decide(now + 5_000_000, nil) == .keep)
+    }
+}
+
+/// The onset log read back with each onset's last word (`LiveOnsetLog.settled`).
+@Suite("live: the onset log's second lines")
+struct LiveOnsetLogSettledTests {
+    static func line(_ frame: Int64, _ outcome: String, _ at: UInt64?) -> LiveOnsetLog.Line {
+        LiveOnsetLog.Line(frame: frame, time: Double(frame) / 48_000, firstSound: 0, loudness: 0.5, centroid: 200, outcome: outcome, transientAt: at)
+    }
+
+    @Test func aMovedOrDroppedLineStandsInForItsOnsetsFirst() {
+        let lines = [Self.line(100, "transient", 5), Self.line(200, "transient", 6), Self.line(300, "below floor", nil),
+                     Self.line(100, "moved", 9), Self.line(200, "dropped", nil), Self.line(400, "transient", 10)]
+        #expect(LiveOnsetLog.settled(lines) == [Self.line(100, "moved", 9), Self.line(200, "dropped", nil), Self.line(300, "below floor", nil),
+                                                Self.line(400, "transient", 10)])
+        #expect(LiveOnsetLog.settled([Self.line(100, "transient", 5), Self.line(100, "transient", 7)]).count == 2,
+                "two onsets at one frame (a capture made anew numbers on, never back) are both kept")
+    }
+}
+
 /// What `hapsync live`'s summary counts for each transient it asks of the engine.
 @Suite("live: the summary's counts")
 struct LiveCountsTests {
