@@ -24,6 +24,10 @@ final class LiveFeed: @unchecked Sendable {
     /// lock, so that counts read during a restart are those of one moment.
     private let current: Locked<(capture: MonitorCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
     private let lostText = Locked<String?>(nil)
+    /// How long the session's work on each captured fragment took on the capture's thread (the
+    /// onset detector, the levels, the hand-off to the sound played on), every capture of the
+    /// run: the summary's "analysis" line.
+    let analysisTimes = MonitorCapture.HandlerTimes()
     private let server: String?
     /// The sink whose monitor is captured and its channels (the owner's latest, after a restart).
     private let captureTarget: Locked<(sink: String, channels: Int)>
@@ -87,7 +91,7 @@ final class LiveFeed: @unchecked Sendable {
         self.server = server
         current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
                                        lost: recoversCapture ? lostText : failureText, fragment: Self.fragmentSteps[0],
-                                       priority: capturePriority), 0, (0, 0, 0, 0)))
+                                       priority: capturePriority, times: analysisTimes), 0, (0, 0, 0, 0)))
         self.recoversCapture = recoversCapture
         let current = current
         // A frame from before the capture in force has no time on its clock.
@@ -104,8 +108,8 @@ final class LiveFeed: @unchecked Sendable {
     /// `session` numbered from `base`, its failure recorded in `lost`, its thread at SCHED_FIFO
     /// `priority` when given.
     private static func capture(of sink: String, channels: Int, base: Int64, server: String?, session: LiveSession,
-                                lost: Locked<String?>, fragment: Double, priority: Int32?) -> MonitorCapture {
-        MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, realtimePriority: priority, handler: { samples, first in
+                                lost: Locked<String?>, fragment: Double, priority: Int32?, times: MonitorCapture.HandlerTimes) -> MonitorCapture {
+        MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times, handler: { samples, first in
             session.captured(samples, channels: channels, firstFrame: first &+ base)
         }, onFailure: { why in
             // On the capture's thread (SCHED_FIFO), once, as it fails: a lock the session's
@@ -173,7 +177,8 @@ final class LiveFeed: @unchecked Sendable {
         let base = current.withLock { $0.base } &+ old.framesCaptured
         let refused = captureGrant.withLock { $0?.granted == false }
         let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session,
-                                 lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: refused ? nil : capturePriority)
+                                 lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: refused ? nil : capturePriority,
+                                 times: analysisTimes)
         current.withLock {
             $0.replaced.frames += old.framesCaptured
             $0.replaced.overruns += old.overruns
@@ -318,6 +323,12 @@ final class LiveFeed: @unchecked Sendable {
         let restarts = current.withLock { $0.replaced.restarts }
         if restarts > 0 { capturePart += "; made anew \(plural(restarts, "time")) after the sound server came back" }
         lines.append(capturePart)
+        let per = analysisTimes.perFragment
+        if let p50 = per.percentile(50), let p99 = per.percentile(99), let mean = per.mean {
+            let busy = seconds > 0 ? mean * Double(per.count) / (seconds * 1e9) * 100 : 0
+            lines.append(String(format: "analysis on the capture's thread: per fragment p50 %.2f ms, p99 %.2f ms, max %.2f ms (%.1f %% of the run); at most %.2f ms in 100 ms",
+                                p50 / 1e6, p99 / 1e6, Double(per.maximum) / 1e6, busy, Double(analysisTimes.busiestWindow) / 1e6))
+        }
         lines.append("real-time: \(realtimeStatus.description)")
         if passThrough != nil, audio != nil {
             let p = playedOn

@@ -89,6 +89,40 @@ package final class MonitorCapture: @unchecked Sendable {
     private let mainloopPriority = MainloopPriority()
     /// Captured frame → CLOCK_MONOTONIC time it entered the monitor (reset by `start`).
     package let clock = AudioClock(sampleRate: 48_000)
+    /// Where the handler's time is recorded, when given: what the handler costs its thread, at
+    /// its priority.
+    package let handlerTimes: HandlerTimes?
+
+    /// How long the handler took (`handlerTimes`): each call (a fragment), and the most in one
+    /// 100 ms window of CLOCK_MONOTONIC (fixed windows: a burst across two is split): after the
+    /// thread was held up, the backlog comes in a burst of calls, which at a real-time priority
+    /// keep every lower thread of that core waiting. Shared by the captures of one run (a capture
+    /// made anew records on); one capture records at a time.
+    package final class HandlerTimes: Sendable {
+        /// Each handler call.
+        package let perFragment = DurationHistogram()
+        /// The window being summed (its start / 100 ms), its sum so far, the largest sum, ns.
+        private let window = Atomic<UInt64>(0)
+        private let windowSum = Atomic<UInt64>(0)
+        private let busiest = Atomic<UInt64>(0)
+
+        /// Nothing recorded yet.
+        package init() {}
+
+        /// Records a call that began at `began` (CLOCK_MONOTONIC ns) and took `took` ns. One
+        /// writer; does not allocate, lock or block.
+        package func record(began: UInt64, took: UInt64) {
+            perFragment.record(nanoseconds: took)
+            let w = began / 100_000_000
+            var sum = took
+            if window.load(ordering: .relaxed) == w { sum &+= windowSum.load(ordering: .relaxed) } else { window.store(w, ordering: .relaxed) }
+            windowSum.store(sum, ordering: .relaxed)
+            if sum > busiest.load(ordering: .relaxed) { busiest.store(sum, ordering: .relaxed) }
+        }
+
+        /// The most the handler took in one 100 ms window, ns. Any thread.
+        package var busiestWindow: UInt64 { busiest.load(ordering: .relaxed) }
+    }
     private let handler: Handler
     private let onFailure: (@Sendable (String) -> Void)?
     private var connection: PulseConnection?
@@ -112,10 +146,13 @@ package final class MonitorCapture: @unchecked Sendable {
     /// A capture of `sink`'s monitor on `server`, handing fragments of about `fragmentSeconds`
     /// to `handler`, letting the server queue up to `bufferSeconds`, its thread at SCHED_FIFO
     /// `realtimePriority` when given; `onFailure` hears of a server that goes away or a stream
-    /// that fails. Nothing connects until `start`.
+    /// that fails, and `handlerTimes` records what the handler took. Nothing connects until
+    /// `start`.
     package init(sink: String, server: String? = nil, fragmentSeconds: Double = 0.005, bufferSeconds: Double = 1,
-                 realtimePriority: Int32? = nil, handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
+                 realtimePriority: Int32? = nil, handlerTimes: HandlerTimes? = nil, handler: @escaping Handler,
+                 onFailure: (@Sendable (String) -> Void)? = nil) {
         self.sink = sink
+        self.handlerTimes = handlerTimes
         mainloopPriority.asked = realtimePriority
         self.server = server
         self.fragmentSeconds = fragmentSeconds
@@ -255,20 +292,25 @@ package final class MonitorCapture: @unchecked Sendable {
     /// whole frames.
     private func read(_ s: OpaquePointer) {
         let frameBytes = frameBytes
+        let times = handlerTimes
         while pa_stream_readable_size(s) > 0 {
             var data: UnsafeRawPointer?
             var bytes = 0
             guard pa_stream_peek(s, &data, &bytes) >= 0, bytes > 0 else { break }
             let frames = bytes / frameBytes
             if let data {
+                let began = times == nil ? 0 : MonotonicClock.nanoseconds()
                 handler(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: frames * channels), nextFrame)
+                if let times { times.record(began: began, took: MonotonicClock.nanoseconds() &- began) }
                 nextFrame += Int64(frames)
             } else if let silence {
                 lostCount.add(Int64(frames), ordering: .relaxed)
                 var left = frames
                 while left > 0 {
                     let n = min(left, Self.silenceFrames)
+                    let began = times == nil ? 0 : MonotonicClock.nanoseconds()
                     handler(UnsafeBufferPointer(start: silence, count: n * channels), nextFrame)
+                    if let times { times.record(began: began, took: MonotonicClock.nanoseconds() &- began) }
                     nextFrame += Int64(n)
                     left -= n
                 }
