@@ -50,6 +50,9 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
     var output = ""
     var rows: [Row] = [], distributions: [Distribution] = []
     var allSync: [Double] = [], allOwn: [Double] = [], allOffline: [Double] = [], allAubio: [Double] = [], cpu: [Double] = [], lags: [Double] = []
+    // Per run, from the summary's analysis line: per fragment p99 and max, the most in 100 ms,
+    // ms; the share of the run.
+    var analysis: [(p99: Double, max: Double, window: Double, share: Double)] = []
     let aubio = AubioOnset.locate() == nil ? nil : AubioOnset.standard
     if aubio == nil { print("live: aubioonset is not installed (Debian: apt-get install aubio-tools); its rows are left out") }
     for file in files {
@@ -66,6 +69,10 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
             _ = try LiveTools.run(paplay, ["--device=hapsync-live", file.url.path])
         }
         cpu.append(cpuShare)
+        if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("analysis on the capture's thread: ") }) {
+            let f = line.matches(of: /([0-9]+\.[0-9]+) (ms|%)/).compactMap { Double($0.1) }
+            if f.count == 5 { analysis.append((f[1], f[2], f[4], f[3])) }
+        }
         if let audio { output = " (played on: \(audio))" }
         if let lag = text.split(separator: "\n").first(where: { $0.hasPrefix("lag (") }).flatMap({ line in
             line.split(separator: " ").firstIndex(of: "p50").flatMap { Double(line.split(separator: " ")[$0 + 1]) }
@@ -145,7 +152,7 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
               + "each transient − the nearest hit heard, median \(String(format: "%.2f", nearest.isEmpty ? 0 : nearest[nearest.count / 2])) ms; "
               + "− its own onset heard (\(own.count) transients\(leftOut > 0 ? ", \(leftOut) after the pipe's first discontinuity left out" : "")), median \(ownMedianMs) ms; "
               + "the pipe: \(reader.discontinuities.count) discontinuities, \(reader.starved) starved reads; "
-              + "\(text.split(separator: "\n").filter { $0.hasPrefix("lag") || $0.hasPrefix("sound played") || $0.hasPrefix("capture") }.joined(separator: "; "))")
+              + "\(text.split(separator: "\n").filter { $0.hasPrefix("lag") || $0.hasPrefix("sound played") || $0.hasPrefix("capture") || $0.hasPrefix("analysis") }.joined(separator: "; "))")
     }
     distributions.append(Distribution(benchmark: "live", subject: "transient − its hit heard at the real sink (pipe), \(server)\(output)\(label)", values: allSync))
     let ownDistribution = Distribution(benchmark: "live", subject: "transient − its own onset heard at the real sink (pipe; the onset log's frame), \(server)\(output)\(label)",
@@ -166,6 +173,17 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
     if !cpu.isEmpty {
         rows.append(Row(benchmark: "live", subject: "CPU of hapsync live (capture, analysis, engine, the sound played on), \(server)\(output)\(label)", unit: "% of a core",
                         median: cpu.sorted()[cpu.count / 2], min: cpu.min()!, max: cpu.max()!, ratioToBaseline: nil))
+    }
+    if !analysis.isEmpty {
+        // What the session's work costs the capture's thread (SCHED_FIFO, above every normal
+        // process): per fragment, and the most in a 100 ms window (a backlog's burst).
+        for (what, values) in [("per fragment p99", analysis.map(\.p99)), ("per fragment max", analysis.map(\.max)), ("most in 100 ms", analysis.map(\.window))] {
+            rows.append(Row(benchmark: "live", subject: "analysis on the capture's thread, \(what), \(server)\(output)\(label)", unit: "ms",
+                            median: values.sorted()[values.count / 2], min: values.min()!, max: values.max()!, ratioToBaseline: nil))
+        }
+        let shares = analysis.map(\.share)
+        rows.append(Row(benchmark: "live", subject: "analysis on the capture's thread, share of the run, \(server)\(output)\(label)", unit: "% of a core",
+                        median: shares.sorted()[shares.count / 2], min: shares.min()!, max: shares.max()!, ratioToBaseline: nil))
     }
     if !lags.isEmpty {
         rows.append(Row(benchmark: "live", subject: "lag: sound heard after it reached the live sink, p50, \(server)\(output)\(label)", unit: "ms",
