@@ -71,7 +71,7 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         cpu.append(cpuShare)
         if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("analysis on the capture's thread: ") }) {
             let f = line.matches(of: /([0-9]+\.[0-9]+) (ms|%)/).compactMap { Double($0.1) }
-            if f.count == 5 { analysis.append((f[1], f[2], f[4], f[3])) }
+            if f.count == 5 { analysis.append((f[1], f[2], f[4], f[3])) } else { print("live (\(name)): the analysis line did not parse: \(line)") }
         }
         if let audio { output = " (played on: \(audio))" }
         if let lag = text.split(separator: "\n").first(where: { $0.hasPrefix("lag (") }).flatMap({ line in

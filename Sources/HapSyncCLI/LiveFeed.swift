@@ -324,8 +324,8 @@ final class LiveFeed: @unchecked Sendable {
         if restarts > 0 { capturePart += "; made anew \(plural(restarts, "time")) after the sound server came back" }
         lines.append(capturePart)
         let per = analysisTimes.perFragment
-        if let p50 = per.percentile(50), let p99 = per.percentile(99), let mean = per.mean {
-            let busy = seconds > 0 ? mean * Double(per.count) / (seconds * 1e9) * 100 : 0
+        if let p50 = per.percentile(50), let p99 = per.percentile(99) {
+            let busy = seconds > 0 ? Double(per.totalNanoseconds) / (seconds * 1e9) * 100 : 0
             lines.append(String(format: "analysis on the capture's thread: per fragment p50 %.2f ms, p99 %.2f ms, max %.2f ms (%.1f %% of the run); at most %.2f ms in 100 ms",
                                 p50 / 1e6, p99 / 1e6, Double(per.maximum) / 1e6, busy, Double(analysisTimes.busiestWindow) / 1e6))
         }

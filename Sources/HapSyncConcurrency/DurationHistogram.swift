@@ -18,7 +18,7 @@ public final class DurationHistogram: @unchecked Sendable {
     private let sum = Atomic<UInt64>(0)
     private let longest = Atomic<UInt64>(0)
 
-    /// An empty histogram.
+    /// A histogram with nothing recorded (its bins allocated here, never on `record`).
     public init() {
         bins = .allocate(capacity: Self.binCount)
         for i in 0..<Self.binCount { (bins + i).initialize(to: Atomic(0)) }
@@ -56,20 +56,24 @@ public final class DurationHistogram: @unchecked Sendable {
     /// The longest recorded, ns (0 before the first). Any thread.
     public var maximum: UInt64 { longest.load(ordering: .relaxed) }
 
+    /// The sum of all recorded, ns. Any thread.
+    public var totalNanoseconds: UInt64 { sum.load(ordering: .relaxed) }
+
     /// Their mean, ns (nil before the first). Any thread.
     public var mean: Double? {
         let n = count
         return n == 0 ? nil : Double(sum.load(ordering: .relaxed)) / Double(n)
     }
 
-    /// The `p`th percentile (0-100), ns: the upper edge of the bin that holds it, or the longest
-    /// recorded if that is less (nil before the first). Any thread.
+    /// The `p`th percentile (0-100, NaN as 100), ns: the upper edge of the bin that holds it (the
+    /// nearest rank, ⌈p × count / 100⌉), or the longest recorded if that is less (nil before the
+    /// first). Any thread but a real-time one: it allocates a copy of the bins.
     public func percentile(_ p: Double) -> Double? {
         var counts = [Int](repeating: 0, count: Self.binCount)
         for i in 0..<Self.binCount { counts[i] = (bins + i).pointee.load(ordering: .relaxed) }
         let n = counts.reduce(0, +)
         guard n > 0 else { return nil }
-        let rank = max(1, Int((min(max(p.isNaN ? 100 : p, 0), 100) / 100 * Double(n)).rounded(.up)))
+        let rank = max(1, Int((min(max(p.isNaN ? 100 : p, 0), 100) * Double(n) / 100).rounded(.up)))
         var seen = 0
         for (i, c) in counts.enumerated() {
             seen += c
