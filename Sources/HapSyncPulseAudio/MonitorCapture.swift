@@ -44,8 +44,12 @@ import Synchronization
 ///   its read index (what it sent, less what waits in libpulse's queue) runs ahead of the frames
 ///   handed over. Each such skip counts an overrun and its frames in `lostFrames`; the clock's
 ///   frames have the skips taken out, so frame numbers stay contiguous and their times right.
-///   PulseAudio queues for a client that reads late rather than drop (seen: a 1.5 s stall with a
-///   1 s buffer lost nothing), so it shows none.
+///   PulseAudio queues for a client that reads late (a 1 and a 1.5 s stall lost nothing), but
+///   past that (a 2 s stop of the whole process lost 0.5 s) it drops what comes before it
+///   reaches the queue, and its indices do not show it: the frames after the gap enter the
+///   monitor later than the clock's line says, by what was lost. A gap over `lossThreshold` is
+///   counted so (an overrun, its frames in `lostFrames`); the frames are numbered on without it
+///   (where in the queue it fell is not known), and the clock starts over from there.
 /// - With `realtimePriority`, the mainloop thread ("hapsync-capture") asks for SCHED_FIFO at
 ///   it as the capture starts (a busy desktop would otherwise starve it, and the sound played on
 ///   from it would run dry); `realtimeThread` says what it got.
@@ -99,7 +103,8 @@ package final class MonitorCapture: @unchecked Sendable {
     /// keep every lower thread of that core waiting. Shared by the captures of one run (a capture
     /// made anew records on); one capture records at a time.
     package final class HandlerTimes: Sendable {
-        /// Each handler call.
+        /// How long each handler call took: one per fragment the server sent (and one per piece
+        /// of a hole handed over as silence).
         package let perFragment = DurationHistogram()
         /// The window being summed (its start / 100 ms), its sum so far, the largest sum, ns.
         private let window = Atomic<UInt64>(0)
@@ -166,8 +171,9 @@ package final class MonitorCapture: @unchecked Sendable {
     /// Frames handed to the handler so far (holes included). Any thread.
     package var framesCaptured: Int64 { captured.load(ordering: .relaxed) }
 
-    /// Frames lost: holes the server reported (handed over as silence) and frames it skipped
-    /// (never handed over; see the type's contract). Any thread.
+    /// Frames lost: holes the server reported (handed over as silence), frames it skipped and
+    /// frames it dropped before its queue (never handed over; see the type's contract). Any
+    /// thread.
     package var lostFrames: Int64 { lostCount.load(ordering: .relaxed) }
 
     /// Overruns seen: the server's overflow notices and the skips found in timing replies (see
@@ -321,14 +327,27 @@ package final class MonitorCapture: @unchecked Sendable {
         connection?.requestTimingInfo()
     }
 
+    /// How much later than the line a frame may enter the monitor before the gap counts as
+    /// frames lost, ns: far beyond the replies' jitter and a PipeWire quantum (under 45 ms).
+    package static let lossThreshold: UInt64 = 50_000_000
+
+    /// The frames lost before the server's queue when frame `entering` entered the monitor at
+    /// `at` (CLOCK_MONOTONIC ns) while the capture's clock `fit` (8 observations or more) places
+    /// it more than `lossThreshold` earlier: that gap at `sampleRate`; else nil. Pure.
+    package static func framesLostBeforeQueue(fit: AudioClock.Fit, entering: Int64, at: UInt64, sampleRate: Double) -> Int64? {
+        guard fit.observations >= 8, let expected = fit.time(ofFrame: entering), at > expected &+ lossThreshold else { return nil }
+        return Int64((Double(at - expected) * sampleRate / 1e9).rounded())
+    }
+
     /// A timing reply taken at monotonic time `at`: a skip, if the server's read index ran ahead
     /// of the frames handed over; the frame entering the monitor then, in our numbers (see the
     /// type's contract), for `clock`; the capture's and the sink's latency.
     private func timingUpdated(_ info: pa_timing_info, at: UInt64) {
         guard info.write_index_corrupt == 0 else { return }
         let frameBytes = Int64(frameBytes)
+        var skipped: Int64 = 0
         if info.read_index_corrupt == 0 {
-            let skipped = info.read_index / frameBytes - nextFrame - skippedFrames
+            skipped = info.read_index / frameBytes - nextFrame - skippedFrames
             if skipped > 0 {
                 skippedFrames += skipped
                 lostCount.add(skipped, ordering: .relaxed)
@@ -338,6 +357,13 @@ package final class MonitorCapture: @unchecked Sendable {
         let bytesPerMicrosecond = sampleRate * Double(frameBytes) / 1e6
         let entering = Double(info.write_index / frameBytes - skippedFrames)
             + ((Double(info.source_usec) + Double(info.transport_usec)) * sampleRate / 1e6).rounded()
+        // Frames the server dropped before they reached its queue for us leave no mark in its
+        // indices: the frames after them enter the monitor later than the line says, by what was
+        // lost (the clock then starts over from there).
+        if skipped <= 0, let lost = Self.framesLostBeforeQueue(fit: clock.fit, entering: Int64(entering), at: at, sampleRate: sampleRate) {
+            lostCount.add(lost, ordering: .relaxed)
+            overrunCount.add(1, ordering: .relaxed)
+        }
         clock.observe(frame: Int64(entering), heardAt: at)
         let queued = info.read_index_corrupt == 0 ? max(0, info.write_index - info.read_index) : 0
         latencyMicroseconds.store(Int64(info.source_usec) + Int64((Double(queued) / bytesPerMicrosecond).rounded()), ordering: .relaxed)

@@ -1,3 +1,4 @@
+import HapSyncRuntime
 import HapSyncPulseAudio
 import Testing
 
@@ -22,5 +23,24 @@ struct CaptureHandlerTimesTests {
         // Later windows start from zero.
         t.record(began: 3_000_000_000, took: 1_000_000)
         #expect(t.busiestWindow == 6_000_000)
+    }
+}
+
+/// `MonitorCapture.framesLostBeforeQueue`: a frame entering the monitor later than the capture's
+/// clock places it, by more than the threshold, counts the gap as frames lost.
+@Suite("Capture frames lost before the server's queue")
+struct CaptureLostFramesTests {
+    @Test func aGapPastTheThresholdIsCountedAtTheRate() {
+        let clock = AudioClock(sampleRate: 48_000)
+        // Frame 480 k at 1 s + 10 ms × k: on the line.
+        for k in 0..<7 { clock.observe(frame: Int64(480 * k), heardAt: 1_000_000_000 + UInt64(k) * 10_000_000) }
+        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 3_000_000_000, sampleRate: 48_000) == nil,
+                "fewer than 8 observations: no line to go by")
+        clock.observe(frame: 480 * 7, heardAt: 1_070_000_000)
+        // Frame 48 000 is due at 2 s.
+        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 2_040_000_000, sampleRate: 48_000) == nil, "40 ms: jitter")
+        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 2_050_000_000, sampleRate: 48_000) == nil, "at the threshold")
+        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 2_500_000_000, sampleRate: 48_000) == 24_000, "0.5 s lost")
+        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 1_900_000_000, sampleRate: 48_000) == nil, "early is not a loss")
     }
 }
