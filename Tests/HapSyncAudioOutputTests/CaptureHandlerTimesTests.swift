@@ -1,5 +1,5 @@
-import HapSyncRuntime
 import HapSyncPulseAudio
+import HapSyncRuntime
 import Testing
 
 /// `MonitorCapture.HandlerTimes`: what the live capture's handler cost its thread, per call and
