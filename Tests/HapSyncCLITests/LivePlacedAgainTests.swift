@@ -82,11 +82,8 @@ struct LivePlacedAgainTests {
             try reader.start()
             defer { reader.stop() }
             let passThrough = PassThroughAudio(capacityFrames: 1 << 16, hold: Self.hold, sampleRate: Self.rate)
-            let audio = try #require(AudioServerChoice.auto.output(sink: reader.sinkName, latency: 0.02, environment: ProcessInfo.processInfo.environment,
-                                                                   passThrough: passThrough))
             let tracePath = folder.url.appendingPathComponent("t-\(disturbance).jsonl").path
-            let engine = try HapticEngine(configuration: HapticEngine.Configuration(backend: TraceBackend(path: tracePath, replacing: true), audio: audio))
-            try engine.start()
+            let (audio, engine) = try LiveTests.tracedEngine(playingOnTo: reader.sinkName, passThrough: passThrough, trace: tracePath)
             defer { _ = engine.stop() }
             let session = LiveSession(engine: engine, detector: StreamingOnsetDetector(sampleRate: Self.rate), profile: .dualsense,
                                       passThrough: passThrough, audio: audio)

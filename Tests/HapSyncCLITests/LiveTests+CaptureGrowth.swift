@@ -17,6 +17,16 @@ import Testing
 // In the `hapsync live` suite: it makes the live sink too, so it may not run beside that
 // suite's tests (serialized there).
 extension LiveTests {
+    /// A started engine writing its trace to `trace`, its audio output (as `--audio auto` picks
+    /// it, 20 ms latency) to `sink` carrying `passThrough`: what `hapsync live` plays on through.
+    static func tracedEngine(playingOnTo sink: String, passThrough: PassThroughAudio, trace: String) throws -> (audio: SoundServerOutput, engine: HapticEngine) {
+        let audio = try #require(AudioServerChoice.auto.output(sink: sink, latency: 0.02, environment: ProcessInfo.processInfo.environment,
+                                                               passThrough: passThrough))
+        let engine = try HapticEngine(configuration: HapticEngine.Configuration(backend: TraceBackend(path: trace, replacing: true), audio: audio))
+        try engine.start()
+        return (audio, engine)
+    }
+
     /// `hapsync live`'s feed on pipewire-pulse, told its played-on stream underran (as the session
     /// tells it): the capture is made anew with 10 ms, then 20 ms fragments (at most a step a second,
     /// none past 20 ms), the sound held back 25, then 35 ms (its lag says so), and a click track
@@ -38,11 +48,8 @@ extension LiveTests {
             defer { _ = try? liveSink.remove() }
             let rate = Double(real.rate)
             let passThrough = PassThroughAudio(capacityFrames: 1 << 16, hold: LiveRun.holdFrames(delayMs: 20, rate: rate), sampleRate: rate)
-            let audio = try #require(AudioServerChoice.auto.output(sink: real.name, latency: 0.02, environment: ProcessInfo.processInfo.environment,
-                                                                   passThrough: passThrough))
             let tracePath = folder.url.appendingPathComponent("t.jsonl").path
-            let engine = try HapticEngine(configuration: HapticEngine.Configuration(backend: TraceBackend(path: tracePath, replacing: true), audio: audio))
-            try engine.start()
+            let (audio, engine) = try Self.tracedEngine(playingOnTo: real.name, passThrough: passThrough, trace: tracePath)
             defer { _ = engine.stop() }
             let detector = StreamingOnsetDetector(sampleRate: rate)
             let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink.name, channels: liveSink.channels,
