@@ -47,8 +47,10 @@ import Synchronization
 ///   PulseAudio queues for a client that reads late (a 1 and a 1.5 s stall lost nothing), but
 ///   past that (a 2 s stop of the whole process lost 0.5 s) it drops what comes before it
 ///   reaches the queue, and its indices do not show it: the frames after the gap enter the
-///   monitor later than the clock's line says, by what was lost. A gap over `lossThreshold` is
-///   counted so (an overrun, its frames in `lostFrames`); the frames are numbered on without it
+///   monitor later than the clock's line says, by what was lost. A gap over `lossThreshold`,
+///   with the queue filled since the last reply (`framesLostBeforeQueue`: a sink that was
+///   suspended enters late with no loss), is counted so (an overrun, its frames in
+///   `lostFrames`); the frames are numbered on without it
 ///   (where in the queue it fell is not known), and the clock starts over from there.
 /// - With `realtimePriority`, the mainloop thread ("hapsync-capture") asks for SCHED_FIFO at
 ///   it as the capture starts (a busy desktop would otherwise starve it, and the sound played on
@@ -136,6 +138,8 @@ package final class MonitorCapture: @unchecked Sendable {
     private var nextFrame: Int64 = 0
     /// Mainloop thread: frames the server skipped so far (its index less ours).
     private var skippedFrames: Int64 = 0
+    /// Mainloop thread: the server's write index at the last timing reply, frames (nil before).
+    private var lastWriteIndex: Int64?
     /// Zeros handed over for holes, `silenceFrames` frames (made at `start`, freed by `stop`).
     private var silence: UnsafeMutablePointer<Float>?
     private static let silenceFrames = 2048
@@ -176,8 +180,9 @@ package final class MonitorCapture: @unchecked Sendable {
     /// thread.
     package var lostFrames: Int64 { lostCount.load(ordering: .relaxed) }
 
-    /// Overruns seen: the server's overflow notices and the skips found in timing replies (see
-    /// the type's contract). Any thread.
+    /// Overruns seen: the server's overflow notices, the skips found in timing replies and the
+    /// drops before the server's queue found from the clock (see the type's contract). Any
+    /// thread.
     package var overruns: Int { overrunCount.load(ordering: .relaxed) }
 
     /// The capture's latency at the last timing reply, µs: what the monitor source holds (its
@@ -328,14 +333,20 @@ package final class MonitorCapture: @unchecked Sendable {
     }
 
     /// How much later than the line a frame may enter the monitor before the gap counts as
-    /// frames lost, ns: far beyond the replies' jitter and a PipeWire quantum (under 45 ms).
+    /// frames lost, ns: far beyond the replies' jitter and a PipeWire quantum (2048 frames: 43
+    /// ms at 48 kHz, 46 at 44.1).
     package static let lossThreshold: UInt64 = 50_000_000
 
     /// The frames lost before the server's queue when frame `entering` entered the monitor at
     /// `at` (CLOCK_MONOTONIC ns) while the capture's clock `fit` (8 observations or more) places
-    /// it more than `lossThreshold` earlier: that gap at `sampleRate`; else nil. Pure.
-    package static func framesLostBeforeQueue(fit: AudioClock.Fit, entering: Int64, at: UInt64, sampleRate: Double) -> Int64? {
-        guard fit.observations >= 8, let expected = fit.time(ofFrame: entering), at > expected &+ lossThreshold else { return nil }
+    /// it more than `lossThreshold` earlier, and the server queued at least nine tenths of its
+    /// `queueFrames` (maxlength) since the last reply (`queued`, frames its write index moved):
+    /// a full queue is when the server drops; a sink that was suspended, or a thread that
+    /// stalled, enters late without one. That gap at `sampleRate`; else nil. Pure.
+    package static func framesLostBeforeQueue(fit: AudioClock.Fit, entering: Int64, at: UInt64, sampleRate: Double, queued: Int64,
+                                              queueFrames: Int64) -> Int64? {
+        guard queued * 10 >= queueFrames * 9, fit.observations >= 8, let expected = fit.time(ofFrame: entering), at > expected &+ lossThreshold
+        else { return nil }
         return Int64((Double(at - expected) * sampleRate / 1e9).rounded())
     }
 
@@ -360,7 +371,11 @@ package final class MonitorCapture: @unchecked Sendable {
         // Frames the server dropped before they reached its queue for us leave no mark in its
         // indices: the frames after them enter the monitor later than the line says, by what was
         // lost (the clock then starts over from there).
-        if skipped <= 0, let lost = Self.framesLostBeforeQueue(fit: clock.fit, entering: Int64(entering), at: at, sampleRate: sampleRate) {
+        let writeIndex = info.write_index / frameBytes
+        defer { lastWriteIndex = writeIndex }
+        if skipped <= 0, let last = lastWriteIndex,
+           let lost = Self.framesLostBeforeQueue(fit: clock.fit, entering: Int64(entering), at: at, sampleRate: sampleRate,
+                                                 queued: writeIndex - last, queueFrames: Int64((bufferSeconds * sampleRate).rounded())) {
             lostCount.add(lost, ordering: .relaxed)
             overrunCount.add(1, ordering: .relaxed)
         }

@@ -27,20 +27,28 @@ struct CaptureHandlerTimesTests {
 }
 
 /// `MonitorCapture.framesLostBeforeQueue`: a frame entering the monitor later than the capture's
-/// clock places it, by more than the threshold, counts the gap as frames lost.
+/// clock places it, by more than the threshold, after the server's queue (1 s here) filled,
+/// counts the gap as frames lost.
 @Suite("Capture frames lost before the server's queue")
 struct CaptureLostFramesTests {
-    @Test func aGapPastTheThresholdIsCountedAtTheRate() {
+    static func lost(_ fit: AudioClock.Fit, at: UInt64, queued: Int64 = 48_000) -> Int64? {
+        MonitorCapture.framesLostBeforeQueue(fit: fit, entering: 48_000, at: at, sampleRate: 48_000, queued: queued, queueFrames: 48_000)
+    }
+
+    @Test func aGapPastTheThresholdAfterAFullQueueIsCountedAtTheRate() {
         let clock = AudioClock(sampleRate: 48_000)
         // Frame 480 k at 1 s + 10 ms × k: on the line.
         for k in 0..<7 { clock.observe(frame: Int64(480 * k), heardAt: 1_000_000_000 + UInt64(k) * 10_000_000) }
-        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 3_000_000_000, sampleRate: 48_000) == nil,
-                "fewer than 8 observations: no line to go by")
+        #expect(Self.lost(clock.fit, at: 3_000_000_000) == nil, "fewer than 8 observations: no line to go by")
         clock.observe(frame: 480 * 7, heardAt: 1_070_000_000)
         // Frame 48 000 is due at 2 s.
-        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 2_040_000_000, sampleRate: 48_000) == nil, "40 ms: jitter")
-        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 2_050_000_000, sampleRate: 48_000) == nil, "at the threshold")
-        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 2_500_000_000, sampleRate: 48_000) == 24_000, "0.5 s lost")
-        #expect(MonitorCapture.framesLostBeforeQueue(fit: clock.fit, entering: 48_000, at: 1_900_000_000, sampleRate: 48_000) == nil, "early is not a loss")
+        #expect(Self.lost(clock.fit, at: 2_049_000_000) == nil, "49 ms: within the threshold")
+        #expect(Self.lost(clock.fit, at: 2_051_000_000) == 2_448, "51 ms")
+        #expect(Self.lost(clock.fit, at: 2_500_000_000) == 24_000, "0.5 s lost")
+        #expect(Self.lost(clock.fit, at: 1_900_000_000) == nil, "early is not a loss")
+        // The queue did not fill since the last reply (a sink that was suspended, a stalled
+        // thread): late, but nothing was dropped.
+        #expect(Self.lost(clock.fit, at: 2_500_000_000, queued: 43_199) == nil)
+        #expect(Self.lost(clock.fit, at: 2_500_000_000, queued: 43_200) == 24_000)
     }
 }

@@ -395,13 +395,18 @@ struct LiveTests {
     /// lost add up to the run's length (PulseAudio dropped 0.5 s of a 2 s stop, pipewire-pulse
     /// nearly all of it, and neither said so in its indices).
     @Test(.needsPulseAudio) func framesTheServerDropsWhileTheCaptureIsHeldUpAreCounted() throws {
+        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
+        // The default sink's rate, from its line in `pactl list short sinks` ("... 2ch 48000Hz ...").
+        let sink = try Self.run(pactl, ["get-default-sink"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = Self.sinks(pactl).split(separator: "\n").first { $0.split(separator: "\t").dropFirst().first.map(String.init) == sink }
+        let rate = try #require(line.flatMap { $0.firstMatch(of: /([0-9]+)Hz/) }.flatMap { Double($0.1) }, "the default sink \(sink): \(Self.sinks(pactl))")
         let folder = try TemporaryDirectory("live-held-up")
         defer { folder.remove() }
         // The default sink (a null sink on the system's timer: its monitor runs whether or not
         // anything plays).
         let live = try BackgroundRun(["live", "--no-delay", "--seconds", "6", "--haptics", "trace:\(folder.url.path)/t.jsonl", "--force"], in: folder.url)
         defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
-        #expect(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") })
+        try #require(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") })
         usleep(1_500_000)
         kill(live.process.processIdentifier, SIGSTOP)
         usleep(2_500_000)
@@ -413,7 +418,6 @@ struct LiveTests {
         let capture = lines.first { $0.hasPrefix("capture: ") } ?? ""
         let frames = capture.firstMatch(of: /capture: ([0-9]+) frames/).flatMap { Double($0.1) }
         let lost = capture.firstMatch(of: /([0-9]+) frames lost/).flatMap { Double($0.1) } ?? 0
-        let rate = 48_000.0
         print("live, held up 2.5 s: \(capture); run \(seconds.map { String($0) } ?? "?") s")
         #expect(seconds != nil && frames != nil, "\(end.out)")
         if let seconds, let frames {
