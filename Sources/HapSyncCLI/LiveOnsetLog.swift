@@ -11,10 +11,11 @@ import HapSyncRuntime
 /// `{"centroid_hz":H,"first_sound_frame":C,"frame":F,"loudness":L,"outcome":O,"time":S,"transient_ns":T}`
 ///
 /// - `frame`: the capture frame the detector places its start at, on its 1 ms grid (frame 0 is
-///   the capture's first; a capture made anew after a server restart numbers on); `time`: the
-///   same in seconds;
+///   the capture's first; a capture made anew, after a server restart or a growth, numbers on
+///   without the gap between the two); `time`: the same in seconds;
 /// - `first_sound_frame`: the capture's first frame with sound (a sample beyond ±0.0001): where a
-///   file played into the sink begins, so frame − first_sound_frame is the onset's frame in it;
+///   file played into the sink begins, so frame − first_sound_frame is the onset's frame in it
+///   (short by the gap after a capture made anew);
 /// - `loudness` (0...1) and `centroid_hz`: the detector's;
 /// - `outcome`: `transient` (played at its moment), `late` (found after its moment, played at
 ///   once: most of them with `--no-delay`), `merged` (the engine's rate limit merged it into the transient before), `below

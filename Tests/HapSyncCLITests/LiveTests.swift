@@ -150,16 +150,23 @@ struct LiveTests {
             // Played at their times, not merely scheduled there: applied by the output within 5 ms.
             let lateness = Self.releases(trace).map { Double($0.applied - $0.scheduled) / 1e6 }
             #expect(lateness.allSatisfy { $0 < 5 }, "applied − scheduled (ms): \(lateness)")
-            // The onset log: one line per click, each a transient placed when the trace says, at
-            // its click's place in the file (counted from the capture's first sound) within 2 ms.
+            // The onset log: one line per click, each a transient placed when the trace says (or
+            // moved there after a new distance), at its click's place in the file (counted from
+            // the capture's first sound) within 2 ms. A capture made anew after underruns (on
+            // PipeWire, with other streams beside it) numbers on without the move's gap, so the
+            // onsets after it count short by that gap, all by the same amount (under 150 ms).
             #expect(end.out.contains("onsets: \(Self.clicks) written to \(log.path)"), "\(end.out)")
             let lines = LiveOnsetLog.settled(try Self.onsetLog(log))
-            #expect(lines.count == Self.clicks && lines.allSatisfy { $0.outcome == "transient" }, "\(lines)")
+            #expect(lines.count == Self.clicks && lines.allSatisfy { $0.outcome == "transient" || $0.outcome == "moved" }, "\(lines)")
             #expect(lines.compactMap(\.transientAt).sorted() == taps.map { UInt64($0) }.sorted(), "the log's transient_ns against the trace's scheduled_ns")
-            for (k, line) in lines.enumerated() {
-                let atMs = Double(line.frame - (line.firstSound ?? .max)) / 48
-                #expect(abs(atMs - Self.spacing * 1000 * Double(k)) <= 2, "onset \(k) at \(atMs) ms from the first sound")
-            }
+            let misplaced = lines.enumerated().map { k, line in Double(line.frame - (line.firstSound ?? .max)) / 48 - Self.spacing * 1000 * Double(k) }
+            let grew = end.out.contains("after underruns the capture took")
+            // Within 2 ms up to the step (if the capture grew), within 2 ms of the step after it.
+            let step = grew ? misplaced.first { abs($0) > 2 } : nil
+            let stepAllowed = step.map { $0 < 0 && $0 > -150 } ?? true
+            let afterStep = misplaced.drop { abs($0) <= 2 }
+            #expect(stepAllowed && afterStep.allSatisfy { x in abs(x - (step ?? 0)) <= 2 },
+                    "onsets' places in the file − the clicks' (ms): \(misplaced)\(grew ? " (the capture grew)" : "")")
         }
     }
 
