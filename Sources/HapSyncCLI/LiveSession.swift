@@ -335,20 +335,21 @@ final class LiveSession: @unchecked Sendable {
                     $0.moved += 1
                     if at <= now { $0.late += 1 }
                 }
-                logAgain(onset, outcome: .moved, at: max(at, now))
+                log(onset, outcome: .moved, at: max(at, now))
             case .drop:
                 guard (try? sounding[i].player.dropPendingStart()) != nil else { continue }
                 tally.withLock {
                     $0.transients -= 1
                     $0.droppedAfterFix += 1
                 }
-                logAgain(onset, outcome: .dropped, at: nil)
+                log(onset, outcome: .dropped, at: nil)
             }
         }
     }
 
-    /// A second line in the onset log for `onset`'s transient, placed again.
-    private func logAgain(_ onset: LiveOnset, outcome: LiveOnsetLog.Outcome, at: UInt64?) {
+    /// A line in the onset log for `onset` (a second one for its transient placed again): what
+    /// became of it and when its transient was asked for.
+    private func log(_ onset: LiveOnset, outcome: LiveOnsetLog.Outcome, at: UInt64?) {
         guard let onsetLog else { return }
         let first = firstSound.load(ordering: .relaxed)
         onsetLog.record(frame: onset.frame, firstSound: first < 0 ? nil : first, loudness: onset.loudness, centroid: onset.centroid,
@@ -460,13 +461,7 @@ final class LiveSession: @unchecked Sendable {
 
     private func play(_ onset: LiveOnset) {
         var outcome = LiveOnsetLog.Outcome.notPlayed, placed: UInt64?
-        defer {
-            if let onsetLog {
-                let first = firstSound.load(ordering: .relaxed)
-                onsetLog.record(frame: onset.frame, firstSound: first < 0 ? nil : first, loudness: onset.loudness, centroid: onset.centroid,
-                                outcome: outcome, transientAt: placed)
-            }
-        }
+        defer { log(onset, outcome: outcome, at: placed) }
         guard style.hasTransients else { return }
         let now = MonotonicClock.nanoseconds()
         guard let level = profile.level(loudness: onset.loudness) else {
