@@ -296,6 +296,16 @@ package final class MonitorCapture: @unchecked Sendable {
         onFailure?("the capture of \(source) on \(serverText.isEmpty ? server ?? "the default server" : serverText) failed: \(why)")
     }
 
+    /// Hands `samples`, the frames from `nextFrame` on, to the handler, and records how long it
+    /// took when `handlerTimes` is given. Mainloop thread; our code here does not allocate, lock
+    /// or block.
+    @inline(__always) private func hand(_ samples: UnsafeBufferPointer<Float>) {
+        guard let times = handlerTimes else { return handler(samples, nextFrame) }
+        let began = MonotonicClock.nanoseconds()
+        handler(samples, nextFrame)
+        times.record(began: began, took: MonotonicClock.nanoseconds() &- began)
+    }
+
     /// Hands every fragment the server sent to the handler (holes as silence, in pieces of at most
     /// `silenceFrames`), then asks for timing info. Our code here does not allocate, lock or
     /// block; libpulse's peek, drop and timing request run inside its mainloop as always.
@@ -303,25 +313,20 @@ package final class MonitorCapture: @unchecked Sendable {
     /// whole frames.
     private func read(_ s: OpaquePointer) {
         let frameBytes = frameBytes
-        let times = handlerTimes
         while pa_stream_readable_size(s) > 0 {
             var data: UnsafeRawPointer?
             var bytes = 0
             guard pa_stream_peek(s, &data, &bytes) >= 0, bytes > 0 else { break }
             let frames = bytes / frameBytes
             if let data {
-                let began = times == nil ? 0 : MonotonicClock.nanoseconds()
-                handler(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: frames * channels), nextFrame)
-                if let times { times.record(began: began, took: MonotonicClock.nanoseconds() &- began) }
+                hand(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: frames * channels))
                 nextFrame += Int64(frames)
             } else if let silence {
                 lostCount.add(Int64(frames), ordering: .relaxed)
                 var left = frames
                 while left > 0 {
                     let n = min(left, Self.silenceFrames)
-                    let began = times == nil ? 0 : MonotonicClock.nanoseconds()
-                    handler(UnsafeBufferPointer(start: silence, count: n * channels), nextFrame)
-                    if let times { times.record(began: began, took: MonotonicClock.nanoseconds() &- began) }
+                    hand(UnsafeBufferPointer(start: silence, count: n * channels))
                     nextFrame += Int64(n)
                     left -= n
                 }
