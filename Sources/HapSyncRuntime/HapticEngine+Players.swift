@@ -105,11 +105,14 @@ extension HapticEngine {
         return max(min(UInt64(nanosecondsOf: time), Self.farFuture), now)
     }
 
-    /// Posts a message to the scheduler and wakes it; never waits for it.
-    func send(_ message: ControlMessage) {
+    /// Posts a message to the scheduler and wakes it; never waits for it. False when the control
+    /// queue was full (the message lost, and counted as an overflow).
+    @discardableResult
+    func send(_ message: ControlMessage) -> Bool {
         // Producers (any API thread) take turns; the scheduler consumes without a lock.
-        _ = control.withLock { _ in controlRing.push(message) }
+        let pushed = control.withLock { _ in controlRing.push(message) }
         schedulerWake.post()
+        return pushed
     }
 
     /// Starts the engine again if the idle timer stopped it; else requires it to be running.
@@ -147,9 +150,7 @@ extension HapticEngine {
         // A stream paused while nothing sounded runs again before the scheduler places the start.
         if audible { configuration.audio?.willPlay() }
         if kind == .start { live.clear(slot: slot) }
-        let before = controlRing.overflowCount
-        send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset))
-        if controlRing.overflowCount != before { throw .controlQueueFull }
+        guard send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset)) else { throw .controlQueueFull }
         return true
     }
 
@@ -163,9 +164,7 @@ extension HapticEngine {
     /// (`drop`); a run that released something, or has ended, is left as it is (`ControlMessage.Kind.move`).
     func movePendingRun(slot: Int, id: UInt32, to time: TimeInterval, drop: Bool) throws(EngineError) {
         guard isRunning else { throw .notRunning }
-        let before = controlRing.overflowCount
-        send(ControlMessage(kind: .move, slot: Int32(slot), player: id, time: engineNanoseconds(time), flag: drop))
-        if controlRing.overflowCount != before { throw .controlQueueFull }
+        guard send(ControlMessage(kind: .move, slot: Int32(slot), player: id, time: engineNanoseconds(time), flag: drop)) else { throw .controlQueueFull }
     }
 
     /// Sends a player setting (seek, rate, loop, refresh) to the scheduler; on a stopped engine it
