@@ -1,4 +1,5 @@
 import HapSyncConcurrency
+import HapSyncRuntime
 import Synchronization
 
 /// Captured audio played on by a playback stream at a fixed distance (`hapsync live`): a capture
@@ -13,17 +14,25 @@ import Synchronization
 /// so at one frame for one frame the sound would fall behind its capture for good (its lag
 /// growing 6 ms a minute at 100 ppm) or run out of it (silence, then the distance fixed anew:
 /// a skip). So the output reads the capture at a rate of its own, 1 + at most 2000 ppm: over its
-/// first second after a fix it learns how far behind the capture it runs on average (capture
-/// arrives in fragments, blocks in quanta: the distance saws), and from then on, when that
-/// average (over half a second) strays more than 0.25 ms from it, the rate leans 100 ppm per
+/// first second after a fix it learns how far behind the capture it runs on average, and from
+/// then on, when that average (over half a second) strays more than 0.25 ms from it, the rate
+/// leans 100 ppm per
 /// 0.1 ms beyond that (a time constant of 1 s; a device 300 ppm off settles 0.55 ms from where
 /// it began). Back inside the band it leans 20 ppm toward the nearer whole frame and then stays
 /// at exactly 1, every frame played as captured; off 1, frames are read between captured ones
 /// (Catmull-Rom, four frames) and `offset` follows (what a read between two frames adds to an
-/// onset's place is under a frame). The rate is said in `rateErrorPPM`. Not handled: a capture
-/// fragment and an output block of one size (or one a multiple of the other), whose sawtooth
-/// the clocks' drift slides by slowly enough to pass the half-second average: the rate then
-/// chases it, and the sound's distance wobbles by up to a fragment.
+/// onset's place is under a frame). The rate is said in `rateErrorPPM`.
+///
+/// "Behind the capture" is taken in time, not from the newest frame written alone: capture
+/// arrives in fragments and blocks are taken in quanta, so the newest frame a block sees saws
+/// by a fragment, and where the fragment and the block are of one size (or one a multiple of the
+/// other: PipeWire's graph cycle) the phase at which they meet slides with the clocks' drift
+/// slowly enough to pass any average, and a crossing moves it by a whole fragment at once (a
+/// rate that followed it would lean to its limit and pull the sound a fragment nearer, for
+/// nothing). So each write notes when it came (`write`'s `at`), and a block reckons the
+/// capture's position at its own time (`mix`'s `at`) as the newest frame written plus the
+/// frames the stream's rate makes of the time since, at most one more fragment (a stalled
+/// capture is not assumed to go on).
 ///
 /// A capture frame that has not arrived when its output frame is rendered is played as silence
 /// and counted (`lateFrames`, `lateBlocks`); one that arrives after is dropped. One that is no
@@ -72,6 +81,12 @@ package final class PassThroughAudio: @unchecked Sendable {
     private let overwritten = Atomic<Int>(0)
     /// The first capture frame written: what came before it is not there (silence, not late).
     private let firstWritten = Atomic<Int64>(.max)
+    /// When the capture's frame 0 would have been written, ns, reckoned from the latest write
+    /// (its time less its end at the stream's rate; `Int64.min` before one): one value, so a
+    /// reader never pairs one write's time with another's end. With the latest write's frames,
+    /// where a block reckons the capture to be (the type's summary).
+    private let writeEpoch = Atomic<Int64>(.min)
+    private let lastWriteFrames = Atomic<Int>(0)
 
     /// Whether the output follows the capture's clock (see the type's summary); false: one frame
     /// for one frame always.
@@ -224,10 +239,10 @@ package final class PassThroughAudio: @unchecked Sendable {
     }
 
     /// Writes `frames` frames of `channels` interleaved floats, the first at capture frame
-    /// `firstFrame` (frames before it not yet written are silence: a hole in the capture).
-    /// Non-finite samples are written as 0. Capture thread (one writer); does not allocate,
-    /// lock or block.
-    package func write(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64) {
+    /// `firstFrame` (frames before it not yet written are silence: a hole in the capture), which
+    /// arrived at `now` (CLOCK_MONOTONIC ns). Non-finite samples are written as 0. Capture
+    /// thread (one writer); does not allocate, lock or block.
+    package func write(_ samples: UnsafeBufferPointer<Float>, channels: Int, firstFrame: Int64, at now: UInt64 = MonotonicClock.nanoseconds()) {
         guard channels > 0, let base = samples.baseAddress else { return }
         let frames = samples.count / channels
         var next = written.load(ordering: .relaxed)
@@ -261,14 +276,20 @@ package final class PassThroughAudio: @unchecked Sendable {
             storage[slot] = l.isFinite ? l : 0
             storage[slot + 1] = r.isFinite ? r : 0
         }
-        if end > next { written.store(end, ordering: .releasing) }
+        if end > next {
+            // Before `written` (releasing): a reader that sees the new end sees this time or a later one.
+            let hz = Double(streamRate.load(ordering: .relaxed))
+            writeEpoch.store(Int64(clamping: now) &- Int64(Double(end) * 1e9 / hz), ordering: .relaxed)
+            lastWriteFrames.store(frames, ordering: .relaxed)
+            written.store(end, ordering: .releasing)
+        }
     }
 
     /// Adds the capture frames that output frames `firstFrame ..< firstFrame + frames` play to
-    /// `out` (stereo interleaved). The first call after a capture arrived fixes the distance; each
-    /// call then leans the rate (`followsDrift`). Audio thread (one reader); does not allocate,
-    /// lock or block.
-    package func mix(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64) {
+    /// `out` (stereo interleaved), a block taken at `now` (CLOCK_MONOTONIC ns). The first call
+    /// after a capture arrived fixes the distance; each call then leans the rate
+    /// (`followsDrift`). Audio thread (one reader); does not allocate, lock or block.
+    package func mix(into out: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64, at now: UInt64 = MonotonicClock.nanoseconds()) {
         guard frames > 0, active.load(ordering: .acquiring) else { return }
         var d = distance.load(ordering: .acquiring)
         let w = written.load(ordering: .acquiring)
@@ -346,10 +367,11 @@ package final class PassThroughAudio: @unchecked Sendable {
             lateBlockCount.add(1, ordering: .relaxed)
         }
         guard followsDrift else { return }
-        // How far ahead the capture is of the next frame to play (it saws as capture arrives in
-        // fragments): its mean over the first second is the target, then its running average
-        // is held to it; the rate leans when the average strays beyond the dead band.
-        let ahead = Double(w) - position
+        // How far ahead the capture is of the next frame to play, the capture reckoned at this
+        // block's time (the type's summary): its mean over the first second is the target, then
+        // its running average is held to it; the rate leans when the average strays beyond the
+        // dead band.
+        let ahead = capturePosition(newest: w, at: now) - position
         if let target = targetAhead {
             averageAhead += (ahead - averageAhead) * min(1, Double(frames) / averagingFrames)
             let error = averageAhead - target
@@ -382,6 +404,17 @@ package final class PassThroughAudio: @unchecked Sendable {
         // `offset` follows the read; an `unfix` meanwhile wins (the next block fixes anew).
         let moved = nextOutput - Int64(position.rounded())
         if moved != d { _ = distance.compareExchange(expected: d, desired: moved, ordering: .releasing) }
+    }
+
+    /// Where the capture is at `now`: the frame after the newest written (`newest`) and the
+    /// frames the stream's rate makes of the time since it was written, at most the latest
+    /// write's count more (the type's summary). Audio thread; does not allocate, lock or block.
+    private func capturePosition(newest: Int64, at now: UInt64) -> Double {
+        let epoch = writeEpoch.load(ordering: .relaxed)
+        guard epoch != .min else { return Double(newest) }
+        let hz = Double(streamRate.load(ordering: .relaxed))
+        let reckoned = Double(Int64(clamping: now) &- epoch) * hz / 1e9
+        return min(max(reckoned, Double(newest)), Double(newest) + Double(lastWriteFrames.load(ordering: .relaxed)))
     }
 
     /// The value at `t` (0 ..< 1) between `y1` and `y2`, with `y0` before and `y3` after

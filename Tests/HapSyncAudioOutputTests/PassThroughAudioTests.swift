@@ -264,7 +264,8 @@ struct PassThroughAudioTests {
     }
 
     /// Two clocks `ppm` apart, simulated for `seconds`: the capture arrives in `fragment`-frame
-    /// pieces at 48 kHz by its clock, the output takes `block`-frame blocks at 48 kHz by its own.
+    /// pieces at 48 kHz by its clock, the output takes `block`-frame blocks at 48 kHz by its own
+    /// (from `blockDelay` seconds on), each write and block told its time.
     /// The capture's frame f is the value f (a ramp, which Catmull-Rom reproduces exactly: a
     /// frame read between two captured ones is where it read). Following the drift, every block
     /// is checked while its values are exact enough in a Float (below 2^21): each frame one
@@ -272,29 +273,33 @@ struct PassThroughAudioTests {
     /// where its first frame read (within a frame). Returns the pass-through and, per block,
     /// when it was taken (s, output clock), how far behind the newest capture its first frame
     /// played (frames), and whether that frame was a captured one (not read between two).
-    static func runTwoClocks(ppm: Double, seconds: Double, fragment: Int = 240, block: Int = 256, followsDrift: Bool = true)
-        -> (PassThroughAudio, [(at: Double, behind: Double, whole: Bool)]) {
+    static func runTwoClocks(ppm: Double, seconds: Double, fragment: Int = 240, block: Int = 256, followsDrift: Bool = true,
+                             blockDelay: Double = 0, lean: (Int) -> Void = { _ in }) -> (PassThroughAudio, [Block]) {
         let p = PassThroughAudio(capacityFrames: 1 << 16, hold: 960, followsDrift: followsDrift)
         var captured: Int64 = 0, output: Int64 = 0
-        var nextCapture = 0.0, nextBlock = 0.0
+        var nextCapture = 0.0, nextBlock = blockDelay
         var chunk = [Float](repeating: 0, count: 2 * fragment)
         var out = [Float](repeating: 0, count: 2 * block)
-        var blocks: [(at: Double, behind: Double, whole: Bool)] = []
+        var blocks: [Block] = []
         while nextCapture < seconds || nextBlock < seconds {
             if nextCapture <= nextBlock {
                 for i in 0..<fragment {
                     chunk[2 * i] = Float(captured + Int64(i))
                     chunk[2 * i + 1] = -Float(captured + Int64(i))
                 }
-                chunk.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: captured) }
+                chunk.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: captured, at: UInt64(nextCapture * 1e9)) }
                 captured += Int64(fragment)
                 nextCapture = Double(captured) / 48_000
             } else {
                 out.withUnsafeMutableBufferPointer { b in
                     b.update(repeating: 0)
-                    p.mix(into: b.baseAddress!, frames: block, firstFrame: output)
+                    p.mix(into: b.baseAddress!, frames: block, firstFrame: output, at: UInt64(nextBlock * 1e9))
                 }
-                if out[0] != 0 { blocks.append((nextBlock, Double(captured) - Double(out[0]), out[0] == out[0].rounded())) }
+                if out[0] != 0 {
+                    blocks.append(Block(at: nextBlock, behind: Double(captured) - Double(out[0]), inTime: nextBlock * 48_000 - Double(out[0]),
+                                        whole: out[0] == out[0].rounded()))
+                }
+                lean(p.rateErrorPPM)
                 if followsDrift, out[0] != 0, out[2 * block - 2] < 2_097_152, let offset = p.offset {
                     let steps = (1..<block).map { Double(out[2 * $0] - out[2 * $0 - 2]) }
                     if let worst = steps.map({ abs($0 - 1) }).max(), worst > 0.3 {
@@ -305,15 +310,23 @@ struct PassThroughAudioTests {
                     if abs(said - read) > 1 { Issue.record("offset says capture frame \(said), the block read \(read)") }
                 }
                 output += Int64(block)
-                nextBlock = Double(output) / (48_000 * (1 + ppm * 1e-6))
+                nextBlock = blockDelay + Double(output) / (48_000 * (1 + ppm * 1e-6))
             }
         }
         return (p, blocks)
     }
 
-    /// The mean distance behind the capture over blocks taken in `from ..< to` seconds.
-    static func meanBehind(_ blocks: [(at: Double, behind: Double, whole: Bool)], _ from: Double, _ to: Double) -> Double {
-        let kept = blocks.filter { $0.at >= from && $0.at < to }.map(\.behind)
+    /// A block of `runTwoClocks`: when it was taken (s, output clock), how far behind the newest
+    /// capture frame written its first frame played and how far behind the capture's clock at
+    /// that time (frames), and whether that frame was a captured one (not read between two).
+    struct Block {
+        var at: Double, behind: Double, inTime: Double, whole: Bool
+    }
+
+    /// The mean distance behind the capture (`by`: the newest frame written, or the capture's
+    /// clock) over blocks taken in `from ..< to` seconds.
+    static func meanBehind(_ blocks: [Block], _ from: Double, _ to: Double, by distance: KeyPath<Block, Double> = \.behind) -> Double {
+        let kept = blocks.filter { $0.at >= from && $0.at < to }.map { $0[keyPath: distance] }
         return kept.reduce(0, +) / Double(max(1, kept.count))
     }
 
@@ -341,6 +354,32 @@ struct PassThroughAudioTests {
         #expect(p.rateErrorPPM == 0 && blocks.allSatisfy(\.whole))
         let first = Self.meanBehind(blocks, 0, 1), last = Self.meanBehind(blocks, 30, 60)
         #expect(abs(last - first) <= 12, "the average distance moved \(last - first) frames")
+    }
+
+    /// A capture fragment and an output block of one size (PipeWire's graph cycle, once `hapsync
+    /// live` grew its capture's fragment to it), clocks 30 ppm apart: the block meets the
+    /// capture at a phase that slides through a whole fragment every 5.6 minutes, so the newest
+    /// frame written, looked at once a block, jumps by a fragment where it crosses. Held in time
+    /// (the capture's position extrapolated from when it was written), the distance stays
+    /// within 1 ms of where it began and the rate leans about as far as the clocks are apart,
+    /// never to its limit (which chasing those jumps did).
+    @Test(arguments: [30.0, -30.0])
+    func aFragmentAsLongAsTheBlockIsNotChased(ppm: Double) {
+        var maxLean = 0
+        // The blocks begin where a minute's drift brings them to a capture's arrival.
+        let slide = 60 * abs(ppm) * 1e-6 * 48_000
+        let (p, blocks) = Self.runTwoClocks(ppm: ppm, seconds: 240, fragment: 480, block: 480, blockDelay: (ppm > 0 ? slide : 480 - slide) / 48_000,
+                                            lean: { maxLean = max(maxLean, abs($0)) })
+        #expect(p.lateFrames == 0 && p.overwrittenFrames == 0)
+        #expect(maxLean < 500, "the rate leaned \(maxLean) ppm for clocks \(ppm) ppm apart")
+        // The distance by the capture's clock: the newest frame written saws by a fragment.
+        let first = Self.meanBehind(blocks, 0, 1, by: \.inTime)
+        let spread = (1..<240).map { abs(Self.meanBehind(blocks, Double($0), Double($0 + 1), by: \.inTime) - first) }.max() ?? .infinity
+        #expect(spread <= 48, "a second's mean distance strayed \(spread) frames from the first second's")
+        let lastMinute = Self.meanBehind(blocks, 180, 240, by: \.inTime)
+        #expect(abs(lastMinute - first) <= 24, "the average distance moved \(lastMinute - first) frames")
+        print(String(format: "fragment = block, clocks %+.0f ppm apart: rate leaned at most %d ppm, a second's mean distance at most %.0f frames from the first's, the last minute's %+.0f",
+                     ppm, maxLean, spread, lastMinute - first))
     }
 
     /// The same two clocks, one frame for one frame: the failure the rate is there for.
