@@ -16,8 +16,7 @@ import Synchronization
 /// a skip). So the output reads the capture at a rate of its own, 1 + at most 2000 ppm: over its
 /// first second after a fix it learns how far behind the capture it runs on average, and from
 /// then on, when that average (over half a second) strays more than 0.25 ms from it, the rate
-/// leans 100 ppm per
-/// 0.1 ms beyond that (a time constant of 1 s; a device 300 ppm off settles 0.55 ms from where
+/// leans 100 ppm per 0.1 ms beyond that (a time constant of 1 s; a device 300 ppm off settles 0.55 ms from where
 /// it began). Back inside the band it leans 20 ppm toward the nearer whole frame and then stays
 /// at exactly 1, every frame played as captured; off 1, frames are read between captured ones
 /// (Catmull-Rom, four frames) and `offset` follows (what a read between two frames adds to an
@@ -31,8 +30,8 @@ import Synchronization
 /// rate that followed it would lean to its limit and pull the sound a fragment nearer, for
 /// nothing). So each write notes when it came (`write`'s `at`), and a block reckons the
 /// capture's position at its own time (`mix`'s `at`) as the newest frame written plus the
-/// frames the stream's rate makes of the time since, at most one more fragment (a stalled
-/// capture is not assumed to go on).
+/// frames the stream's rate makes of the time since, at most one more arrival's worth (a
+/// stalled capture is not assumed to go on; writes within 1 ms of each other are one arrival).
 ///
 /// A capture frame that has not arrived when its output frame is rendered is played as silence
 /// and counted (`lateFrames`, `lateBlocks`); one that arrives after is dropped. One that is no
@@ -82,11 +81,17 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// The first capture frame written: what came before it is not there (silence, not late).
     private let firstWritten = Atomic<Int64>(.max)
     /// When the capture's frame 0 would have been written, ns, reckoned from the latest write
-    /// (its time less its end at the stream's rate; `Int64.min` before one): one value, so a
-    /// reader never pairs one write's time with another's end. With the latest write's frames,
-    /// where a block reckons the capture to be (the type's summary).
+    /// (its time less its end at the stream's rate; `Int64.min` before one), and the frames the
+    /// latest arrival brought (writes within `arrivalSpan` of the one before are one arrival: a
+    /// server's fragment may reach `write` in pieces): where a block reckons the capture to be
+    /// (the type's summary). Stored before `written`; a reader may pair an older end with a newer
+    /// write's time, which the reckoning's bounds absorb.
     private let writeEpoch = Atomic<Int64>(.min)
     private let lastWriteFrames = Atomic<Int>(0)
+    /// The writer's own: when its latest write came, and the frames of the arrival it belongs to.
+    private var lastWriteAt: UInt64 = 0, arrivalFrames = 0
+    /// Writes closer together than this are one arrival, ns.
+    static let arrivalSpan: UInt64 = 1_000_000
 
     /// Whether the output follows the capture's clock (see the type's summary); false: one frame
     /// for one frame always.
@@ -231,6 +236,18 @@ package final class PassThroughAudio: @unchecked Sendable {
         active.store(true, ordering: .releasing)
     }
 
+    /// Holds the sound `hold` frames behind the capture (clamped to half the capacity) from the
+    /// next block on while the capture goes on (a live sink whose cycles grew in place: PipeWire
+    /// natively): the distance is fixed anew from the next write, and what was played before is
+    /// not played again (a longer hold plays silence for the difference, once; a shorter one
+    /// skips it). Any thread.
+    package func rehold(_ hold: Int) {
+        holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)
+        let playedTo = played.load(ordering: .relaxed)
+        if playedTo != .min, playedTo > activatedAt.load(ordering: .relaxed) { activatedAt.store(playedTo, ordering: .relaxed) }
+        unfix()
+    }
+
     /// Turns it off: it plays nothing and lets its stream pause for silence. Any thread.
     package func deactivate() {
         active.store(false, ordering: .releasing)
@@ -279,8 +296,13 @@ package final class PassThroughAudio: @unchecked Sendable {
         if end > next {
             // Before `written` (releasing): a reader that sees the new end sees this time or a later one.
             let hz = Double(streamRate.load(ordering: .relaxed))
-            writeEpoch.store(Int64(clamping: now) &- Int64(Double(end) * 1e9 / hz), ordering: .relaxed)
-            lastWriteFrames.store(frames, ordering: .relaxed)
+            arrivalFrames = now &- lastWriteAt < Self.arrivalSpan ? arrivalFrames + frames : frames
+            lastWriteAt = now
+            // The end as ns at the stream's rate, held where an Int64 holds it (a frame number
+            // that far out is no capture's: its reckoning is off, nothing traps).
+            let endNs = min(max(Double(end) * 1e9 / hz, -9e18), 9e18)
+            writeEpoch.store(Int64(clamping: now) &- Int64(endNs), ordering: .relaxed)
+            lastWriteFrames.store(arrivalFrames, ordering: .relaxed)
             written.store(end, ordering: .releasing)
         }
     }
@@ -408,7 +430,7 @@ package final class PassThroughAudio: @unchecked Sendable {
 
     /// Where the capture is at `now`: the frame after the newest written (`newest`) and the
     /// frames the stream's rate makes of the time since it was written, at most the latest
-    /// write's count more (the type's summary). Audio thread; does not allocate, lock or block.
+    /// arrival's count more (the type's summary). Audio thread; does not allocate, lock or block.
     private func capturePosition(newest: Int64, at now: UInt64) -> Double {
         let epoch = writeEpoch.load(ordering: .relaxed)
         guard epoch != .min else { return Double(newest) }

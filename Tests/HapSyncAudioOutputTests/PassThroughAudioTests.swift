@@ -265,7 +265,8 @@ struct PassThroughAudioTests {
 
     /// Two clocks `ppm` apart, simulated for `seconds`: the capture arrives in `fragment`-frame
     /// pieces at 48 kHz by its clock, the output takes `block`-frame blocks at 48 kHz by its own
-    /// (from `blockDelay` seconds on), each write and block told its time.
+    /// (from `blockDelay` seconds on), each write and block told its time; with `split`, each
+    /// fragment comes in two writes, the first of `split` frames.
     /// The capture's frame f is the value f (a ramp, which Catmull-Rom reproduces exactly: a
     /// frame read between two captured ones is where it read). Following the drift, every block
     /// is checked while its values are exact enough in a Float (below 2^21): each frame one
@@ -274,7 +275,7 @@ struct PassThroughAudioTests {
     /// when it was taken (s, output clock), how far behind the newest capture its first frame
     /// played (frames), and whether that frame was a captured one (not read between two).
     static func runTwoClocks(ppm: Double, seconds: Double, fragment: Int = 240, block: Int = 256, followsDrift: Bool = true,
-                             blockDelay: Double = 0, lean: (Int) -> Void = { _ in }) -> (PassThroughAudio, [Block]) {
+                             blockDelay: Double = 0, split: Int? = nil, lean: (Int) -> Void = { _ in }) -> (PassThroughAudio, [Block]) {
         let p = PassThroughAudio(capacityFrames: 1 << 16, hold: 960, followsDrift: followsDrift)
         var captured: Int64 = 0, output: Int64 = 0
         var nextCapture = 0.0, nextBlock = blockDelay
@@ -287,7 +288,16 @@ struct PassThroughAudioTests {
                     chunk[2 * i] = Float(captured + Int64(i))
                     chunk[2 * i + 1] = -Float(captured + Int64(i))
                 }
-                chunk.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: captured, at: UInt64(nextCapture * 1e9)) }
+                chunk.withUnsafeBufferPointer { all in
+                    // In two writes 50 µs apart when `split` says where (a server's fragment read in pieces).
+                    let at = UInt64(nextCapture * 1e9)
+                    if let split, split > 0, split < fragment {
+                        p.write(UnsafeBufferPointer(rebasing: all[..<(2 * split)]), channels: 2, firstFrame: captured, at: at)
+                        p.write(UnsafeBufferPointer(rebasing: all[(2 * split)...]), channels: 2, firstFrame: captured + Int64(split), at: at + 50_000)
+                    } else {
+                        p.write(all, channels: 2, firstFrame: captured, at: at)
+                    }
+                }
                 captured += Int64(fragment)
                 nextCapture = Double(captured) / 48_000
             } else {
@@ -363,13 +373,15 @@ struct PassThroughAudioTests {
     /// (the capture's position extrapolated from when it was written), the distance stays
     /// within 1 ms of where it began and the rate leans about as far as the clocks are apart,
     /// never to its limit (which chasing those jumps did).
-    @Test(arguments: [30.0, -30.0])
-    func aFragmentAsLongAsTheBlockIsNotChased(ppm: Double) {
+    /// Each fragment may also reach the pass-through in pieces (`split`: 400 + 80 frames, as
+    /// libpulse can hand a server's fragment over): the pieces are one arrival.
+    @Test(arguments: [(30.0, nil), (-30.0, nil), (30.0, 400), (-30.0, 240)] as [(Double, Int?)])
+    func aFragmentAsLongAsTheBlockIsNotChased(ppm: Double, split: Int?) {
         var maxLean = 0
         // The blocks begin where a minute's drift brings them to a capture's arrival.
         let slide = 60 * abs(ppm) * 1e-6 * 48_000
         let (p, blocks) = Self.runTwoClocks(ppm: ppm, seconds: 240, fragment: 480, block: 480, blockDelay: (ppm > 0 ? slide : 480 - slide) / 48_000,
-                                            lean: { maxLean = max(maxLean, abs($0)) })
+                                            split: split, lean: { maxLean = max(maxLean, abs($0)) })
         #expect(p.lateFrames == 0 && p.overwrittenFrames == 0)
         #expect(maxLean < 500, "the rate leaned \(maxLean) ppm for clocks \(ppm) ppm apart")
         // The distance by the capture's clock: the newest frame written saws by a fragment.
@@ -378,7 +390,7 @@ struct PassThroughAudioTests {
         #expect(spread <= 48, "a second's mean distance strayed \(spread) frames from the first second's")
         let lastMinute = Self.meanBehind(blocks, 180, 240, by: \.inTime)
         #expect(abs(lastMinute - first) <= 24, "the average distance moved \(lastMinute - first) frames")
-        print(String(format: "fragment = block, clocks %+.0f ppm apart: rate leaned at most %d ppm, a second's mean distance at most %.0f frames from the first's, the last minute's %+.0f",
+        print(String(format: "fragment = block\(split.map { " (written as \($0) + \(480 - $0))" } ?? ""), clocks %+.0f ppm apart: rate leaned at most %d ppm, a second's mean distance at most %.0f frames from the first's, the last minute's %+.0f",
                      ppm, maxLean, spread, lastMinute - first))
     }
 
