@@ -12,7 +12,10 @@
 //                          pa_stream_peek that returned bytes (data, or a hole the capture hands
 //                          on as silence) and the next pa_stream_drop: the window
 //                          in which `hapsync live`'s capture hands a fragment to its handler (the
-//                          onset detector, the pass-through). Its windows are counted too.
+//                          onset detector, the pass-through); on PipeWire natively, between
+//                          pw_stream_dequeue_buffer and pw_stream_queue_buffer on that thread (the
+//                          live sink's data thread, named as the capture's). Its windows are
+//                          counted too.
 // Output on stderr, one line per place:
 //   alloc-count: thread NAME: TOTAL (malloc M, calloc C, realloc R, aligned A)
 //   alloc-count: writes on NAME: TOTAL (malloc M, calloc C, realloc R, aligned A) in W windows
@@ -147,16 +150,19 @@ static queue_fn real_queue;
 void *pw_stream_dequeue_buffer(void *stream) {
     if (!real_dequeue) real_dequeue = (dequeue_fn)real("pw_stream_dequeue_buffer");
     void *buffer = real_dequeue(stream);
-    if (buffer && writes_name[0]) {
+    if (buffer && (writes_name[0] || reads_name[0])) {
         char name[16] = {0};
         prctl(PR_GET_NAME, name, 0, 0, 0);
-        in_window = strcmp(name, writes_name) == 0;
+        in_window = writes_name[0] && strcmp(name, writes_name) == 0;
+        // The native live sink's data thread (named as the capture's): its buffer read.
+        in_read = reads_name[0] && strcmp(name, reads_name) == 0;
     }
     return buffer;
 }
 
 int pw_stream_queue_buffer(void *stream, void *buffer) {
     if (in_window) { in_window = 0; __atomic_add_fetch(&windows, 1, __ATOMIC_RELAXED); }
+    if (in_read) { in_read = 0; __atomic_add_fetch(&read_windows, 1, __ATOMIC_RELAXED); }
     if (!real_queue) real_queue = (queue_fn)real("pw_stream_queue_buffer");
     return real_queue(stream, buffer);
 }

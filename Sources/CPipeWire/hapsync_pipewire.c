@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <unistd.h>
 #include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/utils/result.h>
 #include <stdio.h>
@@ -18,7 +19,9 @@
 
 struct hs_pw_stream {
     hs_pw_config config;
-    char *remote, *target, *description;
+    char *remote, *target, *description, *sink_name, *group;
+    // A node already named `sink_name` (a sink node must not take a name in use).
+    int name_taken;
     // A target given as a number: the name of the sink with that node id, else of the one with
     // that object.serial (ids and serials are counted apart and can coincide: the id wins).
     char target_name[256], serial_name[256];
@@ -90,6 +93,7 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
     (void)permissions; (void)version;
     if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
     const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
+    if (s->sink_name && name && strcmp(name, s->sink_name) == 0) s->name_taken = 1;
     const char *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
     if (!class || strstr(class, "Audio/Sink") == NULL) return;
     s->any_sink = 1;
@@ -148,6 +152,23 @@ static void on_process(void *data) {
     if (!b) return;
     struct spa_data *d = &b->buffer->datas[0];
     uint32_t stride = 4 * s->config.channels;
+    if (s->sink_name) {
+        // A sink node: what was played into it this cycle, handed over and given back.
+        if (d->data && d->chunk) {
+            uint32_t offset = d->chunk->offset < d->maxsize ? d->chunk->offset : d->maxsize;
+            uint32_t size = d->chunk->size < d->maxsize - offset ? d->chunk->size : d->maxsize - offset;
+            struct pw_time t;
+            memset(&t, 0, sizeof t);
+            pw_stream_get_time_n(s->stream, &t, sizeof t);
+            hs_pw_time time = {
+                .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
+                .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
+            };
+            if (size >= stride) s->config.process(s->config.user, (float *)((uint8_t *)d->data + offset), size / stride, &time);
+        }
+        pw_stream_queue_buffer(s->stream, b);
+        return;
+    }
     if (!d->data || d->maxsize < stride) {
         b->size = 0;
         pw_stream_queue_buffer(s->stream, b);
@@ -194,6 +215,17 @@ static int wait_for(struct hs_pw_stream *s, int *done, struct timespec *deadline
 
 static char *copy(const char *text) { return text ? strdup(text) : NULL; }
 
+// The node.latency a stream asks for, frames (at least 1). A sink node's is rounded up to a power
+// of two: the graph runs power-of-two cycles (clock.power-of-two-quantum) and rounds a request
+// down, which would give a sink node, whose cycle is the graph's, half the cycle it asked for.
+static uint32_t latency_frames(const struct hs_pw_stream *s, uint32_t frames) {
+    if (frames < 1) frames = 1;
+    if (!s->sink_name) return frames;
+    uint32_t p = 1;
+    while (p < frames && p < (1u << 20)) p <<= 1;
+    return p;
+}
+
 static void destroy(struct hs_pw_stream *s) {
     if (s->loop) pw_thread_loop_lock(s->loop);
     if (s->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->timer);
@@ -218,6 +250,8 @@ static void destroy(struct hs_pw_stream *s) {
     free(s->remote);
     free(s->target);
     free(s->description);
+    free(s->sink_name);
+    free(s->group);
     free(s);
 }
 
@@ -234,6 +268,8 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     s->remote = copy(config->remote);
     s->target = copy(config->target);
     s->description = copy(config->description ? config->description : "HapSync playback");
+    s->sink_name = copy(config->sink_name);
+    s->group = copy(config->group);
     s->realtime_result = -1;
     if (config->thread_name) snprintf(s->thread_name, sizeof s->thread_name, "%s", config->thread_name);
     static const uint32_t spa_positions[] = {
@@ -282,20 +318,29 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
                       s->remote ? s->remote : "the default socket", timeout_ms);
         goto failed;
     }
-    if (s->target && !s->target_found) {
+    if (s->sink_name && s->name_taken) {
+        snprintf(error, error_size, "PipeWire already has a node named '%s' (another run's? 'pw-cli ls Node' lists them)", s->sink_name);
+        goto failed;
+    }
+    if (!s->sink_name && s->target && !s->target_found) {
         snprintf(error, error_size, "PipeWire has no sink named or numbered '%s'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)", s->target);
         goto failed;
     }
     s->rate = config->rate ? config->rate : s->default_rate ? s->default_rate : 48000;
-    struct pw_properties *props = pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback",
-                                                    PW_KEY_MEDIA_ROLE, "Game", PW_KEY_APP_NAME, "HapSync",
-                                                    PW_KEY_NODE_NAME, "hapsync-playback", PW_KEY_NODE_DESCRIPTION, s->description, NULL);
+    struct pw_properties *props =
+        s->sink_name ? pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CLASS, "Audio/Sink", PW_KEY_APP_NAME, "HapSync",
+                                         PW_KEY_NODE_NAME, s->sink_name, PW_KEY_NODE_DESCRIPTION, s->description,
+                                         PW_KEY_NODE_WANT_DRIVER, "true", PW_KEY_NODE_ALWAYS_PROCESS, "true", NULL)
+                     : pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback",
+                                         PW_KEY_MEDIA_ROLE, "Game", PW_KEY_APP_NAME, "HapSync",
+                                         PW_KEY_NODE_NAME, "hapsync-playback", PW_KEY_NODE_DESCRIPTION, s->description, NULL);
+    if (s->group) pw_properties_set(props, PW_KEY_NODE_GROUP, s->group);
     if (config->latency_us) {
         uint64_t frames = ((uint64_t)config->latency_us * s->rate + 500000) / 1000000;
-        pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", (unsigned)(frames ? frames : 1), s->rate);
+        pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", latency_frames(s, frames > UINT32_MAX ? UINT32_MAX : (uint32_t)frames), s->rate);
     }
     if (config->prepare) config->prepare(config->user, s->rate);
-    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
+    if (s->target && !s->sink_name) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
     s->stream = pw_stream_new(s->core, s->description, props);
     if (!s->stream) {
         snprintf(error, error_size, "PipeWire would not make a stream (%s)", strerror(errno));
@@ -311,8 +356,10 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     info.channels = config->channels;
     memcpy(info.position, s->positions, sizeof(uint32_t) * config->channels);
     const struct spa_pod *params[1] = { spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info) };
-    int res = pw_stream_connect(s->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
-                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1);
+    // A sink node waits for applications to be linked to it; a playback stream links itself.
+    int res = s->sink_name ? pw_stream_connect(s->stream, PW_DIRECTION_INPUT, PW_ID_ANY, PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1)
+                           : pw_stream_connect(s->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+                                               PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1);
     if (res < 0) {
         snprintf(error, error_size, "the PipeWire stream would not connect (%s)", spa_strerror(res));
         goto failed;
@@ -346,7 +393,7 @@ const char *hs_pw_server_version(const hs_pw_stream *stream) { return stream->ve
 
 int hs_pw_set_latency(hs_pw_stream *s, uint32_t frames) {
     char value[32];
-    snprintf(value, sizeof value, "%u/%u", frames, s->rate);
+    snprintf(value, sizeof value, "%u/%u", latency_frames(s, frames), s->rate);
     struct spa_dict_item item = SPA_DICT_ITEM_INIT(PW_KEY_NODE_LATENCY, value);
     struct spa_dict dict = SPA_DICT_INIT(&item, 1);
     pw_thread_loop_lock(s->loop);
@@ -360,6 +407,120 @@ int hs_pw_set_active(hs_pw_stream *s, int active) {
     int res = pw_stream_set_active(s->stream, active != 0);
     pw_thread_loop_unlock(s->loop);
     return res < 0 ? res : 0;
+}
+
+// hs_pw_hand_over's look at the graph: the links into the sink node, the nodes (for the target's
+// id and serial and the streams' names) and the session manager's "default" metadata.
+#define HAND_OVER_MAX 128
+struct hand_over {
+    uint32_t self;
+    const char *target;
+    uint32_t target_id, metadata_id;
+    char target_serial[32];
+    uint32_t linked[HAND_OVER_MAX];
+    int nlinked;
+    struct { uint32_t id; char name[64]; } nodes[HAND_OVER_MAX * 4];
+    int nnodes;
+};
+
+static void hand_over_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                             const struct spa_dict *props) {
+    struct hand_over *h = data;
+    (void)permissions; (void)version;
+    if (!props) return;
+    if (strcmp(type, PW_TYPE_INTERFACE_Link) == 0) {
+        const char *in = spa_dict_lookup(props, PW_KEY_LINK_INPUT_NODE), *out = spa_dict_lookup(props, PW_KEY_LINK_OUTPUT_NODE);
+        if (!in || !out || strtoul(in, NULL, 10) != h->self) return;
+        uint32_t from = (uint32_t)strtoul(out, NULL, 10);
+        for (int i = 0; i < h->nlinked; i++) if (h->linked[i] == from) return;  // one per stream (a link per channel)
+        if (h->nlinked < HAND_OVER_MAX) h->linked[h->nlinked++] = from;
+    } else if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
+        const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
+        if (h->target && name && strcmp(name, h->target) == 0) {
+            h->target_id = id;
+            const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
+            snprintf(h->target_serial, sizeof h->target_serial, "%s", serial ? serial : "");
+        }
+        const char *app = spa_dict_lookup(props, PW_KEY_APP_NAME);
+        if (h->nnodes < HAND_OVER_MAX * 4) {
+            h->nodes[h->nnodes].id = id;
+            snprintf(h->nodes[h->nnodes].name, sizeof h->nodes[0].name, "%s", app ? app : name ? name : "a stream");
+            h->nnodes++;
+        }
+    } else if (strcmp(type, PW_TYPE_INTERFACE_Metadata) == 0) {
+        const char *name = spa_dict_lookup(props, "metadata.name");
+        if (name && strcmp(name, "default") == 0) h->metadata_id = id;
+    }
+}
+
+static const struct pw_registry_events hand_over_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = hand_over_global,
+};
+
+// Waits (loop locked) for a round trip of the core, at most until `deadline`.
+static int round_trip(struct hs_pw_stream *s, struct timespec *deadline) {
+    s->synced = 0;
+    s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, s->sync_seq);
+    return wait_for(s, &s->synced, deadline);
+}
+
+int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t names_size) {
+    if (names_size) names[0] = 0;
+    if (!s || !s->sink_name || !s->stream) return -EINVAL;
+    struct hand_over *h = calloc(1, sizeof *h);
+    if (!h) return -ENOMEM;
+    pw_thread_loop_lock(s->loop);
+    struct timespec deadline;
+    pw_thread_loop_get_time(s->loop, &deadline, 2000 * SPA_NSEC_PER_MSEC);
+    h->self = pw_stream_get_node_id(s->stream);
+    h->target = target;
+    h->target_id = h->metadata_id = SPA_ID_INVALID;
+    struct spa_hook listener;
+    spa_zero(listener);
+    struct pw_registry *registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+    int res = -EIO;
+    if (registry) {
+        pw_registry_add_listener(registry, &listener, &hand_over_events, h);
+        res = round_trip(s, &deadline);
+    }
+    int moved = 0;
+    if (res == 0) {
+        for (int i = 0; i < h->nlinked; i++) {
+            const char *name = "a stream";
+            for (int k = 0; k < h->nnodes; k++) if (h->nodes[k].id == h->linked[i]) name = h->nodes[k].name;
+            size_t used = strlen(names);
+            if (used + 1 < names_size) snprintf(names + used, names_size - used, "%s%s", i ? ", " : "", name);
+        }
+        moved = h->nlinked;
+        if (target && h->nlinked > 0) {
+            if (h->target_id == SPA_ID_INVALID || h->metadata_id == SPA_ID_INVALID) {
+                res = h->target_id == SPA_ID_INVALID ? -ENOENT : -ENOTSUP;
+            } else {
+                // What `pactl move-sink-input` asks of pipewire-pulse: the session manager's
+                // default metadata names each stream's target, by id and by serial.
+                struct pw_metadata *metadata = pw_registry_bind(registry, h->metadata_id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+                if (!metadata) res = -errno;
+                else {
+                    char id[16];
+                    snprintf(id, sizeof id, "%u", h->target_id);
+                    for (int i = 0; i < h->nlinked; i++) {
+                        pw_metadata_set_property(metadata, h->linked[i], "target.node", "Spa:Id", id);
+                        if (h->target_serial[0]) pw_metadata_set_property(metadata, h->linked[i], "target.object", "Spa:Id", h->target_serial);
+                    }
+                    res = round_trip(s, &deadline);
+                    pw_proxy_destroy((struct pw_proxy *)metadata);
+                }
+            }
+        }
+    }
+    if (registry) {
+        spa_hook_remove(&listener);
+        pw_proxy_destroy((struct pw_proxy *)registry);
+    }
+    pw_thread_loop_unlock(s->loop);
+    free(h);
+    return res < 0 ? res : moved;
 }
 
 void hs_pw_close(hs_pw_stream *stream) {

@@ -51,27 +51,34 @@ public enum AudioServerChoice: String, CaseIterable, Sendable {
         output(sink: sink, latency: latency, environment: environment, passThrough: nil)
     }
 
-    /// The same, its stream also playing on `passThrough`'s captured audio (`hapsync live`).
-    package func output(sink: String?, latency: Double, environment: [String: String], passThrough: PassThroughAudio?) -> SoundServerOutput? {
+    /// The same, its stream also playing on `passThrough`'s captured audio (`hapsync live`), a
+    /// native PipeWire stream in node group `group` when given (`hapsync live`'s sink node's).
+    package func output(sink: String?, latency: Double, environment: [String: String], passThrough: PassThroughAudio?,
+                        group: String? = nil) -> SoundServerOutput? {
         let pulseServer = environment["PULSE_SERVER"], remote = environment["PIPEWIRE_REMOTE"]
-        let pulse = {
+        switch resolved(environment: environment) {
+        case .none, .auto: return nil
+        case .pulse:
             var configuration = PulseAudioOutput.Configuration(sink: sink, latency: latency, server: pulseServer)
             configuration.passThrough = passThrough
             return PulseAudioOutput(configuration: configuration)
-        }
-        let pipewire = {
+        case .pipewire:
             var configuration = PipeWireOutput.Configuration(sink: sink, latency: latency, remote: remote)
             configuration.passThrough = passThrough
+            configuration.group = group
             return PipeWireOutput(configuration: configuration)
         }
-        switch self {
-        case .none: return nil
-        case .pulse: return pulse()
-        case .pipewire: return pipewire()
-        case .auto:
-            if pulseServer != nil && remote == nil { return pulse() }
-            return PipeWireOutput.answers(remote: remote) ? pipewire() : pulse()
-        }
+    }
+
+    /// What this choice comes to with the servers `environment` names: `auto` is PipeWire
+    /// natively when a PipeWire server answers on `PIPEWIRE_REMOTE` (at most 1 s) unless
+    /// `PULSE_SERVER` alone names a server, else PulseAudio's protocol; the others are
+    /// themselves. Never `auto`.
+    package func resolved(environment: [String: String]) -> AudioServerChoice {
+        guard self == .auto else { return self }
+        let pulseServer = environment["PULSE_SERVER"], remote = environment["PIPEWIRE_REMOTE"]
+        if pulseServer != nil && remote == nil { return .pulse }
+        return PipeWireOutput.answers(remote: remote) ? .pipewire : .pulse
     }
 }
 

@@ -18,6 +18,10 @@ package final class AudioStreamRenderer: @unchecked Sendable {
     package static let voiceCapacity = 256
     /// The name of the thread that renders, on every server (what `.ci/rt-alloc-check` watches).
     package static let threadName = "hapsync-audio"
+    /// The name of a live capture's thread, which hands what it captured to the pass-through (the
+    /// PulseAudio capture's mainloop, or the native PipeWire sink's data thread): one name, so that
+    /// `ps -L`, the real-time line and `.ci/rt-alloc-check` find it either way.
+    package static let captureThreadName = "hapsync-capture"
     /// Largest player slot the engine uses.
     package let maxPlayers: Int
 

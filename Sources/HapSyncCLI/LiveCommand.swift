@@ -31,8 +31,9 @@ enum LiveCommand {
     static let command = Command(
         name: "live", summary: "haptics from any sound as it plays: a 'HapSync Live' sink that applications play into",
         about: """
-            Makes a sink 'hapsync-live' ("HapSync Live") on your sound server (PulseAudio, or
-            PipeWire through pipewire-pulse) for applications to play into
+            Makes a sink 'hapsync-live' ("HapSync Live") on your sound server (on PipeWire a
+            node of its own, natively; on PulseAudio, or with --audio pulse, a null sink) for
+            applications to play into
             (PULSE_SINK=hapsync-live game, or move them with pavucontrol or pactl), finds the
             onsets in what they play as it comes (the generator's detector, streaming, with a
             bounded look-ahead), and plays the sound on to the real sink (--sink) that
@@ -40,7 +41,8 @@ enum LiveCommand {
             into the sound's own stream for a waveform output on the same sink (a DualSense's
             rear channels), following the audio clock for a rumble pad. Runs until Ctrl-C (or
             --seconds), then removes the sink, moving what played into it back to the real
-            sink, and prints a summary. A sink left by a killed run is taken over.
+            sink, and prints a summary. A sink left by a killed run is taken over (natively,
+            nothing is left: the node goes with the run).
             With --no-delay there is no virtual sink: the real sink's monitor is followed as it
             plays and the summary says how far the haptics lagged.
             """,
@@ -72,7 +74,8 @@ enum LiveCommand {
             throw .usage("--delay-ms \(number(delayMs)) is shorter than the analysis' look-ahead (\(String(format: "%.1f", lookAheadMs)) ms): onsets would be found after their sound played on")
         }
         try LiveRun(options: options, profile: profile, style: parsed[style], detector: detector, delayMs: parsed[noDelay] ? nil : delayMs,
-                    seconds: parsed[seconds], onsetsPath: parsed[onsets], console: context.console).go()
+                    seconds: parsed[seconds], onsetsPath: parsed[onsets], latencyGiven: parsed.isGiven(PlaybackOptions.latency),
+                    console: context.console).go()
     }
 }
 
@@ -90,6 +93,8 @@ struct LiveRun {
     let seconds: Double?
     /// `--onsets`: where each onset is written (`LiveOnsetLog`); nil: nowhere.
     let onsetsPath: String?
+    /// Whether `--latency-ms` was given (the native PipeWire sink does not use it, and says so).
+    var latencyGiven = false
     let console: HapSyncCLI.Console
 
     func go() throws(CLIError) {
@@ -103,6 +108,15 @@ struct LiveRun {
         }
         let signals = SignalWatch()
         defer { signals.cancel() }
+        // On PipeWire, when the sound is played on natively, the live sink is made natively too.
+        let choice = delayMs == nil ? options.audioChoice : options.audioChoice.resolved(environment: options.environment)
+        if let delayMs, choice == .pipewire {
+            let (summary, failure) = try runNative(delayMs: delayMs, signals: signals)
+            console.out(summary)
+            if let failure { throw failure }
+            if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
+            return
+        }
         let server = options.environment["PULSE_SERVER"]
         let hold = try ServerHold(server: server)
         defer { hold.control.close() }
@@ -118,7 +132,7 @@ struct LiveRun {
         var failure: CLIError?
         var summary = ""
         do throws(CLIError) {
-            (summary, failure) = try run(real: real, hold: hold, signals: signals)
+            (summary, failure) = try run(real: real, hold: hold, choice: choice, signals: signals)
         } catch {
             failure = error
         }
@@ -205,35 +219,172 @@ struct LiveRun {
 
     /// The engine and the feed, until a signal, `--seconds` or a failure; the summary, and the
     /// failure that ended the run if one did. A sound server that goes away and comes back is
-    /// waited for, and what the run had on it made anew (`recover`).
-    private func run(real: PulseConnection.SinkInfo, hold: ServerHold,
+    /// waited for, and what the run had on it made anew (`recover`). `choice`: the sound server
+    /// `--audio` came to (`resolved`).
+    private func run(real: PulseConnection.SinkInfo, hold: ServerHold, choice: AudioServerChoice,
                      signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let liveSink = hold.liveSink, server = hold.server
         let rate = Double(real.rate)
-        let passThrough = delayMs.map { ms -> PassThroughAudio in
-            let hold = Self.holdFrames(delayMs: ms, rate: rate)
-            return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold, sampleRate: rate)
-        }
+        let passThrough = delayMs.map { Self.passThrough(delayMs: $0, rate: rate) }
         let audio = passThrough.flatMap {
-            options.audioChoice.output(sink: real.name, latency: options.audioLatency, environment: options.environment, passThrough: $0)
+            choice.output(sink: real.name, latency: options.audioLatency, environment: options.environment, passThrough: $0)
         }
         if passThrough != nil, audio == nil {
             throw .usage("--audio none: hapsync live plays the sound on; without audio use --no-delay")
         }
-        let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
-        let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console, profile: profile)
-        let engine: HapticEngine
-        do {
-            engine = try HapticEngine(configuration: options.engineConfiguration(backend: backend, audio: audio))
-            try engine.start()
-        } catch {
-            throw .failure("\(error)")
-        }
+        let engine = try startEngine(audio: audio)
         defer { _ = engine.stop() }
         if let audio { try Self.checkRates(stream: audio, sink: real) }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
                             channels: liveSink?.channels ?? real.channels, rate: rate, server: server, style: style, profile: profile,
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
+        let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
+        return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals) { why, stopAsked, outputBack throws(CLIError) in
+            // The server went away (its control connection fails too, within a second), or
+            // only the sink did (removed by hand): that ends the run.
+            guard hold.waitUntilGone(atMost: 1_000_000_000) else { return nil }
+            console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
+            while true {
+                do throws(CLIError) {
+                    guard try recover(hold, real: real, feed: feed, passThrough: passThrough, outputBack: outputBack, stop: stopAsked) else { return false }
+                    break
+                } catch {
+                    // Gone again while its sink was being made anew: wait again.
+                    if hold.isGone || !PulseConnection.answers(server: hold.server) {
+                        console.err("warning: the sound server went away again (\((error.messages).joined(separator: "; "))); waiting for it\n")
+                        continue
+                    }
+                    throw error
+                }
+            }
+            console.err("note: the sound server is back: \(hold.liveSink.map { "'\($0.name)' made anew on it, playing on to \(real.name) (applications that played into the old one are where their server put them: move them to it again)" } ?? "following \(real.name)'s monitor again"); the run carries on\n")
+            return true
+        }
+    }
+
+    /// The run on PipeWire natively: the live sink is a node of the run's own
+    /// (`PipeWireSinkCapture`: it goes with the run, whatever ends it, and the session manager
+    /// moves what played into it to the default sink), in one node group with the stream that
+    /// plays the sound on to `--sink` (or the default sink), so that both run in that sink's
+    /// driver's cycles: the capture and the sound played on sample-locked. The rate is the
+    /// graph's. A server that goes away and comes back is waited for, and the sink made anew.
+    private func runNative(delayMs: Double, signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
+        if options.sinkName == LiveCommand.sinkName {
+            throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; name the sink to play on to")
+        }
+        let remote = options.environment["PIPEWIRE_REMOTE"]
+        try Self.removeLeftover(server: options.environment["PULSE_SERVER"], realSink: options.sinkName, console: console)
+        let group = "hapsync-live-\(getpid())"
+        // The graph's rate is known once the stream that plays the sound on runs.
+        let assumed = 48_000.0
+        let passThrough = Self.passThrough(delayMs: delayMs, rate: assumed)
+        // The stream asks for the live sink's first cycle (5 ms, a power of two frames at 48
+        // kHz): the graph runs the shortest cycle its nodes ask for, and a change of it when the
+        // sink joins would cost an underrun (PipeWire 0.3.65 wakes once on the old cycle).
+        let cycle = Double(Self.powerOfTwo(atLeast: LiveFeed.fragmentSteps[0] * assumed)) / assumed
+        if latencyGiven {
+            console.err(String(format: "note: --latency-ms is not used with the live sink made natively: PipeWire runs the sink's cycle, %.1f ms, longer after underruns\n", cycle * 1000))
+        }
+        guard let audio = AudioServerChoice.pipewire.output(sink: options.sinkName, latency: cycle, environment: options.environment,
+                                                            passThrough: passThrough, group: group) else {
+            throw .usage("--audio none: hapsync live plays the sound on; without audio use --no-delay")
+        }
+        let engine = try startEngine(audio: audio)
+        defer { _ = engine.stop() }
+        let rate = audio.clock.fit.sampleRate
+        guard StreamingOnsetDetector.sampleRates.contains(rate) else {
+            throw .failure("PipeWire's graph runs at \(Int(rate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set PipeWire's default.clock.rate")
+        }
+        if rate != assumed { passThrough.activate(hold: Self.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate) }
+        let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: LiveCommand.sinkName, channels: 2, rate: rate,
+                            server: nil, pipeWire: (remote, group), style: style, profile: profile, sensitivity: detector.sensitivity,
+                            minimumGap: detector.minimumGap, recoversCapture: true)
+        let real = options.sinkName ?? "the default sink"
+        let mode = "'\(LiveCommand.sinkName)' (PipeWire, natively) → \(real), the sound \(String(format: "%.1f", delayMs)) ms behind"
+        return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals,
+                         handOver: .some(options.sinkName)) { why, stopAsked, outputBack throws(CLIError) in
+            // A server that still answers lost only the sink (removed by hand): that ends the run.
+            guard PipeWireOutput.probe(remote: remote) != .answers else { return nil }
+            console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
+            while PipeWireOutput.probe(remote: remote) != .answers {
+                if stopAsked() { return false }
+                usleep(250_000)
+            }
+            let giveUp = MonotonicClock.nanoseconds() + 15_000_000_000
+            while !outputBack() {
+                if stopAsked() { return false }
+                guard MonotonicClock.nanoseconds() < giveUp else { throw .failure("the audio output did not come back on the server within 15 s") }
+                usleep(50_000)
+            }
+            guard audio.clock.fit.sampleRate == rate else {
+                throw .failure("PipeWire came back at \(Int(audio.clock.fit.sampleRate)) Hz, the run began at \(Int(rate)) Hz (live haptics do not follow a rate change)",
+                               hint: "start hapsync live again")
+            }
+            // The same rate: the same hold.
+            passThrough.activate(hold: Int(passThrough.hold))
+            do throws(LiveCaptureFailure) {
+                try feed.restartCapture(sink: LiveCommand.sinkName, channels: 2)
+            } catch {
+                throw .failure(error.description)
+            }
+            console.err("note: the sound server is back: '\(LiveCommand.sinkName)' made anew on it, playing on to \(real) (applications that played into the old one are where their server put them: move them to it again); the run carries on\n")
+            return true
+        }
+    }
+
+    /// Before a native run: a sink 'hapsync-live' left by a killed run that made it through
+    /// pipewire-pulse (`--audio pulse`), removed as such a run takes it over (its streams moved to
+    /// `realSink`, else the default sink) when pipewire-pulse answers on `server`; a sink of that
+    /// name that is not such a leftover is refused, naming it. No PulseAudio server: nothing can
+    /// be left.
+    static func removeLeftover(server: String?, realSink: String?, console: HapSyncCLI.Console) throws(CLIError) {
+        guard let control = try? connect(server: server) else { return }
+        defer { control.close() }
+        do throws(LiveSinkError) {
+            if let removal = try LiveSink.removeLeftover(on: control, name: LiveCommand.sinkName, realSink: realSink) {
+                console.err("note: took over the sink a killed run left: \(removal)\n")
+            }
+        } catch {
+            throw .failure(error.description)
+        }
+    }
+
+    /// The least power of two at or above `frames` (at least 1).
+    static func powerOfTwo(atLeast frames: Double) -> Int {
+        var p = 1
+        while Double(p) < frames, p < 1 << 20 { p <<= 1 }
+        return p
+    }
+
+    /// The pass-through for a run `delayMs` behind the live sink at `rate` Hz.
+    private static func passThrough(delayMs: Double, rate: Double) -> PassThroughAudio {
+        let hold = holdFrames(delayMs: delayMs, rate: rate)
+        return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold, sampleRate: rate)
+    }
+
+    /// The engine on `audio` with the haptic outputs the options name, started.
+    private func startEngine(audio: SoundServerOutput?) throws(CLIError) -> HapticEngine {
+        let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
+        let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console, profile: profile)
+        do {
+            let engine = try HapticEngine(configuration: options.engineConfiguration(backend: backend, audio: audio))
+            try engine.start()
+            return engine
+        } catch {
+            throw .failure("\(error)")
+        }
+    }
+
+    /// Runs `feed` on `engine` until a signal, `--seconds` or a failure, saying `mode` as it
+    /// starts; the summary and the failure that ended the run, if one did. When the capture is
+    /// lost, `recover(why, stopAsked, outputBack)` decides: nil, the run ends with `why`; false,
+    /// a stop came while it waited; true, the capture is made anew and the run carries on; a
+    /// throw ends the run with that. `handOver` (the native PipeWire sink): at the end, the
+    /// streams playing into the live sink are asked to play to that sink (`.some(nil)`: the
+    /// default sink) before it goes, and the run says so.
+    private func drive(_ feed: LiveFeed, engine: HapticEngine, audio: SoundServerOutput?, rate: Double, mode: String, signals: SignalWatch,
+                       handOver: String?? = nil,
+                       recover: (String, () -> Bool, () -> Bool) throws(CLIError) -> Bool?) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let log: LiveOnsetLog?
         do throws(OutputFile.Failure) {
             log = try onsetsPath.map { path throws(OutputFile.Failure) in try LiveOnsetLog(path: path, replacing: options.replacesTrace, rate: rate) }
@@ -244,43 +395,30 @@ struct LiveRun {
         feed.onNote = { [console] note in console.err("note: \(note)\n") }
         // The engine restarts on a server that comes back (`recover` waits for the output).
         let output = LiveOutputWatch(engine: engine, failed: { feed.fail($0) }, reset: { feed.session.restartLayer() })
-        do {
+        do throws(LiveCaptureFailure) {
             try feed.start()
         } catch {
             log?.removeCreated()
-            throw .failure("\(error)")
+            throw .failure(error.description)
         }
         let deadline = seconds.map { feed.started + UInt64($0 * 1e9) }
-        let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
         console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; "
                     + "audio \(audio?.serverDescription ?? "none"); Ctrl-C stops\n")
         let stopAsked = { signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false }
-        waiting: while !stopAsked() {
+        let outputBack = { !output.status.isDown }
+        while !stopAsked() {
             if let why = feed.captureLost {
-                // The server went away (its control connection fails too, within a second), or
-                // only the sink did (removed by hand): that ends the run.
-                guard hold.waitUntilGone(atMost: 1_000_000_000) else { feed.fail(why); break }
-                console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
-                while true {
-                    do throws(CLIError) {
-                        let outputBack = { !output.status.isDown }
-                        guard try recover(hold, real: real, feed: feed, passThrough: passThrough, outputBack: outputBack, stop: stopAsked) else { break waiting }
-                        break
-                    } catch {
-                        // Gone again while its sink was being made anew: wait again.
-                        if hold.isGone || !PulseConnection.answers(server: hold.server) {
-                            console.err("warning: the sound server went away again (\((error.messages).joined(separator: "; "))); waiting for it\n")
-                            continue
-                        }
-                        feed.fail("the sound server came back, but the run could not carry on: \((error.messages + error.hints).joined(separator: "; "))")
-                        break waiting
-                    }
+                do throws(CLIError) {
+                    guard let carriedOn = try recover(why, stopAsked, outputBack) else { feed.fail(why); break }
+                    if !carriedOn { break }
+                } catch {
+                    feed.fail("the sound server came back, but the run could not carry on: \((error.messages + error.hints).joined(separator: "; "))")
+                    break
                 }
-                console.err("note: the sound server is back: \(hold.liveSink.map { "'\($0.name)' made anew on it, playing on to \(real.name) (applications that played into the old one are where their server put them: move them to it again)" } ?? "following \(real.name)'s monitor again"); the run carries on\n")
             }
             usleep(20_000)
         }
-        feed.stop()
+        if let note = feed.stop(handingOver: handOver != nil, to: handOver ?? nil) { console.err("note: \(note)\n") }
         guard let log else { return (feed.summary, feed.failure.map { .failure($0) }) }
         let logFailure = log.close()
         return (feed.summary + log.summaryLine + "\n", feed.failure.map { .failure($0) } ?? logFailure.map { .failure("--onsets: \($0)") })

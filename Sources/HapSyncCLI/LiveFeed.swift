@@ -22,13 +22,15 @@ final class LiveFeed: @unchecked Sendable {
     /// The capture of the live sink's (or, `--no-delay`, the real sink's) monitor, the number
     /// (in the session's frames) of its frame 0, and the counts of the captures it replaced: one
     /// lock, so that counts read during a restart are those of one moment.
-    private let current: Locked<(capture: MonitorCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
+    private let current: Locked<(capture: any LiveCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
     private let lostText = Locked<String?>(nil)
     /// How long the session's work on each captured fragment took on the capture's thread (the
     /// onset detector, the levels, the hand-off to the sound played on), every capture of the
     /// run: the summary's "analysis" line.
-    let analysisTimes = MonitorCapture.HandlerTimes()
-    private let server: String?
+    let analysisTimes = CaptureHandlerTimes()
+    /// Where the captures come from: a monitor through PulseAudio's protocol, or the live sink
+    /// made natively on PipeWire.
+    let source: LiveCaptureSource
     /// The sink whose monitor is captured and its channels (the owner's latest, after a restart).
     private let captureTarget: Locked<(sink: String, channels: Int)>
     /// The capture's fragment, seconds: one of `fragmentSteps`, its index the growths so far.
@@ -72,12 +74,13 @@ final class LiveFeed: @unchecked Sendable {
     static let fragmentSteps: [Double] = [0.005, 0.010, 0.020]
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
-    /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`. With
-    /// `recoversCapture`, a capture lost with its server (or its sink) does not fail the feed:
-    /// `captureLost` says why, and the owner restarts it or fails the feed.
+    /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`, or, with
+    /// `pipeWire`, from a sink `captureSink` made natively on that PipeWire server (stereo) in
+    /// that node group. With `recoversCapture`, a capture lost with its server (or its sink)
+    /// does not fail the feed: `captureLost` says why, and the owner restarts it or fails the feed.
     init(engine: HapticEngine, audio: SoundServerOutput?, passThrough: PassThroughAudio?, captureSink: String, channels: Int,
-         rate: Double, server: String?, style: LiveStyle = .transients, profile: LiveProfile, sensitivity: Double, minimumGap: Double,
-         recoversCapture: Bool = false) {
+         rate: Double, server: String?, pipeWire: (remote: String?, group: String?)? = nil, style: LiveStyle = .transients, profile: LiveProfile,
+         sensitivity: Double, minimumGap: Double, recoversCapture: Bool = false) {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
         lookAhead = detector.lookAhead.seconds
         self.rate = rate
@@ -88,8 +91,9 @@ final class LiveFeed: @unchecked Sendable {
         let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
         self.session = session
-        self.server = server
-        current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, server: server, session: session,
+        let source = pipeWire.map { LiveCaptureSource.pipeWireSink(remote: $0.remote, group: $0.group) } ?? .monitor(server: server)
+        self.source = source
+        current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, source: source, session: session,
                                        lost: recoversCapture ? lostText : failureText, fragment: Self.fragmentSteps[0],
                                        priority: capturePriority, times: analysisTimes), 0, (0, 0, 0, 0)))
         self.recoversCapture = recoversCapture
@@ -104,32 +108,39 @@ final class LiveFeed: @unchecked Sendable {
 
     private let recoversCapture: Bool
 
-    /// A capture of `sink`'s monitor in `fragment`-second fragments handing its frames to
-    /// `session` numbered from `base`, its failure recorded in `lost`, its thread at SCHED_FIFO
-    /// `priority` when given.
-    private static func capture(of sink: String, channels: Int, base: Int64, server: String?, session: LiveSession,
-                                lost: Locked<String?>, fragment: Double, priority: Int32?, times: MonitorCapture.HandlerTimes) -> MonitorCapture {
-        MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times, handler: { samples, first in
+    /// A capture of `sink` (its monitor, or the sink itself made natively, as `source` says) in
+    /// `fragment`-second fragments handing its frames to `session` numbered from `base`, its
+    /// failure recorded in `lost`, its thread at SCHED_FIFO `priority` when given.
+    private static func capture(of sink: String, channels: Int, base: Int64, source: LiveCaptureSource, session: LiveSession,
+                                lost: Locked<String?>, fragment: Double, priority: Int32?, times: CaptureHandlerTimes) -> any LiveCapture {
+        let handler = { (samples: UnsafeBufferPointer<Float>, first: Int64) in
             session.captured(samples, channels: channels, firstFrame: first &+ base)
-        }, onFailure: { why in
-            // On the capture's thread (SCHED_FIFO), once, as it fails: a lock the session's
-            // thread holds only to read a string.
-            lost.withLock { $0 = $0 ?? why }
-        })
+        }
+        // On the capture's thread (PulseAudio's mainloop at SCHED_FIFO, or PipeWire's loop), once,
+        // as it fails: a lock the session's thread holds only to read a string.
+        let failed = { @Sendable (why: String) in lost.withLock { $0 = $0 ?? why } }
+        switch source {
+        case .monitor(let server):
+            return MonitorCapture(sink: sink, server: server, fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times,
+                                  handler: handler, onFailure: failed)
+        case .pipeWireSink(let remote, let group):
+            return PipeWireSinkCapture(name: sink, description: LiveCommand.sinkDescription, remote: remote, group: group,
+                                       fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times, handler: handler, onFailure: failed)
+        }
     }
 
     /// The capture in force.
-    private var capture: MonitorCapture { current.withLock { $0.capture } }
+    private var capture: any LiveCapture { current.withLock { $0.capture } }
 
     /// Starts the capture, then the session's thread. Throws the capture's error (nothing left
     /// running). Control side.
-    func start() throws(PulseConnection.PulseError) {
+    func start() throws(LiveCaptureFailure) {
         session.onUnderran = { [weak self] in
             guard let self else { return }
             adaptQueue.async { self.growCapture() }
         }
         defer { recordGrant(of: capture) }
-        try capture.start()
+        try capture.begin()
         started = MonotonicClock.nanoseconds()
         running = true
         let thread = Thread { [self] in
@@ -157,8 +168,8 @@ final class LiveFeed: @unchecked Sendable {
     /// continuous layer's player (an engine that restarted has forgotten it). The old capture is
     /// stopped first. Throws the new capture's error (the feed stays without one: restart again
     /// or fail it). Control side, while the feed runs.
-    func restartCapture(sink: String, channels: Int) throws(PulseConnection.PulseError) {
-        try replacing.withLock { _ throws(PulseConnection.PulseError) in
+    func restartCapture(sink: String, channels: Int) throws(LiveCaptureFailure) {
+        try replacing.withLock { _ throws(LiveCaptureFailure) in
             captureTarget.withLock { $0 = (sink, channels) }
             session.restartLayer()
             lostText.withLock { $0 = nil }
@@ -170,13 +181,14 @@ final class LiveFeed: @unchecked Sendable {
     /// Stops the capture in force and starts one of `sink`'s monitor in `fragment`-second
     /// fragments, numbered on from the last frame the old one handed over; `between` runs while
     /// neither captures. Inside `replacing`.
-    private func replaceCapture(sink: String, channels: Int, fragment: Double, between: () -> Void = {}) throws(PulseConnection.PulseError) {
+    private func replaceCapture(sink: String, channels: Int, fragment: Double, between: () -> Void = {}) throws(LiveCaptureFailure) {
         let old = capture
         old.stop()
+        session.captureThreadChanged()
         between()
         let base = current.withLock { $0.base } &+ old.framesCaptured
         let refused = captureGrant.withLock { $0?.granted == false }
-        let fresh = Self.capture(of: sink, channels: channels, base: base, server: server, session: session,
+        let fresh = Self.capture(of: sink, channels: channels, base: base, source: source, session: session,
                                  lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: refused ? nil : capturePriority,
                                  times: analysisTimes)
         current.withLock {
@@ -187,12 +199,12 @@ final class LiveFeed: @unchecked Sendable {
         }
         // What its thread got, also when the capture then fails to start.
         defer { recordGrant(of: fresh) }
-        try fresh.start()
+        try fresh.begin()
     }
 
     /// Keeps what `capture`'s thread got, if it asked (one that did not, after a refusal, leaves
     /// the refusal standing).
-    private func recordGrant(of capture: MonitorCapture) {
+    private func recordGrant(of capture: any LiveCapture) {
         if let got = capture.realtimeThread { captureGrant.withLock { $0 = got } }
     }
 
@@ -215,8 +227,9 @@ final class LiveFeed: @unchecked Sendable {
     /// get no transient: `LiveSession`'s unplaced; one placed before is dropped unless its sound had
     /// already been rendered). A new capture that cannot be made is made
     /// again with the old fragment and hold, and the run grows no more; failing that, the
-    /// capture is lost (as when its server goes). At most a step a second; `onNote` says what
-    /// happened. On `adaptQueue`.
+    /// capture is lost (as when its server goes). The native PipeWire sink, whose cycle is the
+    /// graph's too, grows in place instead (`growInPlace`). At most a step a second; `onNote`
+    /// says what happened. On `adaptQueue`.
     private func growCapture() {
         let from = fragment.withLock { $0 }
         let last = lastGrowth.load(ordering: .relaxed)
@@ -224,19 +237,23 @@ final class LiveFeed: @unchecked Sendable {
               let (next, hold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
         else { return }
         let note: String? = replacing.withLock { _ in
-            guard !stopping.load(ordering: .acquiring), failure == nil, captureLost == nil,
-                  capture.serverKind.captureFragmentSetsCycle else { return nil }
+            guard !stopping.load(ordering: .acquiring), failure == nil, captureLost == nil else { return nil }
+            switch capture.growth {
+            case .none: return nil
+            case .inPlace: return growInPlace(from: from, to: next, hold: hold, passThrough: passThrough)
+            case .replace: break
+            }
             let target = captureTarget.withLock { $0 }
             // The sound played on from the new capture's start, `hold` behind it: what the old
             // one captured and had not yet played, and the move's gap, are skipped, not replayed.
             let held = Int(passThrough.hold)
-            do throws(PulseConnection.PulseError) {
+            do throws(LiveCaptureFailure) {
                 try replaceCapture(sink: target.sink, channels: target.channels, fragment: next, between: { passThrough.activate(hold: hold) })
             } catch {
                 // Back to the fragment and the hold it had, and no more growing this run (each try
                 // skips sound); failing that too, the capture is lost.
                 let why = "making the live sink's capture anew with \(Int(next * 1000)) ms fragments failed (\(error))"
-                do throws(PulseConnection.PulseError) {
+                do throws(LiveCaptureFailure) {
                     try replaceCapture(sink: target.sink, channels: target.channels, fragment: from, between: { passThrough.activate(hold: held) })
                 } catch {
                     (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(why), and again with \(Int(from * 1000)) ms (\(error))" }
@@ -251,6 +268,24 @@ final class LiveFeed: @unchecked Sendable {
                           next * 1000, Double(hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
         }
         if let note { onNote?(note) }
+    }
+
+    /// `growCapture` for a capture that grows in place (the native PipeWire sink): it asks the
+    /// graph for `next`-second cycles and the sound is held `hold` frames behind from the next
+    /// block on when that is more than it was (`PassThroughAudio.rehold`: nothing played twice,
+    /// silence for the difference once); the capture goes on. Refused, the run grows no more.
+    /// The note to say. Inside `replacing`.
+    private func growInPlace(from: Double, to next: Double, hold: Int, passThrough: PassThroughAudio) -> String {
+        guard capture.setFragment(next) else {
+            lastGrowth.store(.max, ordering: .relaxed)
+            return String(format: "the sound played on underran, and PipeWire refused the live sink %.0f ms cycles; it runs on with %.0f ms and does not try again this run",
+                          next * 1000, from * 1000)
+        }
+        if hold > Int(passThrough.hold) { passThrough.rehold(hold) }
+        lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        fragment.withLock { $0 = next }
+        return String(format: "the sound played on underran: the live sink now asks PipeWire for %.0f ms cycles, the sound %.1f ms behind (growth %d)",
+                      next * 1000, Double(passThrough.hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
     }
 
     /// The engine's real-time threads and, once a capture started, the capture's thread with
@@ -277,14 +312,22 @@ final class LiveFeed: @unchecked Sendable {
     /// Stops the session's thread (after the onsets already found; it may have ended already,
     /// on a failure) and the capture. Control side; waits for the thread (at most one pass of its
     /// loop, 50 ms, and what it plays).
-    func stop() {
-        guard running else { return }
+    /// `handingOver` (a capture that is the live sink itself: the native PipeWire sink): the
+    /// streams playing into the sink are first asked to play to `sink` (nil: the default sink),
+    /// and what became of them is returned.
+    @discardableResult
+    func stop(handingOver: Bool = false, to sink: String? = nil) -> String? {
+        guard running else { return nil }
         running = false
         stopping.store(true, ordering: .releasing)
         ended.wait()
         // A growth under way finishes first (one queued after it sees `stopping`).
         adaptQueue.sync {}
-        replacing.withLock { _ in capture.stop() }
+        return replacing.withLock { _ in
+            let note = handingOver ? capture.handOver(to: sink) : nil
+            capture.stop()
+            return note
+        }
     }
 
     /// Seconds since `start`.

@@ -263,7 +263,17 @@ final class LiveSession: @unchecked Sendable {
             if levels.push(level) { found = true } else { levelsDropped.add(1, ordering: .relaxed) }
         })
         if found { wake.signal() }
-        passThrough?.write(samples, channels: channels, firstFrame: firstFrame &+ frameBase)
+        // When the chunk came (before the analysis' time): the pass-through reckons the capture from it.
+        passThrough?.write(samples, channels: channels, firstFrame: firstFrame &+ frameBase, at: now)
+    }
+
+    /// A capture made anew (its thread another) hands chunks from here on: the rings it fills
+    /// take a new producer. Between captures (the old one stopped, its thread joined; the next
+    /// not started). Control side.
+    func captureThreadChanged() {
+        // The session's thread, their consumer, takes its role again at its next pop.
+        onsets.resetOwnership()
+        levels.resetOwnership()
     }
 
     /// Plays the onsets found until `shouldStop` says so (checked at least every 50 ms).

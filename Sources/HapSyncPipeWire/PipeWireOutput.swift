@@ -50,6 +50,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         /// none). While it is active the stream never pauses for silence: what it plays on is
         /// not the engine's to know.
         package var passThrough: PassThroughAudio?
+        /// `node.group` (nil: none): the stream runs in the same driver's cycles as the other
+        /// nodes of that group (`hapsync live`'s sink node: sample-locked with its capture).
+        package var group: String?
 
         /// Makes settings; defaults as described on each property.
         public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil, pauseWhenIdle: Double? = IdlePause.defaultSeconds) {
@@ -191,6 +194,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     private var haptics: WaveformDrive?
     /// Data thread: the graph clock (ns) and frames of the previous cycle, for underruns.
     private var lastGraphTime: Int64 = -1
+    /// The data thread's own: the last cycle's start (`pw_time.now`), ns.
+    private var lastCycleNow: Int64 = 0
     private var lastFrames = 0
 
     /// Makes an output; nothing connects until `open`.
@@ -292,9 +297,11 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             return dataThreadName.withCString { threadName in
             configuration.sink.withOptionalCString { sink in
                 configuration.remote.withOptionalCString { remote in
+                configuration.group.withOptionalCString { group in
                     description.withCString { description in
                         var config = hs_pw_config()
                         config.remote = remote
+                        config.group = group
                         config.target = sink
                         config.description = description
                         config.rate = 0
@@ -322,6 +329,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
                         return hs_pw_open(&config, 5000, &error, error.count)
                     }
                 }
+                }
             }
         }
         }
@@ -338,16 +346,20 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             throw error
         }
         if let asked {
-            let result = hs_pw_realtime_result(opened)
-            var got = RealtimeThread(name: dataThreadName, priority: asked,
-                                     error: result == 0 ? nil : result < 0 ? "no cycle ran" : SystemErrno(result).description)
-            // Refused for lack of permission: RealtimeKit, asked from here for the data thread.
-            if result > 0, SystemErrno(result).isPermissionDenied, case let tid = hs_pw_data_thread(opened), tid > 0 {
-                got = RealtimeThread(name: dataThreadName, asked: asked,
-                                     result: HelperThreadCalls.requestRealtimeKit(thread: tid, asked: asked, refused: SystemErrno(result)))
-            }
+            let got = Self.dataThreadGrant(of: opened, named: dataThreadName, asked: asked)
             priority.withLock { $0.got = got }
         }
+    }
+
+    /// What the data thread of `stream` (named `name`) got when it asked for SCHED_FIFO `asked`
+    /// on its first cycle: refused for lack of permission, RealtimeKit is asked from here on its
+    /// behalf. Control side, after the first cycle; may block (RealtimeKit's round trip).
+    package static func dataThreadGrant(of stream: OpaquePointer, named name: String, asked: Int32) -> RealtimeThread {
+        let result = hs_pw_realtime_result(stream)
+        if result > 0, SystemErrno(result).isPermissionDenied, case let tid = hs_pw_data_thread(stream), tid > 0 {
+            return RealtimeThread(name: name, asked: asked, result: HelperThreadCalls.requestRealtimeKit(thread: tid, asked: asked, refused: SystemErrno(result)))
+        }
+        return RealtimeThread(name: name, priority: asked, error: result == 0 ? nil : result < 0 ? "no cycle ran" : SystemErrno(result).description)
     }
 
     /// Once connected, before the stream starts: the renderer and the clock at the stream's rate.
@@ -486,9 +498,14 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         }
         let first = renderer.nextFrame
         if lastGraphTime >= 0, sounding {
+            // The graph's clock and the cycle's start both moved on further than the frames
+            // given: a clock that jumped alone is a new driver's (the stream moved to another
+            // driver's cycles, e.g. as a node of its group was linked), not a missed cycle.
             let moved = Double(graphTime &- lastGraphTime), given = Double(lastFrames) * 1e9 / sampleRate
-            if moved > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
+            let elapsed = Double(time.now &- lastCycleNow)
+            if moved > given + 500_000, elapsed > given + 500_000 { underrunCount.add(1, ordering: .relaxed) }
         }
+        lastCycleNow = time.now
         clock.observe(frame: first, heardAt: heard)
         let n = renderer.render(into: data, frames: frames, clock: clock, writesAhead: writesAhead)
         // After the frames (see `earliestStartFrame`).
@@ -510,7 +527,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
 
 extension Optional where Wrapped == String {
     /// Calls `body` with the string as a C string, or NULL.
-    func withOptionalCString<R>(_ body: (UnsafePointer<CChar>?) -> R) -> R {
+    package func withOptionalCString<R>(_ body: (UnsafePointer<CChar>?) -> R) -> R {
         switch self {
         case .some(let s): return s.withCString { body($0) }
         case .none: return body(nil)

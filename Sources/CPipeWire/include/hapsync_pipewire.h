@@ -30,8 +30,10 @@ typedef struct {
     uint64_t requested;
 } hs_pw_time;
 
-/// Fills `frames` interleaved float frames at `data` (of `channels` each) for the cycle `time`
-/// describes; returns the frames written (at most `frames`). Called on PipeWire's data thread.
+/// A playback stream: fills `frames` interleaved float frames at `data` (of `channels` each) for
+/// the cycle `time` describes; returns the frames written (at most `frames`). A sink node
+/// (`hs_pw_config.sink_name`): `data` holds the `frames` frames applications played into it this
+/// cycle (read only; the return value is not used). Called on PipeWire's data thread.
 typedef uint32_t (*hs_pw_process_fn)(void *user, float *data, uint32_t frames, const hs_pw_time *time);
 
 /// Something happened on the connection: `kind` 1 the stream or server failed (message says
@@ -52,7 +54,7 @@ typedef struct {
     /// The server (PIPEWIRE_REMOTE's form, "pipewire-0" or a path); NULL: the default.
     const char *remote;
     /// The sink to play to, by node.name, or by its node id (or, when no sink has that id, its
-    /// object.serial) as a number; NULL: the default sink.
+    /// object.serial) as a number; NULL: the default sink. Not used for a sink node.
     const char *target;
     /// The stream's node.description ("HapSync playback").
     const char *description;
@@ -61,7 +63,8 @@ typedef struct {
     /// Channels (1 to 8) and their positions (`hs_pw_channel`; NULL: FL, FR for 2, else MONO).
     uint32_t channels;
     const uint32_t *positions;
-    /// node.latency to ask for, µs (0: the server's default).
+    /// node.latency to ask for, µs (0: the server's default); a sink node's is rounded up to a
+    /// power of two frames (the graph's cycles are; it would round down).
     uint32_t latency_us;
     /// The data thread's name and the SCHED_FIFO priority it takes on its first cycle (NULL, 0:
     /// as PipeWire made it); `hs_pw_realtime_result` says what it got.
@@ -77,6 +80,14 @@ typedef struct {
     hs_pw_process_fn process;
     hs_pw_event_fn event;
     void *user;
+    /// Non-NULL: instead of playing, the stream is a sink applications play into (media.class
+    /// Audio/Sink, node.name `sink_name`, node.description `description`), linked by the session
+    /// manager as any sink is, whose process callback reads what they played. Opening fails when
+    /// a node of that name is already there.
+    const char *sink_name;
+    /// node.group (NULL: none): streams of one group run in one driver's cycles, e.g. a sink node
+    /// in the cycles of the sink its sound is played on to.
+    const char *group;
 } hs_pw_config;
 
 /// Connects, checks the target sink exists, and starts the stream; returns NULL with a sentence
@@ -98,14 +109,24 @@ int hs_pw_realtime_result(const hs_pw_stream *stream);
 /// when SCHED_FIFO was refused; 0 before.
 int hs_pw_data_thread(const hs_pw_stream *stream);
 
-/// Asks for a new node.latency (frames at the stream's rate); returns 0 or a negative errno. Any
-/// thread but the data thread (the loop's lock is recursive: `tick` may call it).
+/// Asks for a new node.latency (frames at the stream's rate; a sink node's rounded up to a power of
+/// two); returns 0 or a negative errno. Any thread but the data thread (the loop's lock is
+/// recursive: `tick` may call it).
 int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
 
 /// Starts (1) or pauses (0) the stream's cycles; returns 0 or a negative errno. Paused, its process
 /// callback is not called and the graph does not wait for it (a driver no other node keeps busy
 /// stops). Any thread but the data thread (`tick` may call it).
 int hs_pw_set_active(hs_pw_stream *stream, int active);
+
+/// A sink node's streams, before it goes: each stream linked into it is asked to play to the sink
+/// named `target` instead (the session manager's "default" metadata, target.node and
+/// target.object, as `pactl move-sink-input` does through pipewire-pulse; NULL: none asked, the
+/// session manager moves them to the default sink when the node goes). Returns the streams
+/// linked (their application names in `names`, comma-separated), or a negative errno: -ENOENT no
+/// sink named `target`, -ENOTSUP no session manager's metadata, -ETIMEDOUT the server did not
+/// answer within 2 s. Not from the stream's own callbacks.
+int hs_pw_hand_over(hs_pw_stream *stream, const char *target, char *names, size_t names_size);
 
 /// Stops the stream, disconnects and frees it (not from its own callbacks).
 void hs_pw_close(hs_pw_stream *stream);

@@ -1,0 +1,307 @@
+import CPipeWire
+import Glibc
+import HapSyncAudioStream
+import HapSyncConcurrency
+import HapSyncRuntime
+import HapSyncSystem
+import Synchronization
+
+/// A sink made natively on PipeWire (`hapsync live` on PipeWire): a node with media.class
+/// Audio/Sink, named `name` ("hapsync-live") and described `description` ("HapSync Live"),
+/// float32 stereo at the graph's rate, that applications play into like any sink (desktops list
+/// it; pipewire-pulse shows it to PulseAudio clients, so `PULSE_SINK=hapsync-live` and pactl
+/// work), and whose process callback, in PipeWire's real-time data thread, hands what they played
+/// this cycle to a handler: what `hapsync live` analyses and plays on.
+///
+/// Contract:
+/// - The node belongs to this capture's connection: it goes when the capture stops or the
+///   process dies (nothing is ever left behind), and the session manager then moves the
+///   streams that played into it to the default sink.
+/// - It processes every cycle, linked or not (`node.always-process`): frames run on at the
+///   graph's pace whether anything plays, as a null sink's monitor does. `node.group` `group`
+///   puts it in the cycles of the driver that drives the other nodes of that group (the stream
+///   that plays the sound on: the capture and the sound played on are then sample-locked).
+/// - `node.latency` is `fragmentSeconds` (rounded down to a power of two frames by the graph): the
+///   graph's cycle, since the graph runs the shortest its nodes ask for; `setFragment` changes it
+///   while it runs (`hapsync live` after underruns).
+/// - Frames are numbered from the node's first cycle, one after another. A cycle whose graph
+///   clock moved on further than the frames handed over (the data thread missed cycles) is a gap:
+///   handed over as silence (at most `silenceFrames` a piece, at most 2 s in all; more is counted
+///   and not numbered) and counted in `overruns` and `lostFrames`, so that numbers keep time.
+/// - `handler(samples, firstFrame)` runs on the data thread ("hapsync-capture", at SCHED_FIFO
+///   `realtimePriority` when given): it must not block, allocate or lock. The samples are
+///   PipeWire's buffer, valid only during the call.
+/// - Timing: each cycle's first frame entered the sink at the cycle's start (`pw_time.now`), as
+///   a null sink renders what is played into it at its cycle; `clock` fits those, and
+///   `playedTime(ofFrame:)` reads it. `sinkLatency` is 0: the node plays nothing itself.
+/// - `stop()` disconnects (the node goes) and is idempotent; not from the data thread. If the
+///   server goes away, `onFailure` is called once, on PipeWire's loop thread, with a sentence
+///   naming the sink and the server.
+package final class PipeWireSinkCapture: @unchecked Sendable {
+    /// What receives the frames: interleaved stereo samples and the number of the first. Runs on
+    /// the data thread; must not block, allocate or lock.
+    package typealias Handler = (_ samples: UnsafeBufferPointer<Float>, _ firstFrame: Int64) -> Void
+
+    /// The data thread's name, as the PulseAudio capture's thread (at most 15 characters).
+    package static let threadName = AudioStreamRenderer.captureThreadName
+
+    /// The sink's node.name.
+    package let name: String
+    /// What desktops show for it.
+    package let description: String
+    /// The server (PIPEWIRE_REMOTE's form; nil: the default).
+    package let remote: String?
+    /// node.group (nil: none).
+    package let group: String?
+    /// The cycle asked for, seconds (`node.latency`).
+    package private(set) var fragmentSeconds: Double
+    /// The graph's rate (known after `start`).
+    package private(set) var sampleRate: Double = 48_000
+    /// Samples a frame: the sink is stereo.
+    package let channels = 2
+    /// The frames of the latest cycle (the graph's quantum; 0 before the first).
+    package var fragmentFrames: Int { Int(lastCycleFrames.load(ordering: .relaxed)) }
+    /// Frame → CLOCK_MONOTONIC time it entered the sink (reset by `start`).
+    package let clock = AudioClock(sampleRate: 48_000)
+    /// The SCHED_FIFO priority the data thread asks for on its first cycle (nil: as PipeWire made it).
+    package let realtimePriority: Int32?
+    /// What the data thread got, once started with `realtimePriority` (kept after `stop`).
+    package private(set) var realtimeThread: RealtimeThread?
+    /// Where the handler's time is recorded, when given.
+    package let handlerTimes: CaptureHandlerTimes?
+    /// The longest piece of silence handed over for a gap, frames.
+    package static let silenceFrames = 2048
+
+    private let handler: Handler
+    private let onFailure: (@Sendable (String) -> Void)?
+    private var stream: OpaquePointer?
+    private var serverText = "PipeWire"
+    // The data thread's own: the next frame's number, the graph clock's ticks expected next.
+    private var nextFrame: Int64 = 0
+    private var expectedTicks: UInt64?
+    private var lastNow: Int64 = 0
+    private var silence: UnsafeMutablePointer<Float>?
+    private let captured = Atomic<Int64>(0)
+    private let lostCount = Atomic<Int64>(0)
+    private let overrunCount = Atomic<Int>(0)
+    private let lastCycleFrames = Atomic<Int>(0)
+    /// Cycles run since `start`.
+    private let cycles = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private let failed = Atomic<Bool>(false)
+
+    /// A sink `name` (`description`) on `remote`, in `group`, asking for `fragmentSeconds`
+    /// cycles, its data thread at SCHED_FIFO `realtimePriority` when given, handing each cycle's
+    /// frames to `handler`; `onFailure` hears of a server that goes away. Nothing connects until
+    /// `start`.
+    package init(name: String, description: String, remote: String? = nil, group: String? = nil, fragmentSeconds: Double = 0.005,
+                 realtimePriority: Int32? = nil, handlerTimes: CaptureHandlerTimes? = nil, handler: @escaping Handler,
+                 onFailure: (@Sendable (String) -> Void)? = nil) {
+        (self.name, self.description, self.remote, self.group) = (name, description, remote, group)
+        self.fragmentSeconds = fragmentSeconds
+        self.realtimePriority = realtimePriority
+        self.handlerTimes = handlerTimes
+        self.handler = handler
+        self.onFailure = onFailure
+    }
+
+    deinit { stop() }
+
+    /// Frames handed to the handler so far (gaps' silence included). Any thread.
+    package var framesCaptured: Int64 { captured.load(ordering: .relaxed) }
+    /// Frames of the cycles the data thread missed. Any thread.
+    package var lostFrames: Int64 { lostCount.load(ordering: .relaxed) }
+    /// Gaps: cycles the data thread missed, counted once a run of them. Any thread.
+    package var overruns: Int { overrunCount.load(ordering: .relaxed) }
+    /// 0 µs: the node renders nothing ahead of its cycle.
+    package var sinkLatency: Int64? { 0 }
+
+    /// When frame `frame` entered the sink, CLOCK_MONOTONIC ns; nil before the first cycles. Any
+    /// thread; does not allocate, lock or block.
+    package func playedTime(ofFrame frame: Int64) -> UInt64? { clock.time(ofFrame: frame) }
+
+    /// Why a sink could not be made: PipeWire's sentence, naming the server and the sink.
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The sentence.
+        package let description: String
+    }
+
+    // MARK: - Control side
+
+    /// Connects and makes the sink; returns once its first cycle ran (within 5 s). Throws when
+    /// no server answers, a node of that name is there already, or no cycle runs. A second call
+    /// while running does nothing; after `stop()` it starts afresh, from frame 0.
+    package func start() throws(Failure) {
+        guard stream == nil else { return }
+        nextFrame = 0
+        (expectedTicks, lastNow) = (nil, 0)
+        captured.store(0, ordering: .relaxed)
+        lostCount.store(0, ordering: .relaxed)
+        overrunCount.store(0, ordering: .relaxed)
+        lastCycleFrames.store(0, ordering: .relaxed)
+        cycles.store(0, ordering: .relaxed)
+        failed.store(false, ordering: .relaxed)
+        let zeros = UnsafeMutablePointer<Float>.allocate(capacity: Self.silenceFrames * channels)
+        zeros.initialize(repeating: 0, count: Self.silenceFrames * channels)
+        silence = zeros
+        running.store(true, ordering: .releasing)
+        var error = [CChar](repeating: 0, count: 512)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let positions: [UInt32] = [HS_PW_CHANNEL_FL.rawValue, HS_PW_CHANNEL_FR.rawValue]
+        let latency = UInt32(max(1, min(2_000_000, (fragmentSeconds * 1e6).rounded())))
+        let opened: OpaquePointer? = positions.withUnsafeBufferPointer { positionsBuffer in
+            Self.threadName.withCString { threadName in
+                remote.withOptionalCString { remote in
+                    group.withOptionalCString { group in
+                        name.withCString { name in
+                            description.withCString { description in
+                                var config = hs_pw_config()
+                                config.remote = remote
+                                config.group = group
+                                config.sink_name = name
+                                config.description = description
+                                config.channels = 2
+                                config.positions = positionsBuffer.baseAddress
+                                config.latency_us = latency
+                                config.thread_name = threadName
+                                config.realtime_priority = realtimePriority ?? 0
+                                config.user = me
+                                config.prepare = { user, rate in
+                                    Unmanaged<PipeWireSinkCapture>.fromOpaque(user!).takeUnretainedValue().prepare(rate: Double(rate))
+                                }
+                                config.process = { user, data, frames, time in
+                                    Unmanaged<PipeWireSinkCapture>.fromOpaque(user!).takeUnretainedValue().process(data!, frames: Int(frames), time: time!.pointee)
+                                    return frames
+                                }
+                                config.event = { user, kind, message in
+                                    guard kind == 1 else { return }
+                                    Unmanaged<PipeWireSinkCapture>.fromOpaque(user!).takeUnretainedValue()
+                                        .fail(message.map { String(cString: $0) } ?? "the PipeWire server failed")
+                                }
+                                return hs_pw_open(&config, 5000, &error, error.count)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard let opened else {
+            stop()
+            let why = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw Failure(description: "the live sink '\(name)' could not be made on PipeWire (\(remote ?? "the default server")): \(why)")
+        }
+        stream = opened
+        serverText = "PipeWire \(String(cString: hs_pw_server_version(opened))) (\(remote ?? "the default server"))"
+        // Streaming comes before the first cycle: that cycle, where the data thread asks for its
+        // priority, within 2 s.
+        let giveUp = MonotonicClock.nanoseconds() &+ 2_000_000_000
+        while cycles.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring), MonotonicClock.nanoseconds() < giveUp { usleep(1_000) }
+        guard cycles.load(ordering: .acquiring) > 0 else {
+            stop()
+            throw Failure(description: "the live sink '\(name)' on \(serverText) ran no cycle within 2 s (is the graph's driver suspended?)")
+        }
+        if let realtimePriority { realtimeThread = PipeWireOutput.dataThreadGrant(of: opened, named: Self.threadName, asked: realtimePriority) }
+    }
+
+    /// Asks the graph for `seconds` cycles from now on (`node.latency`); false when PipeWire
+    /// refused. Control side, while running.
+    @discardableResult
+    package func setFragment(_ seconds: Double) -> Bool {
+        guard let stream else { return false }
+        fragmentSeconds = seconds
+        return hs_pw_set_latency(stream, UInt32(max(1, (seconds * sampleRate).rounded()))) == 0
+    }
+
+    /// Before the sink goes: the streams playing into it, asked to play to the sink `target`
+    /// instead (nil: none asked; the session manager moves them to the default sink when the
+    /// node goes). A sentence saying what became of them, nil when none played into it. Control
+    /// side, while running; waits for the server (at most 2 s).
+    package func handOver(to target: String?) -> String? {
+        guard let stream else { return nil }
+        var names = [CChar](repeating: 0, count: 512)
+        let result = target.withOptionalCString { hs_pw_hand_over(stream, $0, &names, names.count) }
+        let list = String(decoding: names.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if result == 0 { return nil }
+        guard result > 0 else {
+            let why = switch -result {
+            case Int32(ENOENT): "PipeWire has no sink named '\(target ?? "")' now"
+            case Int32(ENOTSUP): "no session manager's metadata to ask it by (is WirePlumber running?)"
+            case Int32(ETIMEDOUT): "PipeWire did not answer within 2 s"
+            default: SystemErrno(-result).description
+            }
+            return "could not move what played into '\(name)'\(list.isEmpty ? "" : " (\(list))") to \(target ?? "the default sink"): \(why); the session manager moves it to the default sink"
+        }
+        let streams = "\(result) stream\(result == 1 ? "" : "s") (\(list))"
+        return target.map { "removed '\(name)': moved \(streams) to \($0)" }
+            ?? "removed '\(name)': \(streams) left to the session manager, which moves them to the default sink"
+    }
+
+    /// Disconnects (the node goes; no handler call after it returns) and frees the silence.
+    /// Idempotent; not from the data thread or `onFailure`.
+    package func stop() {
+        running.store(false, ordering: .releasing)
+        if let stream { hs_pw_close(stream) }
+        stream = nil
+        silence?.deallocate()
+        silence = nil
+    }
+
+    /// Connected, before the first cycle: the clock at the graph's rate.
+    private func prepare(rate: Double) {
+        sampleRate = rate
+        clock.reset(sampleRate: rate)
+    }
+
+    /// The server or the node failed (loop thread): reported once, while running.
+    private func fail(_ why: String) {
+        guard running.load(ordering: .acquiring), !failed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        onFailure?("the live sink '\(name)' on \(serverText) failed: \(why)")
+    }
+
+    // MARK: - Real-time (hapsync-capture, PipeWire's data thread)
+
+    /// One cycle: a gap before it handed over as silence (see the type's contract), its frames
+    /// handed over, their time observed. Does not allocate, lock or block.
+    private func process(_ data: UnsafeMutablePointer<Float>, frames: Int, time: hs_pw_time) {
+        guard running.load(ordering: .relaxed), frames > 0 else { return }
+        // The graph's ticks are frames when its rate is the stream's (the graph runs at one rate).
+        // A gap counts when the cycle's start says so too: ticks that jump without the time
+        // (the node moved to another driver, whose clock counts from elsewhere) are no gap.
+        let sameRate = time.rate_num == 1 && Double(time.rate_denom) == sampleRate
+        if sameRate, let expected = expectedTicks, time.ticks > expected, time.now > lastNow, lastNow > 0,
+           case let gap = Int64(time.ticks - expected),
+           case let byTime = Double(time.now - lastNow) * sampleRate / 1e9 - Double(lastCycleFrames.load(ordering: .relaxed)),
+           abs(byTime - Double(gap)) < Double(max(frames, 64)) {
+            lostCount.add(gap, ordering: .relaxed)
+            overrunCount.add(1, ordering: .relaxed)
+            if let silence {
+                var left = min(gap, Int64(2 * sampleRate))
+                while left > 0 {
+                    let n = Int(min(left, Int64(Self.silenceFrames)))
+                    hand(UnsafeBufferPointer(start: silence, count: n * channels))
+                    left -= Int64(n)
+                }
+            }
+        }
+        expectedTicks = sameRate ? time.ticks &+ UInt64(frames) : nil
+        lastNow = time.now
+        if time.now > 0 { clock.observe(frame: nextFrame, heardAt: UInt64(time.now)) }
+        hand(UnsafeBufferPointer(start: data, count: frames * channels))
+        lastCycleFrames.store(frames, ordering: .relaxed)
+        captured.store(nextFrame, ordering: .relaxed)
+        cycles.add(1, ordering: .releasing)
+    }
+
+    /// Hands `samples` (frames from `nextFrame` on) to the handler, timing it when
+    /// `handlerTimes` is given, and moves `nextFrame` on. Does not allocate, lock or block.
+    @inline(__always) private func hand(_ samples: UnsafeBufferPointer<Float>) {
+        if let times = handlerTimes {
+            let began = MonotonicClock.nanoseconds()
+            handler(samples, nextFrame)
+            times.record(began: began, took: MonotonicClock.nanoseconds() &- began)
+        } else {
+            handler(samples, nextFrame)
+        }
+        nextFrame += Int64(samples.count / channels)
+    }
+}
