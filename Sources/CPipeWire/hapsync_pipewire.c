@@ -42,7 +42,7 @@ struct hs_pw_stream {
     struct spa_source *timer;
     uint32_t default_rate;
     char version[64];
-    int sync_seq, synced, target_found, any_sink, streaming, failed;
+    int sync_seq, synced, target_found, any_sink, streaming, failed, server_gone;
     char error[256];
 };
 
@@ -52,7 +52,7 @@ static void fail(struct hs_pw_stream *s, const char *message) {
         snprintf(s->error, sizeof s->error, "%s", message);
     }
     pw_thread_loop_signal(s->loop, false);
-    if (s->streaming && s->config.event) s->config.event(s->config.user, 1, s->error);
+    if (s->streaming && s->config.event) s->config.event(s->config.user, s->server_gone ? 3 : 1, s->error);
 }
 
 static void on_core_info(void *data, const struct pw_core_info *info) {
@@ -75,7 +75,10 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
     (void)seq;
     if (id != PW_ID_CORE) return;
     char why[200];
-    if (res == -EPIPE) snprintf(why, sizeof why, "the PipeWire server went away");
+    if (res == -EPIPE) {
+        s->server_gone = 1;
+        snprintf(why, sizeof why, "the PipeWire server went away");
+    }
     else snprintf(why, sizeof why, "PipeWire: %s (%s)", message ? message : "error", spa_strerror(res));
     fail(s, why);
 }
@@ -215,12 +218,13 @@ static int wait_for(struct hs_pw_stream *s, int *done, struct timespec *deadline
 
 static char *copy(const char *text) { return text ? strdup(text) : NULL; }
 
-// The node.latency a stream asks for, frames (at least 1). A sink node's is rounded up to a power
-// of two: the graph runs power-of-two cycles (clock.power-of-two-quantum) and rounds a request
-// down, which would give a sink node, whose cycle is the graph's, half the cycle it asked for.
+// The node.latency a stream asks for, frames (at least 1). A sink node's, and a grouped stream's,
+// is rounded up to a power of two: the graph runs power-of-two cycles (clock.power-of-two-quantum)
+// and rounds a request down, which would give a sink node, whose cycle is the graph's, half the
+// cycle it asked for, and a stream of its group a shorter one than the node's.
 static uint32_t latency_frames(const struct hs_pw_stream *s, uint32_t frames) {
     if (frames < 1) frames = 1;
-    if (!s->sink_name) return frames;
+    if (!s->sink_name && !s->group) return frames;
     uint32_t p = 1;
     while (p < frames && p < (1u << 20)) p <<= 1;
     return p;
@@ -335,6 +339,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
                                          PW_KEY_MEDIA_ROLE, "Game", PW_KEY_APP_NAME, "HapSync",
                                          PW_KEY_NODE_NAME, "hapsync-playback", PW_KEY_NODE_DESCRIPTION, s->description, NULL);
     if (s->group) pw_properties_set(props, PW_KEY_NODE_GROUP, s->group);
+    for (const char *const *p = config->properties; p && p[0] && p[1]; p += 2) pw_properties_set(props, p[0], p[1]);
     if (config->latency_us) {
         uint64_t frames = ((uint64_t)config->latency_us * s->rate + 500000) / 1000000;
         pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", latency_frames(s, frames > UINT32_MAX ? UINT32_MAX : (uint32_t)frames), s->rate);
@@ -416,6 +421,7 @@ struct hand_over {
     uint32_t self;
     const char *target;
     uint32_t target_id, metadata_id;
+    int target_by_id;
     char target_serial[32];
     uint32_t linked[HAND_OVER_MAX];
     int nlinked;
@@ -435,11 +441,20 @@ static void hand_over_global(void *data, uint32_t id, uint32_t permissions, cons
         for (int i = 0; i < h->nlinked; i++) if (h->linked[i] == from) return;  // one per stream (a link per channel)
         if (h->nlinked < HAND_OVER_MAX) h->linked[h->nlinked++] = from;
     } else if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
-        const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
-        if (h->target && name && strcmp(name, h->target) == 0) {
-            h->target_id = id;
-            const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
-            snprintf(h->target_serial, sizeof h->target_serial, "%s", serial ? serial : "");
+        const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME), *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
+        const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
+        // The target as the stream that plays on takes it: a sink's node.name, or its node id or
+        // (when no sink has that id) its object.serial as a number.
+        if (h->target && class && strstr(class, "Audio/Sink")) {
+            char number[16];
+            snprintf(number, sizeof number, "%u", id);
+            int by_name = name && strcmp(name, h->target) == 0, by_id = strcmp(number, h->target) == 0;
+            int by_serial = serial && strcmp(serial, h->target) == 0;
+            if (by_name || by_id || (by_serial && !h->target_by_id)) {
+                h->target_id = id;
+                h->target_by_id = h->target_by_id || by_id;
+                snprintf(h->target_serial, sizeof h->target_serial, "%s", serial ? serial : "");
+            }
         }
         const char *app = spa_dict_lookup(props, PW_KEY_APP_NAME);
         if (h->nnodes < HAND_OVER_MAX * 4) {
@@ -489,7 +504,7 @@ int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t nam
         for (int i = 0; i < h->nlinked; i++) {
             const char *name = "a stream";
             for (int k = 0; k < h->nnodes; k++) if (h->nodes[k].id == h->linked[i]) name = h->nodes[k].name;
-            size_t used = strlen(names);
+            size_t used = names_size ? strlen(names) : 0;
             if (used + 1 < names_size) snprintf(names + used, names_size - used, "%s%s", i ? ", " : "", name);
         }
         moved = h->nlinked;
@@ -518,9 +533,94 @@ int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t nam
         spa_hook_remove(&listener);
         pw_proxy_destroy((struct pw_proxy *)registry);
     }
+    if (res < 0 && s->server_gone) res = -EPIPE;
     pw_thread_loop_unlock(s->loop);
     free(h);
     return res < 0 ? res : moved;
+}
+
+// hs_pw_default_sink's listener on the "default" metadata: the value of default.audio.sink,
+// {"name":"..."}, its name copied out.
+struct default_sink { char *name; size_t size; int found; };
+
+static int on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value) {
+    struct default_sink *d = data;
+    (void)type;
+    if (subject != PW_ID_CORE || !key || !value || strcmp(key, "default.audio.sink") != 0) return 0;
+    const char *at = strstr(value, "\"name\"");
+    if (!at || !(at = strchr(at + 6, ':')) || !(at = strchr(at, '"'))) return 0;
+    const char *end = strchr(at + 1, '"');
+    if (!end || (size_t)(end - at - 1) >= d->size) return 0;
+    memcpy(d->name, at + 1, (size_t)(end - at - 1));
+    d->name[end - at - 1] = 0;
+    d->found = 1;
+    return 0;
+}
+
+static const struct pw_metadata_events default_sink_events = {
+    PW_VERSION_METADATA_EVENTS,
+    .property = on_metadata_property,
+};
+
+struct metadata_find { uint32_t id; };
+
+static void metadata_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props) {
+    struct metadata_find *m = data;
+    (void)permissions; (void)version;
+    const char *name = props ? spa_dict_lookup(props, "metadata.name") : NULL;
+    if (strcmp(type, PW_TYPE_INTERFACE_Metadata) == 0 && name && strcmp(name, "default") == 0) m->id = id;
+}
+
+static const struct pw_registry_events metadata_find_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = metadata_global,
+};
+
+int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_ms) {
+    if (!name || size == 0) return -EINVAL;
+    name[0] = 0;
+    pw_init(NULL, NULL);
+    struct hs_pw_stream *s = calloc(1, sizeof *s);
+    if (!s) return -ENOMEM;
+    s->loop = pw_thread_loop_new("hapsync-pwprobe", NULL);
+    int res = -EHOSTDOWN;
+    if (s->loop && pw_thread_loop_start(s->loop) >= 0) {
+        pw_thread_loop_lock(s->loop);
+        struct timespec deadline;
+        pw_thread_loop_get_time(s->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+        s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0);
+        if (s->context) s->core = pw_context_connect(s->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
+        if (s->core) {
+            pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
+            struct metadata_find find = { .id = SPA_ID_INVALID };
+            struct spa_hook registry_listener, metadata_listener;
+            spa_zero(registry_listener);
+            spa_zero(metadata_listener);
+            struct pw_registry *registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+            pw_registry_add_listener(registry, &registry_listener, &metadata_find_events, &find);
+            res = round_trip(s, &deadline);
+            if (res == 0 && find.id == SPA_ID_INVALID) res = -ENOTSUP;
+            if (res == 0) {
+                struct default_sink d = { .name = name, .size = size };
+                struct pw_metadata *metadata = pw_registry_bind(registry, find.id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+                if (!metadata) res = -errno;
+                else {
+                    pw_metadata_add_listener(metadata, &metadata_listener, &default_sink_events, &d);
+                    // The bound metadata sends its properties; two round trips see them through.
+                    res = round_trip(s, &deadline);
+                    if (res == 0) res = round_trip(s, &deadline);
+                    if (res == 0 && !d.found) res = -ENOENT;
+                    spa_hook_remove(&metadata_listener);
+                    pw_proxy_destroy((struct pw_proxy *)metadata);
+                }
+            }
+            spa_hook_remove(&registry_listener);
+            pw_proxy_destroy((struct pw_proxy *)registry);
+        }
+        pw_thread_loop_unlock(s->loop);
+    }
+    destroy(s);
+    return res;
 }
 
 void hs_pw_close(hs_pw_stream *stream) {

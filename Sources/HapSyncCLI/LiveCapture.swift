@@ -28,6 +28,9 @@ protocol LiveCapture: AnyObject, Sendable {
     var fragmentFrames: Int { get }
     /// What its real-time thread asked for and got (nil: it did not ask).
     var realtimeThread: RealtimeThread? { get }
+    /// Whether it failed because its server went away, as far as it can tell (false: it cannot,
+    /// or it did not; the PulseAudio path asks its control connection instead).
+    var serverWentAway: Bool { get }
     /// How its fragment sets the graph's cycle, and so how it grows after underruns.
     var growth: LiveCaptureGrowth { get }
     /// Asks for `seconds` fragments from now on, in place (`growth` `.inPlace`); false when
@@ -70,6 +73,9 @@ extension MonitorCapture: LiveCapture {
 
     /// The monitored sink is its owner's (`LiveSink`): nil.
     func handOver(to sink: String?) -> String? { nil }
+
+    /// Not told apart here: false.
+    var serverWentAway: Bool { false }
 }
 
 extension PipeWireSinkCapture: LiveCapture {

@@ -273,19 +273,28 @@ struct LiveRun {
             throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; name the sink to play on to")
         }
         let remote = options.environment["PIPEWIRE_REMOTE"]
-        try Self.removeLeftover(server: options.environment["PULSE_SERVER"], realSink: options.sinkName, console: console)
-        let group = "hapsync-live-\(getpid())"
-        // The graph's rate is known once the stream that plays the sound on runs.
-        let assumed = 48_000.0
-        let passThrough = Self.passThrough(delayMs: delayMs, rate: assumed)
-        // The stream asks for the live sink's first cycle (5 ms, a power of two frames at 48
-        // kHz): the graph runs the shortest cycle its nodes ask for, and a change of it when the
-        // sink joins would cost an underrun (PipeWire 0.3.65 wakes once on the old cycle).
-        let cycle = Double(Self.powerOfTwo(atLeast: LiveFeed.fragmentSteps[0] * assumed)) / assumed
-        if latencyGiven {
-            console.err(String(format: "note: --latency-ms is not used with the live sink made natively: PipeWire runs the sink's cycle, %.1f ms, longer after underruns\n", cycle * 1000))
+        // The real sink named before the live sink exists: the stream that plays on is held to
+        // it, never following a default that became the live sink (it would capture itself).
+        var realName = options.sinkName
+        if realName == nil {
+            switch PipeWireOutput.defaultSink(remote: remote) {
+            case .success(let name) where name == LiveCommand.sinkName:
+                throw .usage("the real sink is '\(name)' itself (PipeWire's default); name the sink to play on to with --sink")
+            case .success(let name): realName = name
+            case .failure(let why): console.err("note: \(why); the sound plays on to whichever sink is the default\n")
+            }
         }
-        guard let audio = AudioServerChoice.pipewire.output(sink: options.sinkName, latency: cycle, environment: options.environment,
+        try Self.removeLeftover(server: options.environment["PULSE_SERVER"], realSink: realName, console: console)
+        let group = "hapsync-live-\(getpid())"
+        // The graph's rate is known once the stream that plays the sound on runs; the pass-through
+        // holds the delay at any rate the analysis takes.
+        let assumed = 48_000.0
+        let passThrough = Self.passThrough(delayMs: delayMs, rate: assumed, capacityRate: StreamingOnsetDetector.sampleRates.upperBound)
+        // The stream asks for the live sink's first cycle (both rounded up to a power of two
+        // frames, as grouped nodes): the graph runs the shortest cycle its nodes ask for, and a
+        // change of it when the sink joins would cost an underrun (PipeWire 0.3.65 wakes once on
+        // the old cycle).
+        guard let audio = AudioServerChoice.pipewire.output(sink: realName, latency: LiveFeed.fragmentSteps[0], environment: options.environment,
                                                             passThrough: passThrough, group: group) else {
             throw .usage("--audio none: hapsync live plays the sound on; without audio use --no-delay")
         }
@@ -296,15 +305,20 @@ struct LiveRun {
             throw .failure("PipeWire's graph runs at \(Int(rate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set PipeWire's default.clock.rate")
         }
         if rate != assumed { passThrough.activate(hold: Self.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate) }
+        if latencyGiven {
+            let cycle = Double(Self.powerOfTwo(atLeast: LiveFeed.fragmentSteps[0] * rate)) / rate
+            console.err(String(format: "note: --latency-ms is not used with the live sink made natively: PipeWire runs the sink's cycle, %.1f ms, longer after underruns\n", cycle * 1000))
+        }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: LiveCommand.sinkName, channels: 2, rate: rate,
                             server: nil, pipeWire: (remote, group), style: style, profile: profile, sensitivity: detector.sensitivity,
                             minimumGap: detector.minimumGap, recoversCapture: true)
-        let real = options.sinkName ?? "the default sink"
+        let real = realName ?? "the default sink"
         let mode = "'\(LiveCommand.sinkName)' (PipeWire, natively) → \(real), the sound \(String(format: "%.1f", delayMs)) ms behind"
         return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals,
-                         handOver: .some(options.sinkName)) { why, stopAsked, outputBack throws(CLIError) in
-            // A server that still answers lost only the sink (removed by hand): that ends the run.
-            guard PipeWireOutput.probe(remote: remote) != .answers else { return nil }
+                         handOver: .some(realName)) { why, stopAsked, outputBack throws(CLIError) in
+            // The node alone failed (removed by hand), its server still there: that ends the run.
+            // A server that went away may answer again at once (a socket-activated one).
+            guard feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers else { return nil }
             console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
             while PipeWireOutput.probe(remote: remote) != .answers {
                 if stopAsked() { return false }
@@ -356,10 +370,13 @@ struct LiveRun {
         return p
     }
 
-    /// The pass-through for a run `delayMs` behind the live sink at `rate` Hz.
-    private static func passThrough(delayMs: Double, rate: Double) -> PassThroughAudio {
+    /// The pass-through for a run `delayMs` behind the live sink at `rate` Hz, holding enough for
+    /// that delay at `capacityRate` (a rate known only later: the pass-through is activated anew
+    /// for it).
+    private static func passThrough(delayMs: Double, rate: Double, capacityRate: Double? = nil) -> PassThroughAudio {
         let hold = holdFrames(delayMs: delayMs, rate: rate)
-        return PassThroughAudio(capacityFrames: max(1 << 16, 4 * hold), hold: hold, sampleRate: rate)
+        let most = holdFrames(delayMs: delayMs, rate: max(rate, capacityRate ?? rate))
+        return PassThroughAudio(capacityFrames: max(1 << 16, 4 * most), hold: hold, sampleRate: rate)
     }
 
     /// The engine on `audio` with the haptic outputs the options name, started.

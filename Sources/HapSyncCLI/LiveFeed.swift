@@ -125,7 +125,7 @@ final class LiveFeed: @unchecked Sendable {
                                   handler: handler, onFailure: failed)
         case .pipeWireSink(let remote, let group):
             return PipeWireSinkCapture(name: sink, description: LiveCommand.sinkDescription, remote: remote, group: group,
-                                       fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times, handler: handler, onFailure: failed)
+                                       properties: LiveSink.Owner.current.properties, fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times, handler: handler, onFailure: failed)
         }
     }
 
@@ -158,6 +158,10 @@ final class LiveFeed: @unchecked Sendable {
 
     /// Records why the feed cannot go on (the first reason stays). Any thread.
     func fail(_ why: String) { failureText.withLock { $0 = $0 ?? why } }
+
+    /// Whether the capture in force failed because its server went away, as far as it can tell
+    /// (`LiveCapture.serverWentAway`). Any thread.
+    var captureServerWentAway: Bool { capture.serverWentAway }
 
     /// Why the capture stopped (its server went away, or its sink did), when the feed recovers
     /// captures and no restart has followed yet; nil while it records. Any thread.
@@ -276,6 +280,9 @@ final class LiveFeed: @unchecked Sendable {
     /// silence for the difference once); the capture goes on. Refused, the run grows no more.
     /// The note to say. Inside `replacing`.
     private func growInPlace(from: Double, to next: Double, hold: Int, passThrough: PassThroughAudio) -> String {
+        // The node's cycle is a power of two frames: the hold covers that, not `next` alone.
+        let cycle = Double(LiveRun.powerOfTwo(atLeast: next * rate)) / rate
+        let hold = max(hold, Int(((lookAhead + cycle) * rate).rounded()))
         guard capture.setFragment(next) else {
             lastGrowth.store(.max, ordering: .relaxed)
             return String(format: "the sound played on underran, and PipeWire refused the live sink %.0f ms cycles; it runs on with %.0f ms and does not try again this run",

@@ -238,6 +238,24 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// server that came back, whose sinks appear a moment after it answers.
     public func canConnect() -> Bool { hs_pw_answers(configuration.remote, 1, configuration.sink, 1000) == 1 }
 
+    /// The name of the default sink of the PipeWire server on `remote` (nil: the default), as its
+    /// session manager says (at most 1 s), or why not.
+    package static func defaultSink(remote: String? = nil) -> Result<String, PipeWireError> {
+        var name = [CChar](repeating: 0, count: 256)
+        let result = hs_pw_default_sink(remote, &name, name.count, 1000)
+        guard result == 0 else {
+            let why = switch -result {
+            case Int32(EHOSTDOWN): "no PipeWire server answers on \(remote ?? "the default socket")"
+            case Int32(ENOTSUP): "PipeWire has no session manager's metadata to say its default sink (is WirePlumber running?)"
+            case Int32(ENOENT): "PipeWire has no default sink"
+            case Int32(ETIMEDOUT): "the PipeWire server did not answer within 1 s"
+            default: "asking PipeWire for its default sink failed (\(SystemErrno(-result)))"
+            }
+            return .failure(.refused(why))
+        }
+        return .success(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
     /// Whether a PipeWire server answers on `remote` (nil: the default) within 1 s: what
     /// `--audio auto` asks before it picks PipeWire.
     public static func answers(remote: String? = nil) -> Bool { probe(remote: remote) == .answers }
@@ -323,7 +341,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
                             Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().process(data!, frames: Int(frames), time: time!.pointee)
                         }
                         config.event = { user, kind, message in
-                            guard kind == 1 else { return }
+                            // 1: the stream failed; 3: the server went away.
+                            guard kind == 1 || kind == 3 else { return }
                             Unmanaged<PipeWireOutput>.fromOpaque(user!).takeUnretainedValue().serverLost(message.map { String(cString: $0) } ?? "the PipeWire server failed")
                         }
                         return hs_pw_open(&config, 5000, &error, error.count)

@@ -21,9 +21,9 @@ import Synchronization
 ///   graph's pace whether anything plays, as a null sink's monitor does. `node.group` `group`
 ///   puts it in the cycles of the driver that drives the other nodes of that group (the stream
 ///   that plays the sound on: the capture and the sound played on are then sample-locked).
-/// - `node.latency` is `fragmentSeconds` (rounded down to a power of two frames by the graph): the
-///   graph's cycle, since the graph runs the shortest its nodes ask for; `setFragment` changes it
-///   while it runs (`hapsync live` after underruns).
+/// - `node.latency` is `fragmentSeconds`, rounded up to a power of two frames (the graph's cycles
+///   are; it would round down): the graph's cycle, when it is the shortest its nodes ask for;
+///   `setFragment` changes it while it runs (`hapsync live` after underruns).
 /// - Frames are numbered from the node's first cycle, one after another. A cycle whose graph
 ///   clock moved on further than the frames handed over (the data thread missed cycles) is a gap:
 ///   handed over as silence (at most `silenceFrames` a piece, at most 2 s in all; more is counted
@@ -35,8 +35,10 @@ import Synchronization
 ///   a null sink renders what is played into it at its cycle; `clock` fits those, and
 ///   `playedTime(ofFrame:)` reads it. `sinkLatency` is 0: the node plays nothing itself.
 /// - `stop()` disconnects (the node goes) and is idempotent; not from the data thread. If the
-///   server goes away, `onFailure` is called once, on PipeWire's loop thread, with a sentence
-///   naming the sink and the server.
+///   server goes away, or the node fails, `onFailure` is called once, on PipeWire's loop thread,
+///   with a sentence naming the sink and the server; `serverWentAway` tells the two apart.
+/// - `properties` go on the node as they are (`hapsync live`'s owner marker, as on its
+///   PulseAudio sink, so that another run sees whose it is).
 package final class PipeWireSinkCapture: @unchecked Sendable {
     /// What receives the frames: interleaved stereo samples and the number of the first. Runs on
     /// the data thread; must not block, allocate or lock.
@@ -53,6 +55,8 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     package let remote: String?
     /// node.group (nil: none).
     package let group: String?
+    /// More properties for the node, key to value.
+    package let properties: [(String, String)]
     /// The cycle asked for, seconds (`node.latency`).
     package private(set) var fragmentSeconds: Double
     /// The graph's rate (known after `start`).
@@ -75,7 +79,9 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     private let handler: Handler
     private let onFailure: (@Sendable (String) -> Void)?
     private var stream: OpaquePointer?
-    private var serverText = "PipeWire"
+    /// Named before the node is made (the loop thread's failure reads it): the server, not yet
+    /// its version.
+    private let serverText: String
     // The data thread's own: the next frame's number, the graph clock's ticks expected next.
     private var nextFrame: Int64 = 0
     private var expectedTicks: UInt64?
@@ -89,15 +95,17 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     private let cycles = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let failed = Atomic<Bool>(false)
+    private let serverGone = Atomic<Bool>(false)
 
     /// A sink `name` (`description`) on `remote`, in `group`, asking for `fragmentSeconds`
     /// cycles, its data thread at SCHED_FIFO `realtimePriority` when given, handing each cycle's
     /// frames to `handler`; `onFailure` hears of a server that goes away. Nothing connects until
     /// `start`.
-    package init(name: String, description: String, remote: String? = nil, group: String? = nil, fragmentSeconds: Double = 0.005,
-                 realtimePriority: Int32? = nil, handlerTimes: CaptureHandlerTimes? = nil, handler: @escaping Handler,
-                 onFailure: (@Sendable (String) -> Void)? = nil) {
-        (self.name, self.description, self.remote, self.group) = (name, description, remote, group)
+    package init(name: String, description: String, remote: String? = nil, group: String? = nil, properties: [(String, String)] = [],
+                 fragmentSeconds: Double = 0.005, realtimePriority: Int32? = nil, handlerTimes: CaptureHandlerTimes? = nil,
+                 handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
+        (self.name, self.description, self.remote, self.group, self.properties) = (name, description, remote, group, properties)
+        serverText = "PipeWire (\(remote ?? "the default server"))"
         self.fragmentSeconds = fragmentSeconds
         self.realtimePriority = realtimePriority
         self.handlerTimes = handlerTimes
@@ -115,6 +123,9 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     package var overruns: Int { overrunCount.load(ordering: .relaxed) }
     /// 0 µs: the node renders nothing ahead of its cycle.
     package var sinkLatency: Int64? { 0 }
+    /// Whether it failed because the server went away (its connection broke), not the node
+    /// alone. Any thread.
+    package var serverWentAway: Bool { serverGone.load(ordering: .acquiring) }
 
     /// When frame `frame` entered the sink, CLOCK_MONOTONIC ns; nil before the first cycles. Any
     /// thread; does not allocate, lock or block.
@@ -141,6 +152,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         lastCycleFrames.store(0, ordering: .relaxed)
         cycles.store(0, ordering: .relaxed)
         failed.store(false, ordering: .relaxed)
+        serverGone.store(false, ordering: .relaxed)
         let zeros = UnsafeMutablePointer<Float>.allocate(capacity: Self.silenceFrames * channels)
         zeros.initialize(repeating: 0, count: Self.silenceFrames * channels)
         silence = zeros
@@ -174,11 +186,15 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
                                     return frames
                                 }
                                 config.event = { user, kind, message in
-                                    guard kind == 1 else { return }
+                                    // 1: the node failed; 3: the server went away.
+                                    guard kind == 1 || kind == 3 else { return }
                                     Unmanaged<PipeWireSinkCapture>.fromOpaque(user!).takeUnretainedValue()
-                                        .fail(message.map { String(cString: $0) } ?? "the PipeWire server failed")
+                                        .fail(message.map { String(cString: $0) } ?? "the PipeWire server failed", serverGone: kind == 3)
                                 }
-                                return hs_pw_open(&config, 5000, &error, error.count)
+                                return Self.withCStrings(properties.flatMap { [$0.0, $0.1] }) { pairs in
+                                    config.properties = pairs
+                                    return hs_pw_open(&config, 5000, &error, error.count)
+                                }
                             }
                         }
                     }
@@ -191,7 +207,6 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
             throw Failure(description: "the live sink '\(name)' could not be made on PipeWire (\(remote ?? "the default server")): \(why)")
         }
         stream = opened
-        serverText = "PipeWire \(String(cString: hs_pw_server_version(opened))) (\(remote ?? "the default server"))"
         // Streaming comes before the first cycle: that cycle, where the data thread asks for its
         // priority, within 2 s.
         let giveUp = MonotonicClock.nanoseconds() &+ 2_000_000_000
@@ -227,6 +242,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
             case Int32(ENOENT): "PipeWire has no sink named '\(target ?? "")' now"
             case Int32(ENOTSUP): "no session manager's metadata to ask it by (is WirePlumber running?)"
             case Int32(ETIMEDOUT): "PipeWire did not answer within 2 s"
+            case Int32(EPIPE), Int32(EIO): "the PipeWire server is gone"
             default: SystemErrno(-result).description
             }
             return "could not move what played into '\(name)'\(list.isEmpty ? "" : " (\(list))") to \(target ?? "the default sink"): \(why); the session manager moves it to the default sink"
@@ -246,6 +262,15 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         silence = nil
     }
 
+    /// Calls `body` with `strings` as C strings in a NULL-terminated array (valid during the call).
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        guard !strings.isEmpty else { return body(nil) }
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { UnsafePointer($0) } + [nil]
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+
     /// Connected, before the first cycle: the clock at the graph's rate.
     private func prepare(rate: Double) {
         sampleRate = rate
@@ -253,7 +278,8 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     }
 
     /// The server or the node failed (loop thread): reported once, while running.
-    private func fail(_ why: String) {
+    private func fail(_ why: String, serverGone gone: Bool) {
+        if gone { serverGone.store(true, ordering: .releasing) }
         guard running.load(ordering: .acquiring), !failed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         onFailure?("the live sink '\(name)' on \(serverText) failed: \(why)")
     }
@@ -268,10 +294,9 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         // A gap counts when the cycle's start says so too: ticks that jump without the time
         // (the node moved to another driver, whose clock counts from elsewhere) are no gap.
         let sameRate = time.rate_num == 1 && Double(time.rate_denom) == sampleRate
-        if sameRate, let expected = expectedTicks, time.ticks > expected, time.now > lastNow, lastNow > 0,
-           case let gap = Int64(time.ticks - expected),
-           case let byTime = Double(time.now - lastNow) * sampleRate / 1e9 - Double(lastCycleFrames.load(ordering: .relaxed)),
-           abs(byTime - Double(gap)) < Double(max(frames, 64)) {
+        if sameRate, let expected = expectedTicks,
+           let gap = Self.gap(ticks: time.ticks, expected: expected, now: time.now, lastNow: lastNow,
+                              lastFrames: lastCycleFrames.load(ordering: .relaxed), frames: frames, sampleRate: sampleRate) {
             lostCount.add(gap, ordering: .relaxed)
             overrunCount.add(1, ordering: .relaxed)
             if let silence {
@@ -290,6 +315,18 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         lastCycleFrames.store(frames, ordering: .relaxed)
         captured.store(nextFrame, ordering: .relaxed)
         cycles.add(1, ordering: .releasing)
+    }
+
+    /// The frames of the cycles missed before one whose graph clock reads `ticks` (frames) where
+    /// `expected` (the last cycle's ticks and frames) was due, starting at `now` where the last
+    /// (of `lastFrames` frames) started at `lastNow` (ns), this one of `frames`: the ticks' jump
+    /// when the cycle's start moved on as far, within this cycle's length (the data thread was
+    /// held up); nil for none, and for ticks that jumped alone (the node moved to another
+    /// driver, whose clock counts from elsewhere) or back. Pure; does not allocate, lock or block.
+    package static func gap(ticks: UInt64, expected: UInt64, now: Int64, lastNow: Int64, lastFrames: Int, frames: Int, sampleRate: Double) -> Int64? {
+        guard ticks > expected, lastNow > 0, now > lastNow, case let jump = ticks &- expected, jump < UInt64(Int64.max) else { return nil }
+        let byTime = Double(now &- lastNow) * sampleRate / 1e9 - Double(lastFrames)
+        return abs(byTime - Double(jump)) < Double(max(frames, 64)) ? Int64(jump) : nil
     }
 
     /// Hands `samples` (frames from `nextFrame` on) to the handler, timing it when

@@ -166,7 +166,9 @@ package final class LiveSink: @unchecked Sendable {
                 throw .notOurs(sink: name, module: sink.ownerModule.flatMap { connection.module($0) }, server: server)
             }
             guard let module = sink.ownerModule else {
-                // Marked, but made by no module we could unload (not by `create`): not ours to remove.
+                // Marked, made by no module: a native PipeWire run's own node, which goes with its
+                // owner (in use while it runs); else made some other way, not ours to remove.
+                if owner.isAlive { throw .inUse(sink: name, owner: owner, module: nil, server: server) }
                 throw .notOurs(sink: name, module: nil, server: server)
             }
             guard !owner.isAlive else { throw .inUse(sink: name, owner: owner, module: module, server: server) }
@@ -401,6 +403,12 @@ extension LiveSink {
             self.init(pid: pid, host: properties[LiveSink.hostProperty] ?? "", start: properties[LiveSink.startProperty].flatMap { UInt64($0) })
         }
 
+        /// The marker as properties, key to value (a native PipeWire sink carries them as the
+        /// null sink does).
+        package var properties: [(String, String)] {
+            [(LiveSink.ownerProperty, "\(pid)"), (LiveSink.hostProperty, host)] + (start.map { [(LiveSink.startProperty, "\($0)")] } ?? [])
+        }
+
         /// This process.
         package static var current: Owner {
             let pid = getpid()
@@ -452,7 +460,7 @@ extension LiveSink {
 /// is one, the module, with a way out.
 package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
     /// Another `hapsync live` (the marker's owner, still running or on another host) owns the sink.
-    case inUse(sink: String, owner: LiveSink.Owner, module: UInt32, server: String)
+    case inUse(sink: String, owner: LiveSink.Owner, module: UInt32?, server: String)
     /// A sink of that name exists without our marker: the user's own, left as it is (its module,
     /// if a module made it).
     case notOurs(sink: String, module: PulseConnection.ModuleListing?, server: String)
@@ -479,7 +487,7 @@ package enum LiveSinkError: Error, Sendable, CustomStringConvertible {
             let whose = owner.host == LiveSink.ProcessTable.hostName
                 ? "a hapsync live that still runs (pid \(owner.pid))"
                 : "a hapsync live on host '\(owner.host)' (pid \(owner.pid)), which cannot be checked from here"
-            return "the sink '\(sink)' (module \(module)) on \(server) belongs to \(whose); stop that one first, "
+            return "the sink '\(sink)' (\(module.map { "module \($0)" } ?? "a PipeWire node of its own")) on \(server) belongs to \(whose); stop that one first, "
                 + "or give this one another sink name"
         case .notOurs(let sink, let module, let server):
             guard let module else {

@@ -36,8 +36,9 @@ typedef struct {
 /// cycle (read only; the return value is not used). Called on PipeWire's data thread.
 typedef uint32_t (*hs_pw_process_fn)(void *user, float *data, uint32_t frames, const hs_pw_time *time);
 
-/// Something happened on the connection: `kind` 1 the stream or server failed (message says
-/// why), 2 the stream started streaming. Called on the stream's thread loop.
+/// Something happened on the connection: `kind` 1 the stream failed (message says why), 3 the
+/// server went away (the connection broke), 2 the stream started streaming. Called on the
+/// stream's thread loop.
 typedef void (*hs_pw_event_fn)(void *user, int kind, const char *message);
 
 /// Channel positions a stream may have (mapped to SPA's in the C side).
@@ -63,8 +64,9 @@ typedef struct {
     /// Channels (1 to 8) and their positions (`hs_pw_channel`; NULL: FL, FR for 2, else MONO).
     uint32_t channels;
     const uint32_t *positions;
-    /// node.latency to ask for, µs (0: the server's default); a sink node's is rounded up to a
-    /// power of two frames (the graph's cycles are; it would round down).
+    /// node.latency to ask for, µs (0: the server's default); a sink node's and a grouped
+    /// stream's is rounded up to a power of two frames (the graph's cycles are; it would round
+    /// down).
     uint32_t latency_us;
     /// The data thread's name and the SCHED_FIFO priority it takes on its first cycle (NULL, 0:
     /// as PipeWire made it); `hs_pw_realtime_result` says what it got.
@@ -86,8 +88,11 @@ typedef struct {
     /// a node of that name is already there.
     const char *sink_name;
     /// node.group (NULL: none): streams of one group run in one driver's cycles, e.g. a sink node
-    /// in the cycles of the sink its sound is played on to.
+    /// in the cycles of the sink its sound is played on to. A grouped stream's latency is rounded
+    /// up to a power of two frames, as a sink node's.
     const char *group;
+    /// More properties for the node: key, value, key, value, ..., NULL (NULL: none).
+    const char *const *properties;
 } hs_pw_config;
 
 /// Connects, checks the target sink exists, and starts the stream; returns NULL with a sentence
@@ -109,8 +114,8 @@ int hs_pw_realtime_result(const hs_pw_stream *stream);
 /// when SCHED_FIFO was refused; 0 before.
 int hs_pw_data_thread(const hs_pw_stream *stream);
 
-/// Asks for a new node.latency (frames at the stream's rate; a sink node's rounded up to a power of
-/// two); returns 0 or a negative errno. Any thread but the data thread (the loop's lock is
+/// Asks for a new node.latency (frames at the stream's rate; a sink node's or a grouped stream's
+/// rounded up to a power of two); returns 0 or a negative errno. Any thread but the data thread (the loop's lock is
 /// recursive: `tick` may call it).
 int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
 
@@ -119,13 +124,20 @@ int hs_pw_set_latency(hs_pw_stream *stream, uint32_t frames);
 /// stops). Any thread but the data thread (`tick` may call it).
 int hs_pw_set_active(hs_pw_stream *stream, int active);
 
+/// The name of the server's default sink (the session manager's "default" metadata,
+/// default.audio.sink) on `remote` (NULL: the default server), into `name`; 0, or a negative
+/// errno: -EHOSTDOWN no server, -ENOTSUP no session manager's metadata, -ENOENT no default sink,
+/// -ETIMEDOUT no answer within `timeout_ms`.
+int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_ms);
+
 /// A sink node's streams, before it goes: each stream linked into it is asked to play to the sink
 /// named `target` instead (the session manager's "default" metadata, target.node and
 /// target.object, as `pactl move-sink-input` does through pipewire-pulse; NULL: none asked, the
 /// session manager moves them to the default sink when the node goes). Returns the streams
 /// linked (their application names in `names`, comma-separated), or a negative errno: -ENOENT no
-/// sink named `target`, -ENOTSUP no session manager's metadata, -ETIMEDOUT the server did not
-/// answer within 2 s. Not from the stream's own callbacks.
+/// sink named (or numbered) `target`, -ENOTSUP no session manager's metadata, -ETIMEDOUT the
+/// server did not answer within 2 s, -EPIPE the server went away. Not from the stream's own
+/// callbacks.
 int hs_pw_hand_over(hs_pw_stream *stream, const char *target, char *names, size_t names_size);
 
 /// Stops the stream, disconnects and frees it (not from its own callbacks).
