@@ -245,10 +245,12 @@ enum LiveTools {
         live.waitUntilExit()
         while !collect.isFinished { usleep(10_000) }
         let cpu = cpuTicks / Double(sysconf(Int32(_SC_CLK_TCK))) / max(Date().timeIntervalSince(started), 1e-3) * 100
-        // The start line: "...; audio DESCRIPTION; Ctrl-C stops".
-        let audio = ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").split(separator: "\n")
+        // The start line: "live: 'hapsync-live' (PipeWire, natively) → ...; audio DESCRIPTION; Ctrl-C stops"
+        // (the sink's path named only when it was made natively).
+        let start = ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").split(separator: "\n")
             .first { $0.hasPrefix("live: ") && $0.hasSuffix("; Ctrl-C stops") }
-            .flatMap { line in line.range(of: "; audio ", options: .backwards).map { String(line[$0.upperBound...].dropLast("; Ctrl-C stops".count)) } }
+        let audio = start.flatMap { line in line.range(of: "; audio ", options: .backwards).map { String(line[$0.upperBound...].dropLast("; Ctrl-C stops".count)) } }
+            .map { start?.contains("(PipeWire, natively)") == true ? "\($0), the live sink made natively" : $0 }
         return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu, audio)
     }
 
