@@ -43,6 +43,8 @@ struct hs_pw_stream {
     uint32_t default_rate;
     char version[64];
     int sync_seq, synced, target_found, any_sink, streaming, failed, server_gone;
+    // A probe's loop (probe_open) started and locked by it.
+    int locked;
     char error[256];
 };
 
@@ -539,6 +541,26 @@ int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t nam
     return res < 0 ? res : moved;
 }
 
+// A connection for a short question (hs_pw_answers, hs_pw_default_sink): a loop of its own,
+// started and locked (`locked` set), the core connected to `remote` (NULL when nothing answers)
+// with the core listener on, and `deadline` `timeout_ms` from now. NULL only when out of memory.
+// The caller asks, unlocks when `locked`, and destroys it.
+static struct hs_pw_stream *probe_open(const char *remote, const char *target, int timeout_ms, struct timespec *deadline) {
+    pw_init(NULL, NULL);
+    struct hs_pw_stream *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->target = copy(target);
+    s->loop = pw_thread_loop_new("hapsync-pwprobe", NULL);
+    if (!s->loop || pw_thread_loop_start(s->loop) < 0) return s;
+    pw_thread_loop_lock(s->loop);
+    s->locked = 1;
+    pw_thread_loop_get_time(s->loop, deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+    s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0);
+    if (s->context) s->core = pw_context_connect(s->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
+    if (s->core) pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
+    return s;
+}
+
 // hs_pw_default_sink's listener on the "default" metadata: the value of default.audio.sink,
 // {"name":"..."}, its name copied out.
 struct default_sink { char *name; size_t size; int found; };
@@ -579,19 +601,12 @@ static const struct pw_registry_events metadata_find_events = {
 int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_ms) {
     if (!name || size == 0) return -EINVAL;
     name[0] = 0;
-    pw_init(NULL, NULL);
-    struct hs_pw_stream *s = calloc(1, sizeof *s);
+    struct timespec deadline;
+    struct hs_pw_stream *s = probe_open(remote, NULL, timeout_ms, &deadline);
     if (!s) return -ENOMEM;
-    s->loop = pw_thread_loop_new("hapsync-pwprobe", NULL);
     int res = -EHOSTDOWN;
-    if (s->loop && pw_thread_loop_start(s->loop) >= 0) {
-        pw_thread_loop_lock(s->loop);
-        struct timespec deadline;
-        pw_thread_loop_get_time(s->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
-        s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0);
-        if (s->context) s->core = pw_context_connect(s->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
+    if (s->locked) {
         if (s->core) {
-            pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
             struct metadata_find find = { .id = SPA_ID_INVALID };
             struct spa_hook registry_listener, metadata_listener;
             spa_zero(registry_listener);
@@ -628,20 +643,12 @@ void hs_pw_close(hs_pw_stream *stream) {
 }
 
 int hs_pw_answers(const char *remote, int need_sink, const char *target, int timeout_ms) {
-    pw_init(NULL, NULL);
-    struct hs_pw_stream *s = calloc(1, sizeof *s);
+    struct timespec deadline;
+    struct hs_pw_stream *s = probe_open(remote, target, timeout_ms, &deadline);
     if (!s) return 0;
-    s->target = copy(target);
-    s->loop = pw_thread_loop_new("hapsync-pwprobe", NULL);
     int answered = 0;
-    if (s->loop && pw_thread_loop_start(s->loop) >= 0) {
-        pw_thread_loop_lock(s->loop);
-        struct timespec deadline;
-        pw_thread_loop_get_time(s->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
-        s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0);
-        if (s->context) s->core = pw_context_connect(s->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
+    if (s->locked) {
         if (s->core) {
-            pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
             if (need_sink) {
                 s->registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
                 pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
