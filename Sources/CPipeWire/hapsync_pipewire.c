@@ -423,7 +423,7 @@ struct hand_over {
     uint32_t self;
     const char *target;
     uint32_t target_id, metadata_id;
-    int target_by_id;
+    int target_rank;
     char target_serial[32];
     uint32_t linked[HAND_OVER_MAX];
     int nlinked;
@@ -445,16 +445,16 @@ static void hand_over_global(void *data, uint32_t id, uint32_t permissions, cons
     } else if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
         const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME), *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
         const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
-        // The target as the stream that plays on takes it: a sink's node.name, or its node id or
-        // (when no sink has that id) its object.serial as a number.
+        // The target as the stream that plays on takes it (hs_pw_open): a sink's node id first,
+        // then its object.serial, then its node.name; the best match so far is kept.
         if (h->target && class && strstr(class, "Audio/Sink")) {
             char number[16];
             snprintf(number, sizeof number, "%u", id);
-            int by_name = name && strcmp(name, h->target) == 0, by_id = strcmp(number, h->target) == 0;
-            int by_serial = serial && strcmp(serial, h->target) == 0;
-            if (by_name || by_id || (by_serial && !h->target_by_id)) {
+            int rank = strcmp(number, h->target) == 0 ? 3 : serial && strcmp(serial, h->target) == 0 ? 2
+                       : name && strcmp(name, h->target) == 0 ? 1 : 0;
+            if (rank > h->target_rank) {
+                h->target_rank = rank;
                 h->target_id = id;
-                h->target_by_id = h->target_by_id || by_id;
                 snprintf(h->target_serial, sizeof h->target_serial, "%s", serial ? serial : "");
             }
         }
@@ -612,6 +612,11 @@ int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_
             spa_zero(registry_listener);
             spa_zero(metadata_listener);
             struct pw_registry *registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+            if (!registry) {
+                pw_thread_loop_unlock(s->loop);
+                destroy(s);
+                return -ENOMEM;
+            }
             pw_registry_add_listener(registry, &registry_listener, &metadata_find_events, &find);
             res = round_trip(s, &deadline);
             if (res == 0 && find.id == SPA_ID_INVALID) res = -ENOTSUP;

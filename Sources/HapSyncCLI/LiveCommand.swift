@@ -272,7 +272,12 @@ struct LiveRun {
         if options.sinkName == LiveCommand.sinkName {
             throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; name the sink to play on to")
         }
-        let remote = options.environment["PIPEWIRE_REMOTE"]
+        let remote = options.environment["PIPEWIRE_REMOTE"], pulseServer = options.environment["PULSE_SERVER"]
+        // A leftover of a killed `--audio pulse` run first (it may be the default sink), asked of
+        // pipewire-pulse only where that is this PipeWire's: both servers named, or neither.
+        if (remote == nil) == (pulseServer == nil) {
+            try Self.removeLeftover(server: pulseServer, realSink: options.sinkName, console: console)
+        }
         // The real sink named before the live sink exists: the stream that plays on is held to
         // it, never following a default that became the live sink (it would capture itself).
         var realName = options.sinkName
@@ -284,7 +289,6 @@ struct LiveRun {
             case .failure(let why): console.err("note: \(why); the sound plays on to whichever sink is the default\n")
             }
         }
-        try Self.removeLeftover(server: options.environment["PULSE_SERVER"], realSink: realName, console: console)
         let group = "hapsync-live-\(getpid())"
         // The graph's rate is known once the stream that plays the sound on runs; the pass-through
         // holds the delay at any rate the analysis takes.
@@ -315,7 +319,7 @@ struct LiveRun {
         let real = realName ?? "the default sink"
         let mode = "'\(LiveCommand.sinkName)' (PipeWire, natively) → \(real), the sound \(String(format: "%.1f", delayMs)) ms behind"
         return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals,
-                         handOver: .some(realName)) { why, stopAsked, outputBack throws(CLIError) in
+                         handOver: .some(realName), outputSharesTheServer: true) { why, stopAsked, outputBack throws(CLIError) in
             // The node alone failed (removed by hand), its server still there: that ends the run.
             // A server that went away may answer again at once (a socket-activated one).
             guard feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers else { return nil }
@@ -398,9 +402,12 @@ struct LiveRun {
     /// a stop came while it waited; true, the capture is made anew and the run carries on; a
     /// throw ends the run with that. `handOver` (the native PipeWire sink): at the end, the
     /// streams playing into the live sink are asked to play to that sink (`.some(nil)`: the
-    /// default sink) before it goes, and the run says so.
+    /// default sink) before it goes, and the run says so. `outputSharesTheServer` (native: the
+    /// capture and the output on one PipeWire server): the output counts as back only once it
+    /// went down with that server and came back, so that a server answering again at once
+    /// (socket-activated) is not taken for one whose output never left.
     private func drive(_ feed: LiveFeed, engine: HapticEngine, audio: SoundServerOutput?, rate: Double, mode: String, signals: SignalWatch,
-                       handOver: String?? = nil,
+                       handOver: String?? = nil, outputSharesTheServer: Bool = false,
                        recover: (String, () -> Bool, () -> Bool) throws(CLIError) -> Bool?) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let log: LiveOnsetLog?
         do throws(OutputFile.Failure) {
@@ -422,12 +429,18 @@ struct LiveRun {
         console.err("live: \(mode); analysis look-ahead \(String(format: "%.1f", detector.lookAhead.seconds * 1000)) ms; "
                     + "audio \(audio?.serverDescription ?? "none"); Ctrl-C stops\n")
         let stopAsked = { signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false }
-        let outputBack = { !output.status.isDown }
+        // The output's losses when the run began or last carried on after one.
+        var lossesSeen = output.status.losses
+        let outputBack = {
+            let status = output.status
+            return !status.isDown && (!outputSharesTheServer || status.losses > lossesSeen)
+        }
         while !stopAsked() {
             if let why = feed.captureLost {
                 do throws(CLIError) {
                     guard let carriedOn = try recover(why, stopAsked, outputBack) else { feed.fail(why); break }
                     if !carriedOn { break }
+                    lossesSeen = output.status.losses
                 } catch {
                     feed.fail("the sound server came back, but the run could not carry on: \((error.messages + error.hints).joined(separator: "; "))")
                     break

@@ -26,6 +26,8 @@ final class LiveOutputWatch: Sendable {
         var failure: String?
         /// Engine resets so far (each ended the engine's players).
         var resets = 0
+        /// Times the output went down with its server so far (`.audioServerLost`).
+        var losses = 0
     }
 
     private let current = Locked(Status())
@@ -45,7 +47,10 @@ final class LiveOutputWatch: Sendable {
                 current.withLock { $0.failure = failure }
                 failed(failure)
             case .audioServerLost:
-                current.withLock { $0.isDown = true }
+                current.withLock { status in
+                    status.isDown = true
+                    status.losses += 1
+                }
             default:
                 break
             }

@@ -242,7 +242,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
             case Int32(ENOENT): "PipeWire has no sink named '\(target ?? "")' now"
             case Int32(ENOTSUP): "no session manager's metadata to ask it by (is WirePlumber running?)"
             case Int32(ETIMEDOUT): "PipeWire did not answer within 2 s"
-            case Int32(EPIPE), Int32(EIO): "the PipeWire server is gone"
+            case Int32(EPIPE): "the PipeWire server is gone"
             default: SystemErrno(-result).description
             }
             return "could not move what played into '\(name)'\(list.isEmpty ? "" : " (\(list))") to \(target ?? "the default sink"): \(why); the session manager moves it to the default sink"
@@ -320,13 +320,13 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     /// The frames of the cycles missed before one whose graph clock reads `ticks` (frames) where
     /// `expected` (the last cycle's ticks and frames) was due, starting at `now` where the last
     /// (of `lastFrames` frames) started at `lastNow` (ns), this one of `frames`: the ticks' jump
-    /// when the cycle's start moved on as far, within this cycle's length (the data thread was
-    /// held up); nil for none, and for ticks that jumped alone (the node moved to another
+    /// when the cycle's start moved on as far, within half this cycle (the data thread was held
+    /// up); nil for none, and for ticks that jumped alone (the node moved to another
     /// driver, whose clock counts from elsewhere) or back. Pure; does not allocate, lock or block.
     package static func gap(ticks: UInt64, expected: UInt64, now: Int64, lastNow: Int64, lastFrames: Int, frames: Int, sampleRate: Double) -> Int64? {
         guard ticks > expected, lastNow > 0, now > lastNow, case let jump = ticks &- expected, jump < UInt64(Int64.max) else { return nil }
         let byTime = Double(now &- lastNow) * sampleRate / 1e9 - Double(lastFrames)
-        return abs(byTime - Double(jump)) < Double(max(frames, 64)) ? Int64(jump) : nil
+        return abs(byTime - Double(jump)) < Double(max(frames / 2, 64)) ? Int64(jump) : nil
     }
 
     /// Hands `samples` (frames from `nextFrame` on) to the handler, timing it when

@@ -16,14 +16,27 @@ struct PipeWireSinkCaptureTests {
 
     @Test func theNextCycleIsNoGap() {
         #expect(Self.gap(clock: 1, elapsed: Self.cycle) == nil)
-        // Its start a little late or early (the driver's timer): still none.
-        #expect(Self.gap(clock: 1, elapsed: Self.cycle + 1_500_000) == nil)
-        #expect(Self.gap(clock: 1, elapsed: Self.cycle - 1_500_000) == nil)
+    }
+
+    /// The clock a cycle on while the cycle's start came on time: the node moved to another
+    /// driver (its clock a cycle apart), not a missed cycle; nor when that start came a little
+    /// late or early (the driver's timer).
+    @Test func aClockACycleAheadWithTheStartOnTimeIsNoGap() {
+        #expect(Self.gap(clock: 2, elapsed: Self.cycle) == nil)
+        #expect(Self.gap(clock: 2, elapsed: Self.cycle + 1_500_000) == nil)
+        #expect(Self.gap(clock: 2, elapsed: Self.cycle - 1_500_000) == nil)
     }
 
     @Test func missedCyclesAreTheirFrames() {
         #expect(Self.gap(clock: 2, elapsed: 2 * Self.cycle) == 256)
         #expect(Self.gap(clock: 4, elapsed: 4 * Self.cycle + 1_000_000) == 768)
+        #expect(Self.gap(clock: 2, elapsed: 2 * Self.cycle + 1_500_000) == 256)
+        // At 44.1 kHz: a missed 256-frame cycle is 5.8 ms.
+        #expect(PipeWireSinkCapture.gap(ticks: 1_512, expected: 1_256, now: 9_011_609_977, lastNow: 9_000_000_000, lastFrames: 256,
+                                        frames: 256, sampleRate: 44_100) == 256)
+        // The graph's cycle grew to 512 frames as one of them was missed.
+        #expect(PipeWireSinkCapture.gap(ticks: 1_768, expected: 1_256, now: 9_000_000_000 + 3 * Self.cycle, lastNow: 9_000_000_000,
+                                        lastFrames: 256, frames: 512, sampleRate: 48_000) == 512)
     }
 
     /// The node moved to another driver, whose clock counts from elsewhere: its ticks jump while
@@ -35,10 +48,14 @@ struct PipeWireSinkCaptureTests {
         #expect(PipeWireSinkCapture.gap(ticks: .max, expected: 0, now: 2, lastNow: 1, lastFrames: 256, frames: 256, sampleRate: 48_000) == nil)
     }
 
-    /// A cycle late by its start alone (the data thread held up, the graph's clock not moved on
-    /// by more): no gap; nor before a first cycle (no start to compare with).
+    /// A cycle late by its start alone (the graph's clock one cycle on): no gap, however late; a
+    /// clock two cycles on with the start three late: not one cycle's gap either (they disagree
+    /// by more than a cycle); nor before a first cycle (no start to compare with, though the
+    /// clock and the times would agree).
     @Test func aLateStartAloneOrNoLastCycleIsNoGap() {
         #expect(Self.gap(clock: 1, elapsed: 3 * Self.cycle) == nil)
-        #expect(PipeWireSinkCapture.gap(ticks: 2_000, expected: 1_000, now: 5, lastNow: 0, lastFrames: 256, frames: 256, sampleRate: 48_000) == nil)
+        #expect(Self.gap(clock: 2, elapsed: 4 * Self.cycle) == nil)
+        #expect(PipeWireSinkCapture.gap(ticks: 1_512, expected: 1_256, now: 2 * Self.cycle, lastNow: 0, lastFrames: 256, frames: 256,
+                                        sampleRate: 48_000) == nil)
     }
 }
