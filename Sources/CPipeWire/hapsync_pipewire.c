@@ -138,6 +138,19 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     }
 }
 
+// Data thread: the stream's timing for the cycle of buffer `b`, as the caller is handed it
+// (pw_stream_get_time_n, lock-free in libpipewire; no allocation).
+static hs_pw_time cycle_time(struct hs_pw_stream *s, const struct pw_buffer *b) {
+    struct pw_time t;
+    memset(&t, 0, sizeof t);
+    pw_stream_get_time_n(s->stream, &t, sizeof t);
+    hs_pw_time time = {
+        .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
+        .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
+    };
+    return time;
+}
+
 // Data thread: no allocation, lock or blocking call (pw_stream_dequeue_buffer, get_time_n and
 // queue_buffer are lock-free in libpipewire).
 static void on_process(void *data) {
@@ -162,13 +175,7 @@ static void on_process(void *data) {
         if (d->data && d->chunk) {
             uint32_t offset = d->chunk->offset < d->maxsize ? d->chunk->offset : d->maxsize;
             uint32_t size = d->chunk->size < d->maxsize - offset ? d->chunk->size : d->maxsize - offset;
-            struct pw_time t;
-            memset(&t, 0, sizeof t);
-            pw_stream_get_time_n(s->stream, &t, sizeof t);
-            hs_pw_time time = {
-                .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
-                .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
-            };
+            hs_pw_time time = cycle_time(s, b);
             if (size >= stride) s->config.process(s->config.user, (float *)((uint8_t *)d->data + offset), size / stride, &time);
         }
         pw_stream_queue_buffer(s->stream, b);
@@ -181,13 +188,7 @@ static void on_process(void *data) {
     }
     uint32_t frames = d->maxsize / stride;
     if (b->requested > 0 && b->requested < frames) frames = (uint32_t)b->requested;
-    struct pw_time t;
-    memset(&t, 0, sizeof t);
-    pw_stream_get_time_n(s->stream, &t, sizeof t);
-    hs_pw_time time = {
-        .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
-        .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
-    };
+    hs_pw_time time = cycle_time(s, b);
     uint32_t n = s->config.process(s->config.user, (float *)d->data, frames, &time);
     if (n > frames) n = frames;
     d->chunk->offset = 0;
