@@ -227,7 +227,10 @@ static char *copy(const char *text) { return text ? strdup(text) : NULL; }
 // cycle it asked for, and a stream of its group a shorter one than the node's.
 static uint32_t latency_frames(const struct hs_pw_stream *s, uint32_t frames) {
     if (frames < 1) frames = 1;
-    if (!s->sink_name && !s->group) return frames;
+    return s->sink_name || s->group ? hs_pw_cycle_frames(frames) : frames;
+}
+
+uint32_t hs_pw_cycle_frames(uint32_t frames) {
     uint32_t p = 1;
     while (p < frames && p < (1u << 20)) p <<= 1;
     return p;

@@ -310,7 +310,7 @@ struct LiveRun {
         }
         if rate != assumed { passThrough.activate(hold: Self.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate) }
         if latencyGiven {
-            let cycle = Double(Self.powerOfTwo(atLeast: LiveFeed.fragmentSteps[0] * rate)) / rate
+            let cycle = PipeWireSinkCapture.cycle(forSeconds: LiveFeed.fragmentSteps[0], sampleRate: rate)
             console.err(String(format: "note: --latency-ms is not used with the live sink made natively: PipeWire runs the sink's cycle, %.1f ms, longer after underruns\n", cycle * 1000))
         }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: LiveCommand.sinkName, channels: 2, rate: rate,
@@ -318,8 +318,7 @@ struct LiveRun {
                             minimumGap: detector.minimumGap, recoversCapture: true)
         let real = realName ?? "the default sink"
         let mode = "'\(LiveCommand.sinkName)' (PipeWire, natively) → \(real), the sound \(String(format: "%.1f", delayMs)) ms behind"
-        return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals,
-                         handOver: .some(realName), outputSharesTheServer: true) { why, stopAsked, outputBack throws(CLIError) in
+        return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals, handOverTo: realName) { why, stopAsked, outputBack throws(CLIError) in
             // The node alone failed (removed by hand), its server still there: that ends the run.
             // A server that went away may answer again at once (a socket-activated one).
             guard feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers else { return nil }
@@ -328,12 +327,7 @@ struct LiveRun {
                 if stopAsked() { return false }
                 usleep(250_000)
             }
-            let giveUp = MonotonicClock.nanoseconds() + 15_000_000_000
-            while !outputBack() {
-                if stopAsked() { return false }
-                guard MonotonicClock.nanoseconds() < giveUp else { throw .failure("the audio output did not come back on the server within 15 s") }
-                usleep(50_000)
-            }
+            guard try Self.awaitOutput(outputBack, stop: stopAsked) else { return false }
             guard audio.clock.fit.sampleRate == rate else {
                 throw .failure("PipeWire came back at \(Int(audio.clock.fit.sampleRate)) Hz, the run began at \(Int(rate)) Hz (live haptics do not follow a rate change)",
                                hint: "start hapsync live again")
@@ -367,11 +361,16 @@ struct LiveRun {
         }
     }
 
-    /// The least power of two at or above `frames` (at least 1).
-    static func powerOfTwo(atLeast frames: Double) -> Int {
-        var p = 1
-        while Double(p) < frames, p < 1 << 20 { p <<= 1 }
-        return p
+    /// Waits for the engine's output to be back on a server that came back (`outputBack`), at
+    /// most 15 s; false when `stop` came first. Throws after 15 s, naming what did not come back.
+    private static func awaitOutput(_ outputBack: () -> Bool, stop: () -> Bool) throws(CLIError) -> Bool {
+        let giveUp = MonotonicClock.nanoseconds() + 15_000_000_000
+        while !outputBack() {
+            if stop() { return false }
+            guard MonotonicClock.nanoseconds() < giveUp else { throw .failure("the audio output did not come back on the server within 15 s") }
+            usleep(50_000)
+        }
+        return true
     }
 
     /// The pass-through for a run `delayMs` behind the live sink at `rate` Hz, holding enough for
@@ -400,14 +399,14 @@ struct LiveRun {
     /// starts; the summary and the failure that ended the run, if one did. When the capture is
     /// lost, `recover(why, stopAsked, outputBack)` decides: nil, the run ends with `why`; false,
     /// a stop came while it waited; true, the capture is made anew and the run carries on; a
-    /// throw ends the run with that. `handOver` (the native PipeWire sink): at the end, the
-    /// streams playing into the live sink are asked to play to that sink (`.some(nil)`: the
-    /// default sink) before it goes, and the run says so. `outputSharesTheServer` (native: the
-    /// capture and the output on one PipeWire server): the output counts as back only once it
-    /// went down with that server and came back, so that a server answering again at once
-    /// (socket-activated) is not taken for one whose output never left.
+    /// throw ends the run with that. At the end a native PipeWire sink asks the streams playing
+    /// into it to play to `handOverTo` (nil: the default sink) before it goes, and the run says
+    /// so (`LiveFeed.stop`). For the native sink, whose capture and output are on one PipeWire
+    /// server, the output counts as back only once it went down with that server and came back,
+    /// so that a server answering again at once (socket-activated) is not taken for one whose
+    /// output never left.
     private func drive(_ feed: LiveFeed, engine: HapticEngine, audio: SoundServerOutput?, rate: Double, mode: String, signals: SignalWatch,
-                       handOver: String?? = nil, outputSharesTheServer: Bool = false,
+                       handOverTo: String? = nil,
                        recover: (String, () -> Bool, () -> Bool) throws(CLIError) -> Bool?) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let log: LiveOnsetLog?
         do throws(OutputFile.Failure) {
@@ -431,6 +430,7 @@ struct LiveRun {
         let stopAsked = { signals.received || feed.failure != nil || deadline.map({ MonotonicClock.nanoseconds() >= $0 }) ?? false }
         // The output's losses when the run began or last carried on after one.
         var lossesSeen = output.status.losses
+        let outputSharesTheServer = if case .pipeWireSink = feed.source { true } else { false }
         let outputBack = {
             let status = output.status
             return !status.isDown && (!outputSharesTheServer || status.losses > lossesSeen)
@@ -448,7 +448,7 @@ struct LiveRun {
             }
             usleep(20_000)
         }
-        if let note = feed.stop(handingOver: handOver != nil, to: handOver ?? nil) { console.err("note: \(note)\n") }
+        if let note = feed.stop(handingOverTo: handOverTo) { console.err("note: \(note)\n") }
         guard let log else { return (feed.summary, feed.failure.map { .failure($0) }) }
         let logFailure = log.close()
         return (feed.summary + log.summaryLine + "\n", feed.failure.map { .failure($0) } ?? logFailure.map { .failure("--onsets: \($0)") })
@@ -468,7 +468,7 @@ struct LiveRun {
         }
         // The live sink went with the server's modules: nothing of it is left to remove.
         hold.liveSink = nil
-        var giveUp = MonotonicClock.nanoseconds() + 10_000_000_000
+        let giveUp = MonotonicClock.nanoseconds() + 10_000_000_000
         var found: PulseConnection.SinkInfo?
         while found == nil {
             if stop() { return false }
@@ -489,12 +489,7 @@ struct LiveRun {
             throw .failure("the sink '\(real.name)' came back with \(found.channels) channels; --no-delay follows sinks of 1 to 8")
         }
         if let passThrough {
-            giveUp = MonotonicClock.nanoseconds() + 15_000_000_000
-            while !outputBack() {
-                if stop() { return false }
-                guard MonotonicClock.nanoseconds() < giveUp else { throw .failure("the audio output did not come back on the server within 15 s") }
-                usleep(50_000)
-            }
+            guard try Self.awaitOutput(outputBack, stop: stop) else { return false }
             hold.liveSink = try Self.makeLiveSink(on: hold.control, playingOnTo: found)
             // The same rate as before (checked above): the same hold.
             passThrough.activate(hold: Int(passThrough.hold))

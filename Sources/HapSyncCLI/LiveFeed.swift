@@ -281,7 +281,7 @@ final class LiveFeed: @unchecked Sendable {
     /// The note to say. Inside `replacing`.
     private func growInPlace(from: Double, to next: Double, hold: Int, passThrough: PassThroughAudio) -> String {
         // The node's cycle is a power of two frames: the hold covers that, not `next` alone.
-        let cycle = Double(LiveRun.powerOfTwo(atLeast: next * rate)) / rate
+        let cycle = PipeWireSinkCapture.cycle(forSeconds: next, sampleRate: rate)
         let hold = max(hold, Int(((lookAhead + cycle) * rate).rounded()))
         guard capture.setFragment(next) else {
             lastGrowth.store(.max, ordering: .relaxed)
@@ -319,11 +319,11 @@ final class LiveFeed: @unchecked Sendable {
     /// Stops the session's thread (after the onsets already found; it may have ended already,
     /// on a failure) and the capture. Control side; waits for the thread (at most one pass of its
     /// loop, 50 ms, and what it plays).
-    /// `handingOver` (a capture that is the live sink itself: the native PipeWire sink): the
-    /// streams playing into the sink are first asked to play to `sink` (nil: the default sink),
-    /// and what became of them is returned.
+    /// A capture that is the live sink itself (the native PipeWire sink) first asks the streams
+    /// playing into it to play to `sink` (nil: the default sink), and what became of them is
+    /// returned (`LiveCapture.handOver`; nil for a monitor's capture).
     @discardableResult
-    func stop(handingOver: Bool = false, to sink: String? = nil) -> String? {
+    func stop(handingOverTo sink: String? = nil) -> String? {
         guard running else { return nil }
         running = false
         stopping.store(true, ordering: .releasing)
@@ -331,7 +331,7 @@ final class LiveFeed: @unchecked Sendable {
         // A growth under way finishes first (one queued after it sees `stopping`).
         adaptQueue.sync {}
         return replacing.withLock { _ in
-            let note = handingOver ? capture.handOver(to: sink) : nil
+            let note = capture.handOver(to: sink)
             capture.stop()
             return note
         }

@@ -121,6 +121,13 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     package var lostFrames: Int64 { lostCount.load(ordering: .relaxed) }
     /// Gaps: cycles the data thread missed, counted once a run of them. Any thread.
     package var overruns: Int { overrunCount.load(ordering: .relaxed) }
+    /// The cycle, seconds, the node runs when it asks for `seconds` at `sampleRate` Hz: rounded
+    /// up to a power of two frames, as the C side asks the graph (`hs_pw_cycle_frames`). Pure.
+    package static func cycle(forSeconds seconds: Double, sampleRate: Double) -> Double {
+        let frames = (seconds * sampleRate).rounded()
+        return Double(hs_pw_cycle_frames(frames >= 1 ? UInt32(min(frames, Double(UInt32.max))) : 1)) / sampleRate
+    }
+
     /// 0 µs: the node renders nothing ahead of its cycle.
     package var sinkLatency: Int64? { 0 }
     /// Whether it failed because the server went away (its connection broke), not the node

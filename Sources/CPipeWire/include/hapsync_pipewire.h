@@ -95,6 +95,10 @@ typedef struct {
     const char *const *properties;
 } hs_pw_config;
 
+/// The cycle a sink node or a grouped stream asking for `frames` runs: the least power of two at
+/// or above it (at least 1, at most 2^20 frames).
+uint32_t hs_pw_cycle_frames(uint32_t frames);
+
 /// Connects, checks the target sink exists, and starts the stream; returns NULL with a sentence
 /// in `error` when the server does not answer, the sink does not exist, or the stream does not
 /// start within `timeout_ms`.
