@@ -420,8 +420,8 @@ int hs_pw_set_active(hs_pw_stream *s, int active) {
     return res < 0 ? res : 0;
 }
 
-// hs_pw_hand_over's look at the graph: the links into the sink node, the nodes (for the target's
-// id and serial and the streams' names) and the session manager's "default" metadata.
+// retarget's look at the graph: the links into the sink node, the nodes (for the target's id and
+// serial and the streams' names) and the session manager's "default" metadata.
 #define HAND_OVER_MAX 128
 struct hand_over {
     uint32_t self;
@@ -486,9 +486,12 @@ static int round_trip(struct hs_pw_stream *s, struct timespec *deadline) {
     return wait_for(s, &s->synced, deadline);
 }
 
-int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t names_size) {
+// The session manager's "default" metadata names a target for some nodes: with `own`, the
+// stream's own node (`target` NULL: its target cleared), else each stream linked into the sink
+// node (`target` NULL: none named), their names listed in `names`. Returns the nodes named (or
+// linked), or a negative errno. Not from the stream's own callbacks.
+static int retarget(hs_pw_stream *s, const char *target, int own, char *names, size_t names_size) {
     if (names_size) names[0] = 0;
-    if (!s || !s->sink_name || !s->stream) return -EINVAL;
     struct hand_over *h = calloc(1, sizeof *h);
     if (!h) return -ENOMEM;
     pw_thread_loop_lock(s->loop);
@@ -506,28 +509,36 @@ int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t nam
         res = round_trip(s, &deadline);
     }
     int moved = 0;
+    if (res == 0 && own) {
+        // The stream itself, whatever it is linked to.
+        h->linked[0] = h->self;
+        h->nlinked = 1;
+    }
     if (res == 0) {
-        for (int i = 0; i < h->nlinked; i++) {
+        for (int i = 0; i < h->nlinked && !own; i++) {
             const char *name = "a stream";
             for (int k = 0; k < h->nnodes; k++) if (h->nodes[k].id == h->linked[i]) name = h->nodes[k].name;
             size_t used = names_size ? strlen(names) : 0;
             if (used + 1 < names_size) snprintf(names + used, names_size - used, "%s%s", i ? ", " : "", name);
         }
         moved = h->nlinked;
-        if (target && h->nlinked > 0) {
-            if (h->target_id == SPA_ID_INVALID || h->metadata_id == SPA_ID_INVALID) {
-                res = h->target_id == SPA_ID_INVALID ? -ENOENT : -ENOTSUP;
+        if ((target || own) && h->nlinked > 0) {
+            if ((target && h->target_id == SPA_ID_INVALID) || h->metadata_id == SPA_ID_INVALID) {
+                res = h->metadata_id == SPA_ID_INVALID ? -ENOTSUP : -ENOENT;
             } else {
                 // What `pactl move-sink-input` asks of pipewire-pulse: the session manager's
-                // default metadata names each stream's target, by id and by serial.
+                // default metadata names each stream's target, by id and by serial (cleared: the
+                // stream follows the default sink again).
                 struct pw_metadata *metadata = pw_registry_bind(registry, h->metadata_id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
                 if (!metadata) res = -errno;
                 else {
                     char id[16];
                     snprintf(id, sizeof id, "%u", h->target_id);
                     for (int i = 0; i < h->nlinked; i++) {
-                        pw_metadata_set_property(metadata, h->linked[i], "target.node", "Spa:Id", id);
-                        if (h->target_serial[0]) pw_metadata_set_property(metadata, h->linked[i], "target.object", "Spa:Id", h->target_serial);
+                        pw_metadata_set_property(metadata, h->linked[i], "target.node", target ? "Spa:Id" : NULL, target ? id : NULL);
+                        if (!target || h->target_serial[0]) {
+                            pw_metadata_set_property(metadata, h->linked[i], "target.object", target ? "Spa:Id" : NULL, target ? h->target_serial : NULL);
+                        }
                     }
                     res = round_trip(s, &deadline);
                     pw_proxy_destroy((struct pw_proxy *)metadata);
@@ -543,6 +554,18 @@ int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t nam
     pw_thread_loop_unlock(s->loop);
     free(h);
     return res < 0 ? res : moved;
+}
+
+int hs_pw_hand_over(hs_pw_stream *s, const char *target, char *names, size_t names_size) {
+    if (names_size) names[0] = 0;
+    if (!s || !s->sink_name || !s->stream) return -EINVAL;
+    return retarget(s, target, 0, names, names_size);
+}
+
+int hs_pw_hold_to(hs_pw_stream *s, const char *target) {
+    if (!s || s->sink_name || !s->stream) return -EINVAL;
+    int res = retarget(s, target, 1, NULL, 0);
+    return res < 0 ? res : 0;
 }
 
 // A connection for a short question (hs_pw_answers, hs_pw_default_sink): a loop of its own,

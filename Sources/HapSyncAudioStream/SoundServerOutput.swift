@@ -18,3 +18,15 @@ public protocol SoundServerOutput: AudioDevice, RealtimeThreaded {
     /// "pipewire 0.3.65".
     var serverDescription: String { get }
 }
+
+/// An output whose stream can be held to one sink, so that it no longer follows the server's
+/// default sink, and let go again: `serve`'s output while live haptics have made
+/// `hapsync-live`, which could be made the default and would then be played into by the stream
+/// that plays on what it captured.
+package protocol SinkHoldingOutput: SoundServerOutput {
+    /// Holds the stream to the sink named `sink` (nil: the hold cleared, the stream follows the
+    /// default sink again), as `pactl move-sink-input` does. Nil when done, else why not, as a
+    /// phrase. A stream made anew (the server came back) is not held. Control side; waits for
+    /// the server's answer.
+    func hold(to sink: String?) -> String?
+}

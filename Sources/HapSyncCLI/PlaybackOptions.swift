@@ -113,10 +113,11 @@ struct PlaybackOptions {
     var policy: HapticPolicy
 
     /// Makes the audio output `--audio` (or HAPSYNC_AUDIO) chooses, on `--sink` at `--latency-ms`
-    /// (nil: none), its stream also playing on `passThrough` (live haptics). With auto, asks
-    /// PipeWire first (at most 1 s): call it once.
-    func makeAudioOutput(passThrough: PassThroughAudio? = nil) -> SoundServerOutput? {
-        audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment, passThrough: passThrough)
+    /// (nil: none), its stream also playing on `passThrough` (live haptics), and, a native
+    /// PipeWire stream, in node group `group` (for a live sink made natively beside it later).
+    /// With auto, asks PipeWire first (at most 1 s): call it once.
+    func makeAudioOutput(passThrough: PassThroughAudio? = nil, group: String? = nil) -> SoundServerOutput? {
+        audioChoice.output(sink: sinkName, latency: audioLatency, environment: environment, passThrough: passThrough, group: group)
     }
 
     /// The engine these options ask for, on `backend` with `audio`: memory locked, the haptic

@@ -79,9 +79,10 @@ enum ServeCommand {
         defer { signals.cancel() }
         let trace = options.tracePath.map { TraceBackend(path: $0, replacing: options.replacesTrace) }
         // Live haptics (/hapsync/live) play the sound on through this stream: a dormant
-        // pass-through rides in it until they are turned on.
+        // pass-through rides in it until they are turned on. A native PipeWire stream sits in a
+        // node group of its own, which their sink, made natively, joins (sample-locked).
         let passThrough = PassThroughAudio(hold: 0, active: false)
-        let audio = options.makeAudioOutput(passThrough: passThrough)
+        let audio = options.makeAudioOutput(passThrough: passThrough, group: "hapsync-serve-\(getpid())")
         let backend = try PlayCommand.hapticBackend(options, trace: trace, audio: audio, console: console)
         let engine: HapticEngine
         do {

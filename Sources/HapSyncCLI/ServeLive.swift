@@ -4,13 +4,18 @@ import HapSyncAudioOutput
 import HapSyncConcurrency
 import HapSyncGeneration
 import HapSyncOSC
+import HapSyncPipeWire
 import HapSyncRuntime
 
 /// `serve`'s live haptics, driven by `/hapsync/live`: on, the 'HapSync Live' sink is made on the
-/// server applications play to, its monitor analysed as in `hapsync live`, and the sound played
-/// on to the service's own audio sink a look-ahead later through the service's audio stream
-/// (whose pass-through is dormant until then), with a transient at each onset on that stream's
-/// clock; off (or the service ending), the sink removed and what played into it moved back.
+/// server applications play to, what plays into it analysed as in `hapsync live`, and the sound
+/// played on to the service's own audio sink a look-ahead later through the service's audio
+/// stream (whose pass-through is dormant until then), with a transient at each onset on that
+/// stream's clock; off (or the service ending), the sink removed and what played into it moved
+/// back. As in `hapsync live`, where the service plays its sound natively on PipeWire the sink
+/// is made natively too (a node of the service's own, in its stream's node group: the capture
+/// and the sound played on sample-locked); elsewhere through PulseAudio's protocol (a
+/// PulseAudio server, or pipewire-pulse), its monitor captured.
 ///
 /// A profile set here changes how hits feel (gain, curve, floor), a style what is played; a
 /// profile's rumble and voice-coil
@@ -30,12 +35,25 @@ import HapSyncRuntime
 /// service's thread meanwhile, and the engine's handlers on its threads: they take only `state`,
 /// briefly (never `changing`: the order is `changing`, then `state`).
 final class ServeLive: LiveControl, @unchecked Sendable {
-    /// One live run: the hold on the server (control connection, live sink), the feed, the real
-    /// sink's name.
+    /// One live run: the hold on the PulseAudio server (control connection, live sink; nil for
+    /// the sink made natively, which is the feed's capture), the feed, the real sink's name (or
+    /// what stands for it), the sink the native sink's streams are handed over to at the end
+    /// (nil: the default sink), the output's losses when the run began, and the native output
+    /// held to the real sink for the run (its hold cleared at the end).
     private struct Running {
-        let hold: LiveRun.ServerHold
+        let hold: LiveRun.ServerHold?
         let feed: LiveFeed
         let real: String
+        var handOverTo: String? = nil
+        var outputLosses = 0
+        var heldOutput: (any SinkHoldingOutput)? = nil
+    }
+
+    /// Where the live sink is made: through PulseAudio's protocol on `server` (nil: the default),
+    /// or natively on the PipeWire server `remote` in the service's stream's node `group`.
+    private enum SinkServer {
+        case pulse(server: String?)
+        case pipeWire(remote: String?, group: String)
     }
 
     private struct State {
@@ -58,6 +76,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
 
     private let engine: HapticEngine
     private let audio: SoundServerOutput
+    private let sinkServer: SinkServer
     private let passThrough: PassThroughAudio
     private let options: PlaybackOptions
     private let console: HapSyncCLI.Console
@@ -77,6 +96,11 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         self.passThrough = passThrough
         self.options = options
         self.console = console
+        if let native = audio as? PipeWireOutput, let group = native.configuration.group {
+            sinkServer = .pipeWire(remote: native.configuration.remote, group: group)
+        } else {
+            sinkServer = .pulse(server: options.environment["PULSE_SERVER"])
+        }
         let state = Locked(State(running: nil, profile: profile))
         self.state = state
         // A failure for good ends the run and stops a wait for the server; a run being made
@@ -109,8 +133,9 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             guard let ended else { return }
             let serverGone = serverWentAway(ended)
             console.err(serverGone ? "live: the sound server went away (\(why)); live haptics wait for it to come back\n" : "live: ended: \(why)\n")
-            stop(ended)
+            stop(ended, serverGone: serverGone)
             guard serverGone else { return }
+            let lossesBefore = ended.outputLosses
             let wait = state.withLock { (state: inout State) -> Int in
                 guard output.status.failure == nil else { return 0 }
                 state.waits += 1
@@ -118,32 +143,50 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 return state.wait
             }
             guard wait != 0 else { return }
-            let waiter = Thread { [weak self] in self?.awaitServer(wait) }
+            let waiter = Thread { [weak self] in self?.awaitServer(wait, outputLossesBefore: lossesBefore) }
             waiter.name = "hapsync-lvwait"
             waiter.start()
         }
     }
 
     /// Whether a run whose feed failed lost its sound server, not only its sink (its control
-    /// connection fails too, within a second); if so its live sink went with the server's modules
-    /// and is not removed. A run whose feed has not failed: false at once. Holding `changing`.
+    /// connection fails too, within a second; a native sink's capture says so, or the server no
+    /// longer answers); if so its live sink went with the server and is not removed. A run whose
+    /// feed has not failed: false at once. Holding `changing`.
     private func serverWentAway(_ running: Running) -> Bool {
-        guard running.feed.failure != nil, running.hold.waitUntilGone(atMost: 1_000_000_000) else { return false }
-        running.hold.liveSink = nil
+        guard running.feed.failure != nil else { return false }
+        guard let hold = running.hold else {
+            guard case .pipeWire(let remote, _) = sinkServer else { return false }
+            return running.feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers
+        }
+        guard hold.waitUntilGone(atMost: 1_000_000_000) else { return false }
+        hold.liveSink = nil
         return true
+    }
+
+    /// Whether the server the live sink is made on answers now.
+    private var sinkServerAnswers: Bool {
+        switch sinkServer {
+        case .pulse(let server): PulseConnection.answers(server: server)
+        case .pipeWire(let remote, _): PipeWireOutput.probe(remote: remote) == .answers
+        }
     }
 
     /// Wait number `wait`: waits for the sound server a run ended with to answer again and the
     /// service's output to be back on it, then starts a new run; tries for `restartPatience` (a
     /// server sets its sinks up a moment after it answers), then gives up, saying why. Returns
     /// once a run is on, it gave up, or the wait was stopped (`/hapsync/live 0`, the service's
-    /// end, the output failing for good, another run turned on). Its own thread.
-    private func awaitServer(_ wait: Int) {
-        let server = options.environment["PULSE_SERVER"]
+    /// end, the output failing for good, another run turned on). Where the sink is made natively,
+    /// on the output's own server, the output counts as back only once it went down with that
+    /// server (its losses past `outputLossesBefore`) and came back: a server answering again at
+    /// once (socket-activated) is not taken for one the output never left. Its own thread.
+    private func awaitServer(_ wait: Int, outputLossesBefore: Int) {
+        let sharesTheServer = if case .pipeWire = sinkServer { true } else { false }
         var giveUp: UInt64?
         while state.withLock({ $0.wait == wait }) {
-            let outputBack = !output.status.isDown
-            if outputBack, PulseConnection.answers(server: server) {
+            let status = output.status
+            let outputBack = !status.isDown && (!sharesTheServer || status.losses > outputLossesBefore)
+            if outputBack, sinkServerAnswers {
                 let now = MonotonicClock.nanoseconds()
                 do throws(OSCCommands.CommandError) {
                     guard let said = try turnOn(resuming: wait) else { return }
@@ -196,8 +239,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             switch found {
             case .on(let real): return "already on: '\(LiveCommand.sinkName)' → \(real)"
             case .failed(let running):
-                _ = serverWentAway(running)
-                stop(running)
+                stop(running, serverGone: serverWentAway(running))
             case .off: break
             }
             let begun = state.withLock { (state: inout State) -> (LiveProfile, LiveStyle, LiveOutputWatch.Status) in
@@ -231,52 +273,133 @@ final class ServeLive: LiveControl, @unchecked Sendable {
 
     /// Makes the sink and starts the feed, undoing what it made if a step fails.
     private func start(profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
-        let server = options.environment["PULSE_SERVER"]
+        switch sinkServer {
+        case .pulse(let server): try startMonitored(server: server, profile: profile, style: style)
+        case .pipeWire(let remote, let group): try startNative(remote: remote, group: group, profile: profile, style: style)
+        }
+    }
+
+    /// `start` through PulseAudio's protocol on `server`: the sink made there, its monitor
+    /// captured; the service's stream held to the real sink for the run (`holdOutput`).
+    private func startMonitored(server: String?, profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
         let hold = try LiveRun.ServerHold(server: server)
+        var held: (any SinkHoldingOutput)?
         do throws(CLIError) {
             let real = try LiveRun.realSink(options.sinkName, on: hold.control)
             try LiveRun.checkRates(stream: audio, sink: real)
-            let rate = audio.clock.fit.sampleRate
+            held = holdOutput(to: real.name)
             let made = try LiveRun.makeLiveSink(on: hold.control, playingOnTo: real)
             hold.liveSink = made
-            let detector = StreamingOnsetDetector(sampleRate: rate)
-            let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
-            // The stream awake first (a paused one is resumed and realigned), then the pass-through.
-            audio.willPlay()
-            passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate)
-            let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: made.name, channels: made.channels,
-                                rate: rate, server: server, style: style, profile: profile, sensitivity: detector.sensitivity,
-                                minimumGap: detector.minimumGap)
-            feed.onFailure = { [weak self, weak feed] why in
-                guard let self, let feed else { return }
-                DispatchQueue.global().async { self.failed(feed, why) }
-            }
-            feed.onNote = { [console] note in console.err("live: \(note)\n") }
-            do {
-                try feed.start()
-            } catch {
-                passThrough.deactivate()
-                throw .failure("\(error)")
-            }
-            var said = "'\(made.name)' → \(real.name), the sound \(String(format: "%.1f", delayMs)) ms behind"
+            let feed = try startFeed(captureSink: made.name, channels: made.channels, server: server, pipeWire: nil, profile: profile, style: style)
+            var said = "'\(made.name)' → \(real.name), the sound \(String(format: "%.1f", feed.delayMs)) ms behind"
             if let taken = made.takenOver { said += "; took over \(taken)" }
             console.err("live: \(said)\n")
-            return (Running(hold: hold, feed: feed, real: real.name), said)
+            return (Running(hold: hold, feed: feed.feed, real: real.name, heldOutput: held), said)
         } catch {
             if let sink = hold.liveSink { LiveRun.remove(sink, console: console) }
+            _ = held?.hold(to: nil)
             hold.control.close()
             throw error
         }
     }
 
-    /// Stops a run: the feed, the pass-through, the sink (its streams moved back), the connection.
-    /// Returns the run's summary on one line.
+    /// `start` natively on the PipeWire server `remote`: the sink a node of the service's own in
+    /// `group`, the service's stream's, after a leftover of a killed run made through
+    /// pipewire-pulse is removed (as `hapsync live` does). The real sink is `--sink`, else
+    /// PipeWire's default named now (where the streams playing into the sink go at the end); the
+    /// service's stream, which follows the default sink without `--sink`, is held to it for the
+    /// run, so that it never plays into the sink it feeds were that made the default.
+    private func startNative(remote: String?, group: String, profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
+        if options.sinkName == LiveCommand.sinkName {
+            throw .usage("the service's sink is '\(LiveCommand.sinkName)' itself; start it with another --sink")
+        }
+        let pulseServer = options.environment["PULSE_SERVER"]
+        if (remote == nil) == (pulseServer == nil) {
+            try LiveRun.removeLeftover(server: pulseServer, realSink: options.sinkName, console: console)
+        }
+        var realName = options.sinkName
+        if realName == nil, case .success(let name) = PipeWireOutput.defaultSink(remote: remote) {
+            guard name != LiveCommand.sinkName else {
+                throw .usage("PipeWire's default sink is '\(name)' itself; make another sink the default, or start the service with --sink")
+            }
+            realName = name
+        }
+        let losses = output.status.losses
+        let held = realName.flatMap { holdOutput(to: $0) }
+        let feed: (feed: LiveFeed, delayMs: Double)
+        do throws(CLIError) {
+            feed = try startFeed(captureSink: LiveCommand.sinkName, channels: 2, server: nil, pipeWire: (remote, group), profile: profile, style: style)
+        } catch {
+            _ = held?.hold(to: nil)
+            throw error
+        }
+        let real = realName ?? "the default sink"
+        let said = "'\(LiveCommand.sinkName)' → \(real), the sound \(String(format: "%.1f", feed.delayMs)) ms behind (the sink made natively on PipeWire)"
+        console.err("live: \(said)\n")
+        return (Running(hold: nil, feed: feed.feed, real: real, handOverTo: realName, outputLosses: losses, heldOutput: held), said)
+    }
+
+    /// Without `--sink` the service's stream follows the default sink, and were 'hapsync-live'
+    /// made the default it would play into the sink it feeds (an echo that never ends): for the
+    /// run it is held to `real`, the real sink, and let go at the end (`stop`). The output held,
+    /// or nil: `--sink` given (the stream is held to it already), or the hold refused (a warning
+    /// says so).
+    private func holdOutput(to real: String) -> (any SinkHoldingOutput)? {
+        guard options.sinkName == nil, let output = audio as? any SinkHoldingOutput else { return nil }
+        if let why = output.hold(to: real) {
+            console.err("live: warning: the service's stream could not be held to \(real) (\(why)): do not make '\(LiveCommand.sinkName)' the default sink while live haptics are on\n")
+            return nil
+        }
+        return output
+    }
+
+    /// The feed from `captureSink` (`channels` channels; its monitor on `server`, or the sink
+    /// made natively with `pipeWire`) at the output's rate, its pass-through woken, started; the
+    /// sound's delay behind the sink, ms. Nothing left running when it throws.
+    private func startFeed(captureSink: String, channels: Int, server: String?, pipeWire: (remote: String?, group: String?)?,
+                           profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (feed: LiveFeed, delayMs: Double) {
+        let rate = audio.clock.fit.sampleRate
+        guard StreamingOnsetDetector.sampleRates.contains(rate) else {
+            throw .failure("the service's audio runs at \(Int(rate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set the sink's (PipeWire's graph's) rate")
+        }
+        let detector = StreamingOnsetDetector(sampleRate: rate)
+        let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
+        // The stream awake first (a paused one is resumed and realigned), then the pass-through.
+        audio.willPlay()
+        passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate)
+        let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: captureSink, channels: channels,
+                            rate: rate, server: server, pipeWire: pipeWire, style: style, profile: profile, sensitivity: detector.sensitivity,
+                            minimumGap: detector.minimumGap)
+        feed.onFailure = { [weak self, weak feed] why in
+            guard let self, let feed else { return }
+            DispatchQueue.global().async { self.failed(feed, why) }
+        }
+        feed.onNote = { [console] note in console.err("live: \(note)\n") }
+        do throws(LiveCaptureFailure) {
+            try feed.start()
+        } catch {
+            passThrough.deactivate()
+            throw .failure(error.description)
+        }
+        return (feed, delayMs)
+    }
+
+    /// Stops a run: the feed (a native sink first hands what plays into it over to the real
+    /// sink), the pass-through, the sink made through PulseAudio's protocol (its streams moved
+    /// back), the connection, and then, the live sink gone, the service's stream's hold (unless
+    /// the server went away with it). Returns the run's summary on one line.
     @discardableResult
-    private func stop(_ running: Running) -> String {
-        running.feed.stop()
+    private func stop(_ running: Running, serverGone: Bool = false) -> String {
+        let handedOver = running.feed.stop(handingOverTo: running.handOverTo)
+        if let handedOver { console.err("note: \(handedOver)\n") }
         passThrough.deactivate()
-        let moved = running.hold.liveSink.flatMap { LiveRun.remove($0, console: console) }
-        running.hold.control.close()
+        let moved = running.hold?.liveSink.flatMap { LiveRun.remove($0, console: console) } ?? handedOver
+        running.hold?.control.close()
+        // The service's stream follows the default sink again (a stream made anew since was
+        // never held: nothing to clear).
+        if !serverGone, let output = running.heldOutput, let why = output.hold(to: nil) {
+            console.err("live: warning: the service's stream is still held to \(running.real) (\(why))\n")
+        }
         let summary = running.feed.summary
         console.err(summary)
         return (summary.split(separator: "\n").joined(separator: "; ") + (moved.map { "; \($0)" } ?? ""))
@@ -294,8 +417,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 return running
             }
             guard let ended else { return waited ? "live haptics were off, waiting for the sound server to come back: no longer" : nil }
-            _ = serverWentAway(ended)
-            return stop(ended)
+            return stop(ended, serverGone: serverWentAway(ended))
         }
     }
 

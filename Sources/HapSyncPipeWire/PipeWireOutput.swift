@@ -256,6 +256,32 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         return .success(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
+    /// Holds the stream to the sink `sink` (its name, serial or id) through the session
+    /// manager's metadata, as `pactl move-sink-input` does, so that it no longer follows the
+    /// default sink (nil: the hold cleared, it follows the default sink again): `serve`'s output
+    /// while live haptics have made `hapsync-live`, which could be made the default and would
+    /// then be played into by the stream that plays what it captured. Nil when done, else why
+    /// not. A stream made anew (the server came back) is not held. Control side; at most 2 s.
+    package func hold(to sink: String?) -> String? {
+        lifetime.withLock { _ -> String? in
+            guard let stream else { return "the PipeWire stream is not open" }
+            let result = sink.withOptionalCString { hs_pw_hold_to(stream, $0) }
+            return result < 0 ? Self.retargetFailure(-result, target: sink) : nil
+        }
+    }
+
+    /// Why the session manager's metadata could not name `target` (nil: the default sink) as a
+    /// stream's: `errno` from `hs_pw_hold_to` or `hs_pw_hand_over`, as a phrase.
+    package static func retargetFailure(_ errno: Int32, target: String?) -> String {
+        switch errno {
+        case ENOENT: "PipeWire has no sink named '\(target ?? "")' now"
+        case ENOTSUP: "no session manager's metadata to ask it by (is WirePlumber running?)"
+        case ETIMEDOUT: "PipeWire did not answer within 2 s"
+        case EPIPE: "the PipeWire server is gone"
+        default: SystemErrno(errno).description
+        }
+    }
+
     /// Whether a PipeWire server answers on `remote` (nil: the default) within 1 s: what
     /// `--audio auto` asks before it picks PipeWire.
     public static func answers(remote: String? = nil) -> Bool { probe(remote: remote) == .answers }

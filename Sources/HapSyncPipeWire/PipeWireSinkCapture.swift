@@ -245,13 +245,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         let list = String(decoding: names.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if result == 0 { return nil }
         guard result > 0 else {
-            let why = switch -result {
-            case Int32(ENOENT): "PipeWire has no sink named '\(target ?? "")' now"
-            case Int32(ENOTSUP): "no session manager's metadata to ask it by (is WirePlumber running?)"
-            case Int32(ETIMEDOUT): "PipeWire did not answer within 2 s"
-            case Int32(EPIPE): "the PipeWire server is gone"
-            default: SystemErrno(-result).description
-            }
+            let why = PipeWireOutput.retargetFailure(-result, target: target)
             return "could not move what played into '\(name)'\(list.isEmpty ? "" : " (\(list))") to \(target ?? "the default sink"): \(why); the session manager moves it to the default sink"
         }
         let streams = "\(result) stream\(result == 1 ? "" : "s") (\(list))"

@@ -271,6 +271,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                     pa_stream_set_write_callback(s, { _, bytes, userdata in
                         Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().write(bytes)
                     }, me)
+                    pa_stream_set_moved_callback(s, { s, userdata in
+                        Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().moved(s)
+                    }, me)
                     pa_stream_set_underflow_callback(s, { _, userdata in
                         let output = Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue()
                         let total = output.underrunCount.add(1, ordering: .relaxed).newValue
@@ -324,6 +327,40 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         }
         guard resumed else { return }
         IdlePause.awaitResume(from: now, done: { !realigning.load(ordering: .acquiring) }, running: { running.load(ordering: .relaxed) })
+    }
+
+    /// Holds the stream to the sink `sink`: moved there, and moved back at once whenever it is
+    /// moved elsewhere meanwhile (`moved`: PulseAudio does nothing when asked to move a stream
+    /// to the sink it is on, so a stream already there would still follow the default; moved
+    /// back explicitly, it stays). Nil: the hold ends, and the stream is moved to the default
+    /// sink, which makes it follow the default again on PulseAudio and pipewire-pulse alike.
+    /// Nil when done, else why not. Control side; waits for the server's answer.
+    package func hold(to sink: String?) -> String? {
+        let target = sink ?? "@DEFAULT_SINK@"
+        return lifetime.withLock { _ -> String? in
+            guard let connection else { return "the stream is not open" }
+            return connection.withLock { () -> String? in
+                guard let s = stream else { return "the stream is not open" }
+                heldTo = sink
+                return connection.moveSinkInput(pa_stream_get_index(s), toSinkNamed: target) ? nil : "the server did not move the stream to '\(target)'"
+            }
+        }
+    }
+
+    /// The sink the stream is held to (`hold`; nil: none). Written and read under the
+    /// mainloop's lock.
+    private var heldTo: String?
+
+    /// The stream was moved (the default sink changed, or someone moved it): one held to a sink
+    /// (`hold`) and moved elsewhere is moved back, without waiting for the answer. On the
+    /// mainloop thread, under its lock; a rare control event, not the audio path: it asks the
+    /// server (which allocates), takes no lock and does not wait.
+    private func moved(_ s: OpaquePointer?) {
+        guard let s, let held = heldTo, let device = pa_stream_get_device_name(s), String(cString: device) != held,
+              let context = pa_stream_get_context(s) else { return }
+        if let op = held.withCString({ pa_context_move_sink_input_by_name(context, pa_stream_get_index(s), $0, nil, nil) }) {
+            pa_operation_unref(op)
+        }
     }
 
     /// Whether a player with audio plays or is about to: the stream is not corked while one does.

@@ -557,6 +557,13 @@ extension PulseConnection {
         succeeds { context, done, reply in pa_context_move_sink_input_by_index(context, input, sink, done, reply) }
     }
 
+    /// Moves the stream with sink input index `input` to the sink named `sink`
+    /// ("@DEFAULT_SINK@": the default, which lets the stream follow the default sink again);
+    /// whether the server did. Inside `withLock`.
+    package func moveSinkInput(_ input: UInt32, toSinkNamed sink: String) -> Bool {
+        sink.withCString { name in succeeds { context, done, reply in pa_context_move_sink_input_by_name(context, input, name, done, reply) } }
+    }
+
     /// A loaded module as the server lists it (pa_module_info).
     package struct ModuleListing: Sendable, Equatable {
         /// The server's index of the module (what `unloadModule` takes).

@@ -394,6 +394,78 @@ struct LiveTests {
         rig.kill()
     }
 
+    /// `serve` without `--sink`: while live haptics are on, the service's stream is held to the
+    /// default sink it played to, so making 'hapsync-live' the default does not send the sound it
+    /// plays on back into the sink it captures (every click felt once, no echo of it); once they
+    /// are off, the hold is cleared and the stream follows the default sink again. On a private
+    /// PipeWire, the sound and the sink natively. (On PulseAudio the stream, moved back to the
+    /// real sink by hand as it were, stays there after: PulseAudio keeps such a stream where it
+    /// was put when it is on the default sink already, and nothing clears that.)
+    @Test(.enabled(if: hasPipeWire, "PipeWire is not installed (bash .ci/install-deps --tests)"))
+    func serveHoldsItsStreamToTheRealSinkWhileLiveHapticsAreOn() throws {
+        try serveHoldsItsStream(on: .pipeWire)
+    }
+
+    /// The same on a private PulseAudio server.
+    @Test(.enabled(if: noSessionBus, "a private PulseAudio server on a session bus may clash with another test's (run under bash .ci/with-pulse)"))
+    func serveHoldsItsStreamToTheRealSinkOnPulseAudio() throws {
+        try serveHoldsItsStream(on: .pulseAudio)
+    }
+
+    private func serveHoldsItsStream(on kind: RestartServer) throws {
+        let oscsend = try #require(Self.which("oscsend"), "oscsend from liblo-tools (.ci/install-deps --tests)")
+        let rig = try RestartRig("live-serve-hold", on: kind)
+        defer {
+            rig.kill()
+            rig.folder.remove()
+        }
+        let dir = rig.folder.url
+        let trace = dir.appendingPathComponent("h.jsonl")
+        let pactl = { (args: [String]) in try Self.run(rig.pactl, ["--server=\(rig.address)"] + args) }
+        // Sink name → index, and the sink the service's stream (application 'HapSync') is on.
+        func json(_ what: String) -> [[String: Any]] {
+            let out = (try? pactl(["--format=json", "list", what]).out) ?? ""
+            return (try? JSONSerialization.jsonObject(with: Data(out.utf8))) as? [[String: Any]] ?? []
+        }
+        func serviceSink() -> String? {
+            let sinks = Dictionary(json("sinks").compactMap { s in (s["index"] as? Int).map { ($0, s["name"] as? String ?? "?") } }) { a, _ in a }
+            let stream = json("sink-inputs").first { (($0["properties"] as? [String: Any])?["application.name"] as? String) == "HapSync" }
+            return (stream?["sink"] as? Int).flatMap { sinks[$0] }
+        }
+        #expect(try pactl(["set-default-sink", "private"]).status == 0)
+        let service = try BackgroundRun(["serve", "--osc", "udp:127.0.0.1:0", "--resources", dir.path, "--audio", rig.audio,
+                                         "--haptics", "trace:\(trace.path)", "--force"], in: dir, environment: rig.environment)
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }
+        let osc = try #require(service.servicePort(), "serve did not start")
+        #expect(try Self.run(oscsend, ["127.0.0.1", "\(osc)", "/hapsync/live", "i", "1"]).status == 0)
+        #expect(service.wait(atMost: 15) { Self.said(service, "live: 'hapsync-live' → private") }, "live turned on")
+        #expect(service.wait(atMost: 5) { serviceSink() == "private" }, "the service's stream: \(serviceSink() ?? "none")")
+        #expect(try pactl(["set-default-sink", "hapsync-live"]).status == 0)
+        // The session manager would move a stream that follows the default at once.
+        usleep(1_000_000)
+        #expect(serviceSink() == "private", "the service's stream followed the default into 'hapsync-live': \(serviceSink() ?? "none")")
+        #expect(try Self.run(rig.paplay, ["--server=\(rig.address)", "--device=hapsync-live", rig.track.path]).status == 0)
+        #expect(service.wait(atMost: 10) { Self.transients(trace).count >= Self.clicks }, "the clicks felt: \(Self.transients(trace).count)")
+        usleep(500_000)
+        #expect(Self.transients(trace).count == Self.clicks, "more transients than clicks (an echo of the sound played on?): \(Self.transients(trace).count)")
+        #expect(try Self.run(oscsend, ["127.0.0.1", "\(osc)", "/hapsync/live", "i", "0"]).status == 0)
+        #expect(service.wait(atMost: 10) { Self.said(service, "transients: \(Self.clicks)") }, "live turned off")
+        // The hold cleared: a new default sink takes the service's stream (PipeWire), or it stays
+        // where it was moved back to (PulseAudio).
+        #expect(try pactl(["load-module", "module-null-sink", "sink_name=other"]).status == 0)
+        #expect(try pactl(["set-default-sink", "other"]).status == 0)
+        if kind == .pipeWire {
+            #expect(service.wait(atMost: 5) { serviceSink() == "other" }, "the service's stream stayed held after live haptics: \(serviceSink() ?? "none")")
+        } else {
+            usleep(1_000_000)
+            #expect(serviceSink() == "private", "the service's stream: \(serviceSink() ?? "none")")
+        }
+        kill(service.process.processIdentifier, SIGTERM)
+        let end = service.finish(atMost: 30)
+        print("serve live, held to the real sink (\(kind.rawValue)):\n\(end.err)")
+        #expect(end.status == 0 && !end.err.contains("warning"), "\(end.err)")
+    }
+
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
     /// transient comes after its click is heard (never early by more than 2 ms: when a frame is
     /// heard comes from the monitor's timing fit and the sink's reported latency; seen −1.03 ms

@@ -144,6 +144,14 @@ int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_
 /// callbacks.
 int hs_pw_hand_over(hs_pw_stream *stream, const char *target, char *names, size_t names_size);
 
+/// A playback stream held to the sink named (or numbered) `target` through the session manager's
+/// "default" metadata (target.node and target.object, as `pactl move-sink-input` does), so that
+/// it no longer follows the default sink; NULL: the hold cleared, the stream follows the default
+/// sink again. 0, or a negative errno: -EINVAL not a playback stream, -ENOENT no sink `target`,
+/// -ENOTSUP no session manager's metadata, -ETIMEDOUT no answer within 2 s, -EPIPE the server
+/// went away. Not from the stream's own callbacks.
+int hs_pw_hold_to(hs_pw_stream *stream, const char *target);
+
 /// Stops the stream, disconnects and frees it (not from its own callbacks).
 void hs_pw_close(hs_pw_stream *stream);
 
