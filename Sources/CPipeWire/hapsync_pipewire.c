@@ -524,7 +524,7 @@ static int retarget(hs_pw_stream *s, const char *target, int own, char *names, s
         moved = h->nlinked;
         if ((target || own) && h->nlinked > 0) {
             if ((target && h->target_id == SPA_ID_INVALID) || h->metadata_id == SPA_ID_INVALID) {
-                res = h->metadata_id == SPA_ID_INVALID ? -ENOTSUP : -ENOENT;
+                res = target && h->target_id == SPA_ID_INVALID ? -ENOENT : -ENOTSUP;
             } else {
                 // What `pactl move-sink-input` asks of pipewire-pulse: the session manager's
                 // default metadata names each stream's target, by id and by serial (cleared: the

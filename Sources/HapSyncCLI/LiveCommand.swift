@@ -269,26 +269,10 @@ struct LiveRun {
     /// driver's cycles: the capture and the sound played on sample-locked. The rate is the
     /// graph's. A server that goes away and comes back is waited for, and the sink made anew.
     private func runNative(delayMs: Double, signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
-        if options.sinkName == LiveCommand.sinkName {
-            throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; name the sink to play on to")
-        }
-        let remote = options.environment["PIPEWIRE_REMOTE"], pulseServer = options.environment["PULSE_SERVER"]
-        // A leftover of a killed `--audio pulse` run first (it may be the default sink), asked of
-        // pipewire-pulse only where that is this PipeWire's: both servers named, or neither.
-        if (remote == nil) == (pulseServer == nil) {
-            try Self.removeLeftover(server: pulseServer, realSink: options.sinkName, console: console)
-        }
+        let remote = options.environment["PIPEWIRE_REMOTE"]
         // The real sink named before the live sink exists: the stream that plays on is held to
         // it, never following a default that became the live sink (it would capture itself).
-        var realName = options.sinkName
-        if realName == nil {
-            switch PipeWireOutput.defaultSink(remote: remote) {
-            case .success(let name) where name == LiveCommand.sinkName:
-                throw .usage("the real sink is '\(name)' itself (PipeWire's default); name the sink to play on to with --sink")
-            case .success(let name): realName = name
-            case .failure(let why): console.err("note: \(why); the sound plays on to whichever sink is the default\n")
-            }
-        }
+        let realName = try Self.nativeRealSink(options, console: console, notePrefix: "note")
         let group = "hapsync-live-\(getpid())"
         // The graph's rate is known once the stream that plays the sound on runs; the pass-through
         // holds the delay at any rate the analysis takes.
@@ -341,6 +325,32 @@ struct LiveRun {
             }
             console.err("note: the sound server is back: '\(LiveCommand.sinkName)' made anew on it, playing on to \(real) (applications that played into the old one are where their server put them: move them to it again); the run carries on\n")
             return true
+        }
+    }
+
+    /// Before the live sink is made natively on PipeWire (`hapsync live`, `serve`'s
+    /// `/hapsync/live`): `--sink` is refused if it is 'hapsync-live', a leftover of a killed
+    /// `--audio pulse` run is removed (`removeLeftover`; it may be the default sink), asked of
+    /// pipewire-pulse only where that is this PipeWire's (`PULSE_SERVER` and `PIPEWIRE_REMOTE`
+    /// both set or both unset), and the real sink is named: `--sink`, else PipeWire's default now
+    /// (refused if that is 'hapsync-live'), else nil, with a note on `console` (prefixed
+    /// `notePrefix`) saying why.
+    static func nativeRealSink(_ options: PlaybackOptions, console: HapSyncCLI.Console, notePrefix: String) throws(CLIError) -> String? {
+        if options.sinkName == LiveCommand.sinkName {
+            throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; name the sink to play on to")
+        }
+        let remote = options.environment["PIPEWIRE_REMOTE"], pulseServer = options.environment["PULSE_SERVER"]
+        if (remote == nil) == (pulseServer == nil) {
+            try removeLeftover(server: pulseServer, realSink: options.sinkName, console: console)
+        }
+        if let name = options.sinkName { return name }
+        switch PipeWireOutput.defaultSink(remote: remote) {
+        case .success(let name) where name == LiveCommand.sinkName:
+            throw .usage("the real sink is '\(name)' itself (PipeWire's default); make another sink the default, or name the sink to play on to with --sink")
+        case .success(let name): return name
+        case .failure(let why):
+            console.err("\(notePrefix): \(why); the sound plays on to whichever sink is the default\n")
+            return nil
         }
     }
 

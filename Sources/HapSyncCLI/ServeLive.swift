@@ -113,8 +113,21 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                     state.lastFailure = failure
                 }
             }
-        }, reset: {
-            state.withLock { $0.running?.feed.session.restartLayer() }
+        }, reset: { [changing] in
+            let rehold = state.withLock { state -> (feed: LiveFeed, output: any SinkHoldingOutput, to: String)? in
+                state.running?.feed.session.restartLayer()
+                guard let running = state.running, let held = running.heldOutput else { return nil }
+                return (running.feed, held, running.real)
+            }
+            // The stream the engine made anew (after it failed, or its server came back) is not
+            // held: held again, off the engine's thread, while the run it was held for goes on.
+            guard let rehold else { return }
+            DispatchQueue.global().async {
+                changing.withLock { _ in
+                    guard state.withLock({ $0.running?.feed === rehold.feed }), let why = rehold.output.hold(to: rehold.to) else { return }
+                    console.err("live: warning: the service's stream, made anew, could not be held to \(rehold.to) (\(why))\n")
+                }
+            }
         })
     }
 
@@ -184,26 +197,31 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         let sharesTheServer = if case .pipeWire = sinkServer { true } else { false }
         var giveUp: UInt64?
         while state.withLock({ $0.wait == wait }) {
-            let status = output.status
-            let outputBack = !status.isDown && (!sharesTheServer || status.losses > outputLossesBefore)
-            if outputBack, sinkServerAnswers {
+            if sinkServerAnswers {
+                // The patience counts from the server's first answer, whether or not the output
+                // came back (a server taken for gone that never was: the output never goes down).
                 let now = MonotonicClock.nanoseconds()
-                do throws(OSCCommands.CommandError) {
-                    guard let said = try turnOn(resuming: wait) else { return }
-                    console.err("live: the sound server is back: \(said) (applications that played into the old sink are where their server put them: move them to it again)\n")
-                    return
-                } catch {
-                    if giveUp == nil { giveUp = now + Self.restartPatience }
-                    if let giveUp, now >= giveUp {
-                        let why = "the sound server came back, but live haptics could not start again: \(error.description)"
-                        console.err("live: \(why)\n")
-                        state.withLock { state in
-                            guard state.wait == wait else { return }
-                            state.wait = 0
-                            state.lastFailure = why
-                        }
+                if giveUp == nil { giveUp = now + Self.restartPatience }
+                let status = output.status
+                var why = "the service's audio output did not come back on it"
+                if !status.isDown && (!sharesTheServer || status.losses > outputLossesBefore) {
+                    do throws(OSCCommands.CommandError) {
+                        guard let said = try turnOn(resuming: wait) else { return }
+                        console.err("live: the sound server is back: \(said) (applications that played into the old sink are where their server put them: move them to it again)\n")
                         return
+                    } catch {
+                        why = error.description
                     }
+                }
+                if let giveUp, now >= giveUp {
+                    let why = "the sound server came back, but live haptics could not start again: \(why)"
+                    console.err("live: \(why)\n")
+                    state.withLock { state in
+                        guard state.wait == wait else { return }
+                        state.wait = 0
+                        state.lastFailure = why
+                    }
+                    return
                 }
             }
             usleep(250_000)
@@ -283,21 +301,21 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     /// captured; the service's stream held to the real sink for the run (`holdOutput`).
     private func startMonitored(server: String?, profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
         let hold = try LiveRun.ServerHold(server: server)
-        var held: (any SinkHoldingOutput)?
+        var held: (output: any SinkHoldingOutput, to: String)?
         do throws(CLIError) {
             let real = try LiveRun.realSink(options.sinkName, on: hold.control)
             try LiveRun.checkRates(stream: audio, sink: real)
-            held = holdOutput(to: real.name)
+            held = holdOutput(to: real.name).map { ($0, real.name) }
             let made = try LiveRun.makeLiveSink(on: hold.control, playingOnTo: real)
             hold.liveSink = made
             let feed = try startFeed(captureSink: made.name, channels: made.channels, server: server, pipeWire: nil, profile: profile, style: style)
             var said = "'\(made.name)' → \(real.name), the sound \(String(format: "%.1f", feed.delayMs)) ms behind"
             if let taken = made.takenOver { said += "; took over \(taken)" }
             console.err("live: \(said)\n")
-            return (Running(hold: hold, feed: feed.feed, real: real.name, heldOutput: held), said)
+            return (Running(hold: hold, feed: feed.feed, real: real.name, heldOutput: held?.output), said)
         } catch {
             if let sink = hold.liveSink { LiveRun.remove(sink, console: console) }
-            _ = held?.hold(to: nil)
+            if let held { release(held.output, from: held.to) }
             hold.control.close()
             throw error
         }
@@ -310,27 +328,14 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     /// service's stream, which follows the default sink without `--sink`, is held to it for the
     /// run, so that it never plays into the sink it feeds were that made the default.
     private func startNative(remote: String?, group: String, profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
-        if options.sinkName == LiveCommand.sinkName {
-            throw .usage("the service's sink is '\(LiveCommand.sinkName)' itself; start it with another --sink")
-        }
-        let pulseServer = options.environment["PULSE_SERVER"]
-        if (remote == nil) == (pulseServer == nil) {
-            try LiveRun.removeLeftover(server: pulseServer, realSink: options.sinkName, console: console)
-        }
-        var realName = options.sinkName
-        if realName == nil, case .success(let name) = PipeWireOutput.defaultSink(remote: remote) {
-            guard name != LiveCommand.sinkName else {
-                throw .usage("PipeWire's default sink is '\(name)' itself; make another sink the default, or start the service with --sink")
-            }
-            realName = name
-        }
+        let realName = try LiveRun.nativeRealSink(options, console: console, notePrefix: "live: note")
         let losses = output.status.losses
         let held = realName.flatMap { holdOutput(to: $0) }
         let feed: (feed: LiveFeed, delayMs: Double)
         do throws(CLIError) {
             feed = try startFeed(captureSink: LiveCommand.sinkName, channels: 2, server: nil, pipeWire: (remote, group), profile: profile, style: style)
         } catch {
-            _ = held?.hold(to: nil)
+            if let held, let realName { release(held, from: realName) }
             throw error
         }
         let real = realName ?? "the default sink"
@@ -351,6 +356,14 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             return nil
         }
         return output
+    }
+
+    /// Ends `output`'s hold (`holdOutput`) to `real`, warning when that fails (unless `quietly`:
+    /// its server is taken for gone, and the stream with it).
+    private func release(_ output: any SinkHoldingOutput, from real: String, quietly: Bool = false) {
+        if let why = output.hold(to: nil), !quietly {
+            console.err("live: warning: the service's stream is still held to \(real) (\(why))\n")
+        }
     }
 
     /// The feed from `captureSink` (`channels` channels; its monitor on `server`, or the sink
@@ -396,9 +409,10 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         let moved = running.hold?.liveSink.flatMap { LiveRun.remove($0, console: console) } ?? handedOver
         running.hold?.control.close()
         // The service's stream follows the default sink again (a stream made anew since was
-        // never held: nothing to clear).
-        if !serverGone, let output = running.heldOutput, let why = output.hold(to: nil) {
-            console.err("live: warning: the service's stream is still held to \(running.real) (\(why))\n")
+        // never held: nothing to clear). Its server taken for gone, the stream went with it, or,
+        // the output still up, the server was not gone after all: tried, without a warning.
+        if let output = running.heldOutput, !serverGone || !self.output.status.isDown {
+            release(output, from: running.real, quietly: serverGone)
         }
         let summary = running.feed.summary
         console.err(summary)

@@ -240,6 +240,8 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                                              onFailure: { [weak self] why in self?.serverLost(why) })
         lifetime.withLock { _ in self.connection = connection }
         mainloopPriority.record(connection)
+        // A stream made anew is not held (`hold`); the old connection's callbacks are gone.
+        connection.withLock { heldTo = nil }
         do {
             stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
                 serverName = connection.serverName()
@@ -333,33 +335,39 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     /// moved elsewhere meanwhile (`moved`: PulseAudio does nothing when asked to move a stream
     /// to the sink it is on, so a stream already there would still follow the default; moved
     /// back explicitly, it stays). Nil: the hold ends, and the stream is moved to the default
-    /// sink, which makes it follow the default again on PulseAudio and pipewire-pulse alike.
-    /// Nil when done, else why not. Control side; waits for the server's answer.
+    /// sink, which makes it follow the default again on PulseAudio and pipewire-pulse alike,
+    /// except a stream that had to be moved back and sits on the default sink already:
+    /// PulseAudio keeps it where it was put (and stream-restore remembers that). Nil when done,
+    /// else why not (the hold then is not taken). The stream a reopen makes is not held.
+    /// Control side; waits for the server's answer.
     package func hold(to sink: String?) -> String? {
         let target = sink ?? "@DEFAULT_SINK@"
         return lifetime.withLock { _ -> String? in
             guard let connection else { return "the stream is not open" }
             return connection.withLock { () -> String? in
                 guard let s = stream else { return "the stream is not open" }
-                heldTo = sink
-                return connection.moveSinkInput(pa_stream_get_index(s), toSinkNamed: target) ? nil : "the server did not move the stream to '\(target)'"
+                // Let go first, so that the move below is not undone by `moved`.
+                heldTo = nil
+                guard connection.moveSinkInput(pa_stream_get_index(s), toSinkNamed: target) else { return "the server did not move the stream to '\(target)'" }
+                heldTo = sink.map { Array($0.utf8CString) }
+                return nil
             }
         }
     }
 
-    /// The sink the stream is held to (`hold`; nil: none). Written and read under the
-    /// mainloop's lock.
-    private var heldTo: String?
+    /// The sink the stream is held to (`hold`; nil: none), as a C string for `moved`'s compare.
+    /// Written and read under the mainloop's lock; cleared by `open` and `close`.
+    private var heldTo: [CChar]?
 
     /// The stream was moved (the default sink changed, or someone moved it): one held to a sink
     /// (`hold`) and moved elsewhere is moved back, without waiting for the answer. On the
     /// mainloop thread, under its lock; a rare control event, not the audio path: it asks the
-    /// server (which allocates), takes no lock and does not wait.
+    /// server (libpulse allocates the request), takes no lock and does not wait.
     private func moved(_ s: OpaquePointer?) {
-        guard let s, let held = heldTo, let device = pa_stream_get_device_name(s), String(cString: device) != held,
-              let context = pa_stream_get_context(s) else { return }
-        if let op = held.withCString({ pa_context_move_sink_input_by_name(context, pa_stream_get_index(s), $0, nil, nil) }) {
-            pa_operation_unref(op)
+        guard let s, let held = heldTo, let device = pa_stream_get_device_name(s), let context = pa_stream_get_context(s) else { return }
+        held.withUnsafeBufferPointer { name in
+            guard let name = name.baseAddress, strcmp(device, name) != 0 else { return }
+            if let op = pa_context_move_sink_input_by_name(context, pa_stream_get_index(s), name, nil, nil) { pa_operation_unref(op) }
         }
     }
 
@@ -374,7 +382,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
             return connection
         }
         closing?.close()
+        // The mainloop is stopped: no callback reads it now.
         stream = nil
+        heldTo = nil
         renderer.finish()
     }
 
