@@ -334,10 +334,12 @@ struct LiveRun {
     /// pipewire-pulse only where that is this PipeWire's (`PULSE_SERVER` and `PIPEWIRE_REMOTE`
     /// both set or both unset), and the real sink is named: `--sink`, else PipeWire's default now
     /// (refused if that is 'hapsync-live'), else nil, with a note on `console` (prefixed
-    /// `notePrefix`) saying why.
-    static func nativeRealSink(_ options: PlaybackOptions, console: HapSyncCLI.Console, notePrefix: String) throws(CLIError) -> String? {
+    /// `notePrefix`) saying why. For `service` (serve) the refusals say to start the service
+    /// with another `--sink`, the option being the service's.
+    static func nativeRealSink(_ options: PlaybackOptions, console: HapSyncCLI.Console, notePrefix: String, service: Bool = false) throws(CLIError) -> String? {
+        let nameIt = service ? "start the service with --sink naming another" : "name the sink to play on to with --sink"
         if options.sinkName == LiveCommand.sinkName {
-            throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; name the sink to play on to")
+            throw .usage("the real sink is '\(LiveCommand.sinkName)' itself; \(service ? "start the service with another --sink" : "name the sink to play on to")")
         }
         let remote = options.environment["PIPEWIRE_REMOTE"], pulseServer = options.environment["PULSE_SERVER"]
         if (remote == nil) == (pulseServer == nil) {
@@ -346,7 +348,7 @@ struct LiveRun {
         if let name = options.sinkName { return name }
         switch PipeWireOutput.defaultSink(remote: remote) {
         case .success(let name) where name == LiveCommand.sinkName:
-            throw .usage("the real sink is '\(name)' itself (PipeWire's default); make another sink the default, or name the sink to play on to with --sink")
+            throw .usage("the real sink is '\(name)' itself (PipeWire's default); make another sink the default, or \(nameIt)")
         case .success(let name): return name
         case .failure(let why):
             console.err("\(notePrefix): \(why); the sound plays on to whichever sink is the default\n")

@@ -268,7 +268,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             if let failure = begun.2.failure { throw OSCCommands.CommandError("\(failure); live haptics play the sound on through it") }
             do throws(CLIError) {
                 let (running, said) = try start(profile: begun.0, style: begun.1)
-                state.withLock { (state: inout State) in
+                let reopened = state.withLock { (state: inout State) -> Bool in
                     state.starting = false
                     state.wait = 0
                     state.running = running
@@ -279,7 +279,14 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                     running.feed.session.style = state.style
                     let output = output.status
                     if let failure = output.failure { running.feed.fail(failure) }
-                    if output.resets != begun.2.resets { running.feed.session.restartLayer() }
+                    guard output.resets != begun.2.resets else { return false }
+                    running.feed.session.restartLayer()
+                    return true
+                }
+                // A stream the engine made anew while the run was being made is not held (the
+                // reset handler found no run to hold it for): held here.
+                if reopened, let held = running.heldOutput, let why = held.hold(to: running.real) {
+                    console.err("live: warning: the service's stream, made anew, could not be held to \(running.real) (\(why))\n")
                 }
                 return said
             } catch {
@@ -328,7 +335,10 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     /// service's stream, which follows the default sink without `--sink`, is held to it for the
     /// run, so that it never plays into the sink it feeds were that made the default.
     private func startNative(remote: String?, group: String, profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (Running, String) {
-        let realName = try LiveRun.nativeRealSink(options, console: console, notePrefix: "live: note")
+        let realName = try LiveRun.nativeRealSink(options, console: console, notePrefix: "live: note", service: true)
+        if realName == nil {
+            console.err("live: warning: the service's stream is not held to a sink: do not make '\(LiveCommand.sinkName)' the default sink while live haptics are on\n")
+        }
         let losses = output.status.losses
         let held = realName.flatMap { holdOutput(to: $0) }
         let feed: (feed: LiveFeed, delayMs: Double)
