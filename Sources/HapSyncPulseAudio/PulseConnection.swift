@@ -451,6 +451,7 @@ package final class PulseConnection: @unchecked Sendable {
                 pa_stream_set_underflow_callback(s, nil, nil)
                 pa_stream_set_read_callback(s, nil, nil)
                 pa_stream_set_overflow_callback(s, nil, nil)
+                pa_stream_set_moved_callback(s, nil, nil)
                 pa_stream_disconnect(s)
                 pa_stream_unref(s)
                 stream = nil
