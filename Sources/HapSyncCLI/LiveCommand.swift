@@ -445,7 +445,7 @@ struct LiveRun {
         let outputSharesTheServer = if case .pipeWireSink = feed.source { true } else { false }
         let outputBack = {
             let status = output.status
-            return !status.isDown && (!outputSharesTheServer || status.losses > lossesSeen)
+            return status.isBack(sharesTheServer: outputSharesTheServer, lossesBefore: lossesSeen)
         }
         while !stopAsked() {
             if let why = feed.captureLost {

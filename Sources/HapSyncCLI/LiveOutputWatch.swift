@@ -28,6 +28,14 @@ final class LiveOutputWatch: Sendable {
         var resets = 0
         /// Times the output went down with its server so far (`.audioServerLost`).
         var losses = 0
+
+        /// Whether the output is back to carry a run on a server that came back: up, and, where
+        /// it `sharesTheServer` with the capture (the native PipeWire sink), gone down with it
+        /// since `lossesBefore` and up again, so that a server answering again at once
+        /// (socket-activated) is not taken for one the output never left.
+        func isBack(sharesTheServer: Bool, lossesBefore: Int) -> Bool {
+            !isDown && (!sharesTheServer || losses > lossesBefore)
+        }
     }
 
     private let current = Locked(Status())

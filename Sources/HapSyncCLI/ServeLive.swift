@@ -124,8 +124,8 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             guard let rehold else { return }
             DispatchQueue.global().async {
                 changing.withLock { _ in
-                    guard state.withLock({ $0.running?.feed === rehold.feed }), let why = rehold.output.hold(to: rehold.to) else { return }
-                    console.err("live: warning: the service's stream, made anew, could not be held to \(rehold.to) (\(why))\n")
+                    guard state.withLock({ $0.running?.feed === rehold.feed }) else { return }
+                    Self.holdAgain(rehold.output, to: rehold.to, console: console)
                 }
             }
         })
@@ -204,7 +204,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 if giveUp == nil { giveUp = now + Self.restartPatience }
                 let status = output.status
                 var why = "the service's audio output did not come back on it"
-                if !status.isDown && (!sharesTheServer || status.losses > outputLossesBefore) {
+                if status.isBack(sharesTheServer: sharesTheServer, lossesBefore: outputLossesBefore) {
                     do throws(OSCCommands.CommandError) {
                         guard let said = try turnOn(resuming: wait) else { return }
                         console.err("live: the sound server is back: \(said) (applications that played into the old sink are where their server put them: move them to it again)\n")
@@ -285,9 +285,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
                 }
                 // A stream the engine made anew while the run was being made is not held (the
                 // reset handler found no run to hold it for): held here.
-                if reopened, let held = running.heldOutput, let why = held.hold(to: running.real) {
-                    console.err("live: warning: the service's stream, made anew, could not be held to \(running.real) (\(why))\n")
-                }
+                if reopened, let held = running.heldOutput { Self.holdAgain(held, to: running.real, console: console) }
                 return said
             } catch {
                 state.withLock { $0.starting = false }
@@ -366,6 +364,14 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             return nil
         }
         return output
+    }
+
+    /// Holds `output`, a stream the engine made anew during a run it was held for, to `real`
+    /// again, warning on `console` when that fails. Holding `changing`.
+    private static func holdAgain(_ output: any SinkHoldingOutput, to real: String, console: HapSyncCLI.Console) {
+        if let why = output.hold(to: real) {
+            console.err("live: warning: the service's stream, made anew, could not be held to \(real) (\(why))\n")
+        }
     }
 
     /// Ends `output`'s hold (`holdOutput`) to `real`, warning when that fails (unless `quietly`:
