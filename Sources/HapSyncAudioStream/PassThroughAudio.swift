@@ -80,6 +80,10 @@ package final class PassThroughAudio: @unchecked Sendable {
     private let overwritten = Atomic<Int>(0)
     /// The first capture frame written: what came before it is not there (silence, not late).
     private let firstWritten = Atomic<Int64>(.max)
+    /// The newest capture frame written with a sample above `quietLevel` (`Int64.min`: none yet).
+    private let lastLoud = Atomic<Int64>(.min)
+    /// The level under which a sample counts as quiet (`isQuiet`): −50 dBFS.
+    package static let quietLevel: Float = 0.003_162
     /// When the capture's frame 0 would have been written, ns, reckoned from the latest write
     /// (its time less its end at the stream's rate; `Int64.min` before one), and the frames the
     /// latest arrival brought (writes within `arrivalSpan` of the one before are one arrival: a
@@ -201,6 +205,16 @@ package final class PassThroughAudio: @unchecked Sendable {
     package var overwrittenFrames: Int { overwritten.load(ordering: .relaxed) }
     /// The capture frame after the newest one written.
     package var capturedFrames: Int64 { written.load(ordering: .acquiring) }
+
+    /// Whether the newest `frames` capture frames written were all quiet (no sample above
+    /// −50 dBFS, `quietLevel`), at least that many written since the first: a moment in which a
+    /// shorter `rehold` skips nothing anyone hears. Any thread; does not allocate, lock or block.
+    package func isQuiet(forFrames frames: Int64) -> Bool {
+        let end = written.load(ordering: .acquiring), first = firstWritten.load(ordering: .relaxed)
+        guard first != .max, end &- first >= frames else { return false }
+        let loud = lastLoud.load(ordering: .relaxed)
+        return loud == .min || end &- 1 &- loud >= frames
+    }
     /// The capture frame after the last one the stream played (`Int64.min` before the first
     /// block): `capturedFrames` minus this is how far behind the capture the sound runs.
     package var playedFrames: Int64 { played.load(ordering: .relaxed) }
@@ -284,15 +298,19 @@ package final class PassThroughAudio: @unchecked Sendable {
         }
         var skip = 0
         if frames > capacity { skip = frames - capacity }
+        var loud = Int64.min
         for i in skip..<frames {
             let f = firstFrame + Int64(i)
             if f < next { continue }   // written already: the first copy stays
             let s = base + i * channels
             let l = s[0], r = channels > 1 ? s[1] : s[0]
             let slot = Int(f & mask) * 2
-            storage[slot] = l.isFinite ? l : 0
-            storage[slot + 1] = r.isFinite ? r : 0
+            let left: Float = l.isFinite ? l : 0, right: Float = r.isFinite ? r : 0
+            storage[slot] = left
+            storage[slot + 1] = right
+            if max(abs(left), abs(right)) > Self.quietLevel { loud = f }
         }
+        if loud != .min { lastLoud.store(loud, ordering: .relaxed) }
         if end > next {
             // Before `written` (releasing): a reader that sees the new end sees this time or a later one.
             let hz = Double(streamRate.load(ordering: .relaxed))

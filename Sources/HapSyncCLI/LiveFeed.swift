@@ -35,8 +35,18 @@ final class LiveFeed: @unchecked Sendable {
     private let captureTarget: Locked<(sink: String, channels: Int)>
     /// The capture's fragment, seconds: one of `fragmentSteps`, its index the growths so far.
     private let fragment = Locked<Double>(LiveFeed.fragmentSteps[0])
-    /// When the fragment last grew, CLOCK_MONOTONIC ns (`.max`: a growth failed, no more).
+    /// When the fragment last grew or stepped back, CLOCK_MONOTONIC ns (`.max`: a change failed,
+    /// no more this run).
     private let lastGrowth = Atomic<UInt64>(0)
+    /// When the sound played on last underran, CLOCK_MONOTONIC ns (0: not yet).
+    private let lastUnderrun = Atomic<UInt64>(0)
+    /// The hold each fragment step had when the run took it (index: the step), the first the
+    /// run's own; and how long the sound must go without an underrun before a grown capture
+    /// steps back (`settleCapture`), seconds: `calmSeconds` at first, twice as long each time an
+    /// underrun came sooner than that after a step back (10 minutes at most). On `adaptQueue`
+    /// or inside `replacing`.
+    private let steps = Locked<(holds: [Int], calm: Double, steppedBackAt: UInt64?, backs: Int)>(([], 0, nil, 0))
+    private var settleTimer: DispatchSourceTimer?
     /// One capture made anew at a time: a growth's and the owner's after a server restart.
     private let replacing = Locked<Int>(0)
     private let adaptQueue = DispatchQueue(label: "hapsync-live-adapt")
@@ -73,6 +83,10 @@ final class LiveFeed: @unchecked Sendable {
     /// underruns where the fragment sets the graph's cycle (`growCapture`).
     static let fragmentSteps: [Double] = [0.005, 0.010, 0.020]
 
+    /// How long the sound played on goes without an underrun before a grown capture steps back
+    /// to the fragment before (and the sound to that step's hold), seconds.
+    static let calmSeconds = 60.0
+
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
     /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`, or, with
     /// `pipeWire`, from a sink `captureSink` made natively on that PipeWire server (stereo) in
@@ -80,7 +94,7 @@ final class LiveFeed: @unchecked Sendable {
     /// does not fail the feed: `captureLost` says why, and the owner restarts it or fails the feed.
     init(engine: HapticEngine, audio: SoundServerOutput?, passThrough: PassThroughAudio?, captureSink: String, channels: Int,
          rate: Double, server: String?, pipeWire: (remote: String?, group: String?)? = nil, style: LiveStyle = .transients, profile: LiveProfile,
-         sensitivity: Double, minimumGap: Double, recoversCapture: Bool = false) {
+         sensitivity: Double, minimumGap: Double, recoversCapture: Bool = false, calmSeconds: Double = LiveFeed.calmSeconds) {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
         lookAhead = detector.lookAhead.seconds
         self.rate = rate
@@ -104,6 +118,7 @@ final class LiveFeed: @unchecked Sendable {
         self.passThrough = passThrough
         self.audio = audio
         before = (passThrough?.lateFrames ?? 0, passThrough?.lateBlocks ?? 0, passThrough?.overwrittenFrames ?? 0, audio?.underruns ?? 0)
+        steps.withLock { $0 = ([Int(passThrough?.hold ?? 0)], max(calmSeconds, 0.1), nil, 0) }
     }
 
     private let recoversCapture: Bool
@@ -137,12 +152,22 @@ final class LiveFeed: @unchecked Sendable {
     func start() throws(LiveCaptureFailure) {
         session.onUnderran = { [weak self] in
             guard let self else { return }
+            lastUnderrun.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
             adaptQueue.async { self.growCapture() }
         }
+        steps.withLock { $0.holds = [Int(passThrough?.hold ?? 0)] }
         defer { recordGrant(of: capture) }
         try capture.begin()
         started = MonotonicClock.nanoseconds()
         running = true
+        // Every second: may a grown capture step back?
+        if passThrough != nil, capture.growth != .none {
+            let timer = DispatchSource.makeTimerSource(queue: adaptQueue)
+            timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
+            timer.setEventHandler { [weak self] in self?.settleCapture() }
+            timer.resume()
+            settleTimer = timer
+        }
         let thread = Thread { [self] in
             session.run { stopping.load(ordering: .acquiring) || failureText.withLock { $0 != nil } }
             ended.signal()
@@ -230,69 +255,138 @@ final class LiveFeed: @unchecked Sendable {
     /// not played yet and the move's gap are skipped, once, never played twice (onsets in them
     /// get no transient: `LiveSession`'s unplaced; one placed before is dropped unless its sound had
     /// already been rendered). A new capture that cannot be made is made
-    /// again with the old fragment and hold, and the run grows no more; failing that, the
-    /// capture is lost (as when its server goes). The native PipeWire sink, whose cycle is the
-    /// graph's too, grows in place instead (`growInPlace`). At most a step a second; `onNote`
-    /// says what happened. On `adaptQueue`.
+    /// again with the old fragment and hold, and the run changes its fragment no more; failing
+    /// that, the capture is lost (as when its server goes). The native PipeWire sink, whose cycle
+    /// is the graph's too, grows in place instead (`changeInPlace`). At most a step a second;
+    /// `onNote` says what happened. Once the sound has gone `calmSeconds` without an underrun,
+    /// the capture steps back (`settleCapture`). On `adaptQueue`.
     private func growCapture() {
         let from = fragment.withLock { $0 }
         let last = lastGrowth.load(ordering: .relaxed)
-        guard let passThrough, last != .max, MonotonicClock.nanoseconds() &- last >= 1_000_000_000,
-              let (next, hold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
+        let now = MonotonicClock.nanoseconds()
+        // An underrun sooner than `calm` after a step back (the step's own included, which does
+        // not grow the capture again within its second): wait twice as long next time.
+        steps.withLock { state in
+            if let back = state.steppedBackAt, Double(now &- back) / 1e9 < state.calm { state.calm = min(state.calm * 2, 600) }
+            state.steppedBackAt = nil
+        }
+        guard let passThrough, last != .max, now &- last >= 1_000_000_000,
+              let (next, grownHold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
         else { return }
+        // The node's cycle is a power of two frames (native sink): the hold covers that, not `next` alone.
+        let hold = capture.growth == .inPlace
+            ? max(grownHold, Int(((lookAhead + PipeWireSinkCapture.cycle(forSeconds: next, sampleRate: rate)) * rate).rounded())) : grownHold
         let note: String? = replacing.withLock { _ in
-            guard !stopping.load(ordering: .acquiring), failure == nil, captureLost == nil else { return nil }
-            switch capture.growth {
-            case .none: return nil
-            case .inPlace: return growInPlace(from: from, to: next, hold: hold, passThrough: passThrough)
-            case .replace: break
+            guard let failed = changeFragment(from: from, to: next, hold: max(hold, Int(passThrough.hold)), passThrough: passThrough) else { return nil }
+            if !failed.isEmpty { return "the sound played on underran, and " + failed }
+            steps.withLock { state in
+                let index = Self.fragmentSteps.firstIndex(of: next) ?? state.holds.count
+                state.holds = Array(state.holds.prefix(index)) + [Int(passThrough.hold)]
             }
-            let target = captureTarget.withLock { $0 }
-            // The sound played on from the new capture's start, `hold` behind it: what the old
-            // one captured and had not yet played, and the move's gap, are skipped, not replayed.
-            let held = Int(passThrough.hold)
-            do throws(LiveCaptureFailure) {
-                try replaceCapture(sink: target.sink, channels: target.channels, fragment: next, between: { passThrough.activate(hold: hold) })
-            } catch {
-                // Back to the fragment and the hold it had, and no more growing this run (each try
-                // skips sound); failing that too, the capture is lost.
-                let why = "making the live sink's capture anew with \(Int(next * 1000)) ms fragments failed (\(error))"
-                do throws(LiveCaptureFailure) {
-                    try replaceCapture(sink: target.sink, channels: target.channels, fragment: from, between: { passThrough.activate(hold: held) })
-                } catch {
-                    (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(why), and again with \(Int(from * 1000)) ms (\(error))" }
-                    return nil
-                }
-                lastGrowth.store(.max, ordering: .relaxed)
-                return why + String(format: "; it captures on in %.0f ms fragments and does not try again this run", from * 1000)
-            }
-            lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
-            fragment.withLock { $0 = next }
-            return String(format: "the sound played on underran: the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long), the sound %.1f ms behind (growth %d)",
-                          next * 1000, Double(hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
+            let what = capture.growth == .inPlace ? String(format: "the live sink now asks PipeWire for %.0f ms cycles", next * 1000)
+                : String(format: "the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long)", next * 1000)
+            return String(format: "the sound played on underran: %@, the sound %.1f ms behind (growth %d)",
+                          what, Double(passThrough.hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
         }
         if let note { onNote?(note) }
     }
 
-    /// `growCapture` for a capture that grows in place (the native PipeWire sink): it asks the
-    /// graph for `next`-second cycles and the sound is held `hold` frames behind from the next
-    /// block on when that is more than it was (`PassThroughAudio.rehold`: nothing played twice,
-    /// silence for the difference once); the capture goes on. Refused, the run grows no more.
-    /// The note to say. Inside `replacing`.
-    private func growInPlace(from: Double, to next: Double, hold: Int, passThrough: PassThroughAudio) -> String {
-        // The node's cycle is a power of two frames: the hold covers that, not `next` alone.
-        let cycle = PipeWireSinkCapture.cycle(forSeconds: next, sampleRate: rate)
-        let hold = max(hold, Int(((lookAhead + cycle) * rate).rounded()))
-        guard capture.setFragment(next) else {
-            lastGrowth.store(.max, ordering: .relaxed)
-            return String(format: "the sound played on underran, and PipeWire refused the live sink %.0f ms cycles; it runs on with %.0f ms and does not try again this run",
-                          next * 1000, from * 1000)
+    /// Whether a grown capture steps back now: the sound played on has gone `calm` seconds
+    /// without an underrun (`sinceUnderrun`, seconds since the last underrun or fragment change,
+    /// whichever came later) and what it would skip is quiet, or twice that long whatever it
+    /// would skip. Pure.
+    static func stepsBack(sinceUnderrun: Double, calm: Double, quiet: Bool) -> Bool {
+        sinceUnderrun >= calm && (quiet || sinceUnderrun >= 2 * calm)
+    }
+
+    /// Once the sound played on has gone `calm` seconds without an underrun (`stepsBack`), a
+    /// grown capture takes the fragment before again, and the sound the hold it had then: the
+    /// lag an underrun added comes off again, so a run that underran once does not keep it. The
+    /// shorter hold skips the difference, once, taken in a quiet moment (the newest hold and
+    /// fragment and 50 ms of the capture under −50 dBFS: `PassThroughAudio.isQuiet`) when one
+    /// comes within another `calm`, else anyway; a transient placed in the skipped sound is
+    /// dropped with it (`LiveSession`). An underrun sooner than `calm` after a step back doubles
+    /// `calm` (10 minutes at most): a graph that cannot keep the shorter cycle is not asked again
+    /// and again. Every second, on `adaptQueue`; `onNote` says what happened.
+    private func settleCapture() {
+        let from = fragment.withLock { $0 }
+        guard let passThrough, let index = Self.fragmentSteps.firstIndex(of: from), index > 0 else { return }
+        let last = lastGrowth.load(ordering: .relaxed)
+        guard last != .max else { return }
+        let now = MonotonicClock.nanoseconds()
+        let since = Double(now &- max(last, lastUnderrun.load(ordering: .relaxed))) / 1e9
+        let (calm, holds) = steps.withLock { ($0.calm, $0.holds) }
+        let span = Int64(passThrough.hold) + Int64(((from + 0.05) * rate).rounded())
+        guard index - 1 < holds.count, Self.stepsBack(sinceUnderrun: since, calm: calm, quiet: passThrough.isQuiet(forFrames: span)) else { return }
+        let back = Self.fragmentSteps[index - 1]
+        let before = Double(passThrough.hold) / rate * 1000
+        let note: String? = replacing.withLock { _ in
+            guard let failed = changeFragment(from: from, to: back, hold: holds[index - 1], passThrough: passThrough) else { return nil }
+            if !failed.isEmpty { return String(format: "no underrun for %.0f s, and ", since) + failed }
+            steps.withLock {
+                $0.steppedBackAt = now
+                $0.backs += 1
+            }
+            let what = capture.growth == .inPlace ? String(format: "the live sink asks PipeWire for %.0f ms cycles again", back * 1000)
+                : String(format: "the live sink's capture takes %.0f ms fragments again", back * 1000)
+            return String(format: "no underrun for %.0f s: %@, the sound %.1f ms behind instead of %.1f (%@)",
+                          since, what, Double(passThrough.hold) / rate * 1000, before,
+                          passThrough.isQuiet(forFrames: span) ? "the difference skipped while quiet" : "the difference skipped")
         }
-        if hold > Int(passThrough.hold) { passThrough.rehold(hold) }
+        if let note { onNote?(note) }
+    }
+
+    /// Takes the capture from `from`- to `to`-second fragments, the sound held `hold` frames
+    /// behind it: in place where the capture's cycle is the graph's (`changeInPlace`), else by
+    /// making the capture anew (the sound goes on from the new capture's start: what the old one
+    /// had not played and the move's gap are skipped, never played twice). Nil when nothing
+    /// changed and nothing is to be said (stopping, failed, or a capture that does not change);
+    /// "" when it changed; else the note saying why it did not (the run then changes its fragment
+    /// no more; a capture that cannot be made again with `from` either is lost). Inside `replacing`.
+    private func changeFragment(from: Double, to next: Double, hold: Int, passThrough: PassThroughAudio) -> String? {
+        guard !stopping.load(ordering: .acquiring), failure == nil, captureLost == nil else { return nil }
+        switch capture.growth {
+        case .none: return nil
+        case .inPlace: return changeInPlace(from: from, to: next, hold: hold, passThrough: passThrough)
+        case .replace: break
+        }
+        let target = captureTarget.withLock { $0 }
+        let held = Int(passThrough.hold)
+        do throws(LiveCaptureFailure) {
+            try replaceCapture(sink: target.sink, channels: target.channels, fragment: next, between: { passThrough.activate(hold: hold) })
+        } catch {
+            // Back to the fragment and the hold it had, and no more changes this run (each try
+            // skips sound); failing that too, the capture is lost.
+            let why = "making the live sink's capture anew with \(Int(next * 1000)) ms fragments failed (\(error))"
+            do throws(LiveCaptureFailure) {
+                try replaceCapture(sink: target.sink, channels: target.channels, fragment: from, between: { passThrough.activate(hold: held) })
+            } catch {
+                (recoversCapture ? lostText : failureText).withLock { $0 = $0 ?? "\(why), and again with \(Int(from * 1000)) ms (\(error))" }
+                return nil
+            }
+            lastGrowth.store(.max, ordering: .relaxed)
+            return why + String(format: "; it captures on in %.0f ms fragments and does not try again this run", from * 1000)
+        }
         lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         fragment.withLock { $0 = next }
-        return String(format: "the sound played on underran: the live sink now asks PipeWire for %.0f ms cycles, the sound %.1f ms behind (growth %d)",
-                      next * 1000, Double(passThrough.hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
+        return ""
+    }
+
+    /// `changeFragment` for a capture that changes in place (the native PipeWire sink): it asks
+    /// the graph for `next`-second cycles and the sound is held `hold` frames behind from the next
+    /// block on (`PassThroughAudio.rehold`: nothing played twice; a longer hold plays silence for
+    /// the difference once, a shorter one skips it); the capture goes on. Refused, the run
+    /// changes its fragment no more. Inside `replacing`.
+    private func changeInPlace(from: Double, to next: Double, hold: Int, passThrough: PassThroughAudio) -> String {
+        guard capture.setFragment(next) else {
+            lastGrowth.store(.max, ordering: .relaxed)
+            return String(format: "PipeWire refused the live sink %.0f ms cycles; it runs on with %.0f ms and does not change them again this run",
+                          next * 1000, from * 1000)
+        }
+        if hold != Int(passThrough.hold) { passThrough.rehold(hold) }
+        lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        fragment.withLock { $0 = next }
+        return ""
     }
 
     /// The engine's real-time threads and, once a capture started, the capture's thread with
@@ -328,7 +422,8 @@ final class LiveFeed: @unchecked Sendable {
         running = false
         stopping.store(true, ordering: .releasing)
         ended.wait()
-        // A growth under way finishes first (one queued after it sees `stopping`).
+        settleTimer?.cancel()
+        // A growth or step back under way finishes first (one queued after it sees `stopping`).
         adaptQueue.sync {}
         return replacing.withLock { _ in
             let note = capture.handOver(to: sink)
@@ -391,8 +486,15 @@ final class LiveFeed: @unchecked Sendable {
                 played += "; transients placed before a new distance: \(counts.moved) moved to their sound, \(counts.droppedAfterFix) dropped with their skipped sound"
             }
             let grownTo = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
+            let (holds, backs) = steps.withLock { ($0.holds, $0.backs) }
             if grownTo > Self.fragmentSteps[0] {
                 played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", grownTo * 1000, held)
+            }
+            if backs > 0 {
+                played += "; after underruns the capture's fragment grew and stepped back \(plural(backs, "time")) once the sound went without one"
+                if grownTo == Self.fragmentSteps[0] {
+                    played += String(format: ", ending as it began: %.0f ms fragments, the sound %.1f ms behind", grownTo * 1000, Double(holds.first ?? 0) / rate * 1000)
+                }
             }
             lines.append(played)
         }

@@ -52,6 +52,27 @@ struct PassThroughAudioTests {
         #expect(p.overwrittenFrames == 0)
     }
 
+    /// Quiet: the newest n frames written all at or under −50 dBFS, and at least n written.
+    @Test func quietIsTheNewestFramesUnderMinus50dBFS() {
+        let p = PassThroughAudio(capacityFrames: 4096, hold: 10)
+        #expect(!p.isQuiet(forFrames: 1), "nothing written yet")
+        let soft = [Float](repeating: 0.003, count: 2 * 100)
+        soft.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 0) }
+        #expect(p.isQuiet(forFrames: 100) && !p.isQuiet(forFrames: 101), "100 soft frames: quiet over 100, not known over more")
+        // One loud sample on the right channel at frame 150 (of 100-199).
+        var loud = [Float](repeating: 0, count: 2 * 100)
+        loud[2 * 50 + 1] = -0.01
+        loud.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 100) }
+        #expect(p.isQuiet(forFrames: 49) && !p.isQuiet(forFrames: 50), "quiet since frame 151 only")
+        let silence = [Float](repeating: 0, count: 2 * 100)
+        silence.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 200) }
+        #expect(p.isQuiet(forFrames: 149) && !p.isQuiet(forFrames: 150))
+        // A non-finite sample is written as 0: quiet.
+        let nan = [Float](repeating: .nan, count: 2 * 10)
+        nan.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 300) }
+        #expect(p.isQuiet(forFrames: 159))
+    }
+
     @Test func framesNotYetCapturedAreSilenceAndCountedLate() {
         let p = PassThroughAudio(capacityFrames: 4096, hold: 0)
         Self.write(p, 0, 10)

@@ -118,6 +118,15 @@ struct LiveCaptureGrowthTests {
         #expect(grown.fragment == 0.010 && grown.hold == 2_400)
     }
 
+    /// The step back: after a calm spell, at once where what it would skip is quiet; else only
+    /// after twice that spell.
+    @Test func aGrownCaptureStepsBackAfterACalmSpellInAQuietMomentOrAfterTwiceThat() {
+        #expect(!LiveFeed.stepsBack(sinceUnderrun: 59.9, calm: 60, quiet: true))
+        #expect(LiveFeed.stepsBack(sinceUnderrun: 60, calm: 60, quiet: true))
+        #expect(!LiveFeed.stepsBack(sinceUnderrun: 119.9, calm: 60, quiet: false), "sound playing: wait for a quiet moment")
+        #expect(LiveFeed.stepsBack(sinceUnderrun: 120, calm: 60, quiet: false), "none came: anyway")
+    }
+
     @Test func onlyWhereTheCapturesFragmentSetsTheGraphsCycle() {
         #expect(PulseConnection.Server(serverName: "PulseAudio (on PipeWire 0.3.65)").captureFragmentSetsCycle)
         #expect(!PulseConnection.Server(serverName: "pulseaudio").captureFragmentSetsCycle)

@@ -27,6 +27,62 @@ extension LiveTests {
         return (audio, engine)
     }
 
+    /// `hapsync live`'s pieces made by hand through PulseAudio's protocol (pipewire-pulse): the
+    /// live sink playing on to `real`, a 20 ms pass-through, a traced engine playing on to the
+    /// real sink, and the feed (its notes kept, `calmSeconds` before a step back), started.
+    final class PulseFeedRig {
+        let control: PulseConnection
+        let liveSink: LiveSink
+        let rate: Double
+        let passThrough: PassThroughAudio
+        let engine: HapticEngine
+        let feed: LiveFeed
+        let notes = Locked<[String]>([])
+        let tracePath: String
+
+        init(playingOnTo realName: String, trace: String, calmSeconds: Double = LiveFeed.calmSeconds) throws {
+            control = try PulseConnection(clientName: "HapSync test", server: nil, threadName: "hapsync-test")
+            do {
+                let real = try LiveRun.realSink(realName, on: control)
+                liveSink = try LiveRun.makeLiveSink(on: control, playingOnTo: real)
+            } catch {
+                control.close()
+                throw error
+            }
+            rate = Double(liveSink.rate)
+            passThrough = PassThroughAudio(capacityFrames: 1 << 16, hold: LiveRun.holdFrames(delayMs: 20, rate: rate), sampleRate: rate)
+            tracePath = trace
+            do {
+                let (audio, engine) = try LiveTests.tracedEngine(playingOnTo: realName, passThrough: passThrough, trace: trace)
+                self.engine = engine
+                let detector = StreamingOnsetDetector(sampleRate: rate)
+                feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink.name, channels: liveSink.channels,
+                                rate: rate, server: nil, profile: .dualsense, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap,
+                                calmSeconds: calmSeconds)
+            } catch {
+                _ = try? liveSink.remove()
+                control.close()
+                throw error
+            }
+            let notes = notes
+            feed.onNote = { note in notes.withLock { $0.append(note) } }
+            do {
+                try feed.start()
+            } catch {
+                close()
+                throw error
+            }
+        }
+
+        /// Stops the feed and the engine, removes the live sink, closes the connection.
+        func close() {
+            feed.stop()
+            _ = engine.stop()
+            _ = try? liveSink.remove()
+            control.close()
+        }
+    }
+
     /// `hapsync live`'s feed on pipewire-pulse, told its played-on stream underran (as the session
     /// tells it): the capture is made anew with 10 ms, then 20 ms fragments (at most a step a second,
     /// none past 20 ms), the sound held back 25, then 35 ms (its lag says so), and a click track
@@ -41,23 +97,9 @@ extension LiveTests {
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
-            let control = try PulseConnection(clientName: "HapSync test", server: nil, threadName: "hapsync-test")
-            defer { control.close() }
-            let real = try LiveRun.realSink(reader.sinkName, on: control)
-            let liveSink = try LiveRun.makeLiveSink(on: control, playingOnTo: real)
-            defer { _ = try? liveSink.remove() }
-            let rate = Double(real.rate)
-            let passThrough = PassThroughAudio(capacityFrames: 1 << 16, hold: LiveRun.holdFrames(delayMs: 20, rate: rate), sampleRate: rate)
-            let tracePath = folder.url.appendingPathComponent("t.jsonl").path
-            let (audio, engine) = try Self.tracedEngine(playingOnTo: real.name, passThrough: passThrough, trace: tracePath)
-            defer { _ = engine.stop() }
-            let detector = StreamingOnsetDetector(sampleRate: rate)
-            let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink.name, channels: liveSink.channels,
-                                rate: rate, server: nil, profile: .dualsense, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap)
-            let notes = Locked<[String]>([])
-            feed.onNote = { note in notes.withLock { $0.append(note) } }
-            try feed.start()
-            defer { feed.stop() }
+            let rig = try PulseFeedRig(playingOnTo: reader.sinkName, trace: folder.url.appendingPathComponent("t.jsonl").path)
+            defer { rig.close() }
+            let (liveSink, rate, passThrough, engine, feed, notes, tracePath) = (rig.liveSink, rig.rate, rig.passThrough, rig.engine, rig.feed, rig.notes, rig.tracePath)
             // Three underruns told a second and a bit apart: two steps, then none past 20 ms.
             for step in 1...3 {
                 feed.session.onUnderran?()
@@ -124,5 +166,121 @@ extension LiveTests {
             #expect(!sorted.isEmpty && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
             #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient (or not timed by the pipe): \(offsets); \(feed.summary)")
         }
+    }
+
+    /// The native PipeWire sink, told its played-on stream underran: it asks for 10 ms cycles and
+    /// holds the sound further back; once the sound has gone a calm spell (2 s here, a minute in
+    /// `hapsync live`) without another, in silence, it asks for 5 ms cycles again and the sound
+    /// is held where it began (the lag the underrun added comes off), and a click track played
+    /// into the sink after that is felt where the real sink (a pipe sink read at SCHED_FIFO)
+    /// plays it, its lag the run's first.
+    @Test(.needsPulseAudio, .enabled(if: nativePipeWire, "PipeWire does not answer natively (run under bash .ci/with-pipewire)"))
+    func aNativeSinkGrownAfterAnUnderrunStepsBackAfterACalmSpell() async throws {
+        let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
+        let folder = try TemporaryDirectory("live-settle")
+        defer { folder.remove() }
+        let track = try Self.clickTrack(in: folder.url)
+        try await retryingWhenStalled("live step back, native sink") { _ in
+            let reader = PipeSinkReader()
+            try reader.start()
+            defer { reader.stop() }
+            let group = "hapsync-test-\(getpid())"
+            let passThrough = PassThroughAudio(capacityFrames: 1 << 16, hold: LiveRun.holdFrames(delayMs: 20, rate: 48_000), sampleRate: 48_000)
+            let audio = try #require(AudioServerChoice.pipewire.output(sink: reader.sinkName, latency: LiveFeed.fragmentSteps[0],
+                                                                       environment: ProcessInfo.processInfo.environment, passThrough: passThrough, group: group))
+            let tracePath = folder.url.appendingPathComponent("t.jsonl").path
+            let engine = try HapticEngine(configuration: HapticEngine.Configuration(backend: TraceBackend(path: tracePath, replacing: true), audio: audio))
+            try engine.start()
+            defer { _ = engine.stop() }
+            let rate = audio.clock.fit.sampleRate
+            try #require(rate == 48_000, "the graph runs at \(rate) Hz")
+            let initialHold = passThrough.hold
+            let detector = StreamingOnsetDetector(sampleRate: rate)
+            let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: LiveCommand.sinkName, channels: 2, rate: rate,
+                                server: nil, pipeWire: (nil, group), profile: .dualsense, sensitivity: detector.sensitivity,
+                                minimumGap: detector.minimumGap, calmSeconds: 2)
+            let notes = Locked<[String]>([])
+            feed.onNote = { note in notes.withLock { $0.append(note) } }
+            try feed.start()
+            defer { feed.stop() }
+            let firstCycle = feed.captureFragmentFrames
+            feed.session.onUnderran?()
+            #expect(poll(seconds: 5) { !notes.withLock { $0 }.isEmpty }, "no growth")
+            let grown = notes.withLock { $0.first } ?? ""
+            #expect(grown.contains("10 ms cycles") && passThrough.hold > initialHold, "\(grown); hold \(passThrough.hold)")
+            // The calm spell (2 s, no underrun, nothing playing: quiet), then the step back.
+            #expect(poll(seconds: 8) { notes.withLock { $0.count } >= 2 }, "no step back: \(notes.withLock { $0 })")
+            let back = notes.withLock { $0.last } ?? ""
+            #expect(back.contains("5 ms cycles again") && back.contains("skipped while quiet"), "\(back)")
+            #expect(passThrough.hold == initialHold, "hold \(passThrough.hold), at first \(initialHold)")
+            #expect(poll(seconds: 2) { feed.captureFragmentFrames == firstCycle }, "the sink's cycle \(feed.captureFragmentFrames) frames, at first \(firstCycle)")
+            // The lag is the first cycle's again: the 20 ms hold and a 5.3 ms cycle, not the grown 25.7 and 10.7.
+            try Self.expectSteppedBack(paplay: paplay, track: track, into: LiveCommand.sinkName, feed: feed, engine: engine, reader: reader,
+                                       trace: tracePath, what: "native sink stepped back", lagUnder: 30)
+        }
+    }
+
+    /// The same through pipewire-pulse, where the capture is made anew to change its fragment:
+    /// grown to 10 ms fragments after an underrun (the sound 25 ms behind), back to 5 ms and the
+    /// 20 ms hold after a calm spell in silence, the clicks played after that felt where the
+    /// pipe plays them, the lag the run's first.
+    @Test(.needsPipeWirePulse) func aCaptureGrownThroughPipeWirePulseStepsBackAfterACalmSpell() async throws {
+        let paplay = try #require(Self.which("paplay"), "paplay from pulseaudio-utils (.ci/install-deps --tests)")
+        let folder = try TemporaryDirectory("live-settle")
+        defer { folder.remove() }
+        let track = try Self.clickTrack(in: folder.url)
+        try await retryingWhenStalled("live step back, pipewire-pulse") { _ in
+            let reader = PipeSinkReader()
+            try reader.start()
+            defer { reader.stop() }
+            let rig = try PulseFeedRig(playingOnTo: reader.sinkName, trace: folder.url.appendingPathComponent("t.jsonl").path, calmSeconds: 2)
+            defer { rig.close() }
+            let (liveSink, rate, passThrough, engine, feed, notes, tracePath) = (rig.liveSink, rig.rate, rig.passThrough, rig.engine, rig.feed, rig.notes, rig.tracePath)
+            feed.session.onUnderran?()
+            #expect(poll(seconds: 5) { !notes.withLock { $0 }.isEmpty }, "no growth")
+            #expect(notes.withLock { $0.first }?.contains("10 ms fragments") == true, "\(notes.withLock { $0 })")
+            #expect(poll(seconds: 8) { notes.withLock { $0.count } >= 2 }, "no step back: \(notes.withLock { $0 })")
+            let back = notes.withLock { $0.last } ?? ""
+            #expect(back.contains("5 ms fragments again") && back.contains("20.0 ms behind instead of 25.0"), "\(back)")
+            #expect(passThrough.hold == LiveRun.holdFrames(delayMs: 20, rate: rate))
+            #expect(abs(feed.captureFragmentFrames - Int(0.005 * rate)) <= Int(0.001 * rate), "granted \(feed.captureFragmentFrames) frames")
+            // The first hold's lag: under the 25 ms the growth held the sound (and its stream's latency on top).
+            try Self.expectSteppedBack(paplay: paplay, track: track, into: liveSink.name, feed: feed, engine: engine, reader: reader,
+                                       trace: tracePath, what: "pipewire-pulse capture stepped back", lagUnder: 33)
+        }
+    }
+
+    /// After a step back: the click track played into `sink`, the feed and the engine stopped; the
+    /// summary says it stepped back once and ended as it began, every click is felt where the pipe
+    /// hears it (`expectClicksFelt`), and the lag is under `lagUnder` ms.
+    static func expectSteppedBack(paplay: String, track: URL, into sink: String, feed: LiveFeed, engine: HapticEngine, reader: PipeSinkReader,
+                                  trace: String, what: String, lagUnder: Double, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let played = try run(paplay, ["--device=\(sink)", track.path])
+        #expect(played.status == 0, "\(played.out)", sourceLocation: sourceLocation)
+        usleep(300_000)
+        feed.stop()
+        let summary = feed.summary
+        #expect(summary.contains("stepped back 1 time") && summary.contains("ending as it began: 5 ms fragments, the sound 20.0 ms behind"),
+                "\(summary)", sourceLocation: sourceLocation)
+        _ = engine.stop()
+        expectClicksFelt(reader: reader, trace: trace, summary: summary, what: what, sourceLocation: sourceLocation)
+        let lag = try #require(feed.session.counts.lags.percentileMs(50), sourceLocation: sourceLocation)
+        #expect(lag < lagUnder, "the sound played on \(lag) ms after it reached the live sink", sourceLocation: sourceLocation)
+    }
+
+    /// Every click of the click track the pipe heard got its transient in `trace`, the median
+    /// within 1 ms of it and each within 10 ms (the nearest click to each transient); printed
+    /// with `summary`.
+    static func expectClicksFelt(reader: PipeSinkReader, trace: String, summary: String, what: String,
+                                 sourceLocation: SourceLocation = #_sourceLocation) {
+        let clicks = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
+        let taps = transients(URL(fileURLWithPath: trace))
+        #expect(clicks.count == Self.clicks, "found \(clicks.count) clicks in the pipe", sourceLocation: sourceLocation)
+        #expect(taps.count == Self.clicks, "\(taps.count) transients in the trace; \(summary)", sourceLocation: sourceLocation)
+        let offsets = taps.map { tap in clicks.map { Double(Int64($0) - tap) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
+        print("live, \(what): heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))\n\(summary)")
+        let sorted = offsets.sorted()
+        #expect(!sorted.isEmpty && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)", sourceLocation: sourceLocation)
+        #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient: \(offsets)", sourceLocation: sourceLocation)
     }
 }
