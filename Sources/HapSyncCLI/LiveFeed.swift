@@ -45,7 +45,7 @@ final class LiveFeed: @unchecked Sendable {
     /// steps back (`settleCapture`), seconds: `calmSeconds` at first, twice as long each time an
     /// underrun came sooner than that after a step back (10 minutes at most). On `adaptQueue`
     /// or inside `replacing`.
-    private let steps = Locked<(holds: [Int], calm: Double, steppedBackAt: UInt64?, backs: Int)>(([], 0, nil, 0))
+    private let steps = Locked<(holds: [Int], calm: Double, steppedBackAt: UInt64?, backs: Int, furthest: Double)>(([], 0, nil, 0, 0))
     private var settleTimer: DispatchSourceTimer?
     /// One capture made anew at a time: a growth's and the owner's after a server restart.
     private let replacing = Locked<Int>(0)
@@ -118,7 +118,7 @@ final class LiveFeed: @unchecked Sendable {
         self.passThrough = passThrough
         self.audio = audio
         before = (passThrough?.lateFrames ?? 0, passThrough?.lateBlocks ?? 0, passThrough?.overwrittenFrames ?? 0, audio?.underruns ?? 0)
-        steps.withLock { $0 = ([Int(passThrough?.hold ?? 0)], max(calmSeconds, 0.1), nil, 0) }
+        steps.withLock { $0 = ([Int(passThrough?.hold ?? 0)], max(calmSeconds, 0.1), nil, 0, Self.fragmentSteps[0]) }
     }
 
     private let recoversCapture: Bool
@@ -264,13 +264,16 @@ final class LiveFeed: @unchecked Sendable {
         let from = fragment.withLock { $0 }
         let last = lastGrowth.load(ordering: .relaxed)
         let now = MonotonicClock.nanoseconds()
-        // An underrun sooner than `calm` after a step back (the step's own included, which does
-        // not grow the capture again within its second): wait twice as long next time.
-        steps.withLock { state in
-            if let back = state.steppedBackAt, Double(now &- back) / 1e9 < state.calm { state.calm = min(state.calm * 2, 600) }
-            state.steppedBackAt = nil
+        // An underrun sooner than `calm` after a step back (the step's own included): the graph
+        // did not keep the shorter cycle. It grows again at once (not a second later, as after a
+        // growth), and the next step back waits twice as long.
+        let afterStepBack = steps.withLock { state -> Bool in
+            defer { state.steppedBackAt = nil }
+            guard let back = state.steppedBackAt, now > back, Double(now - back) / 1e9 < state.calm else { return false }
+            state.calm = max(state.calm, min(state.calm * 2, 600))
+            return true
         }
-        guard let passThrough, last != .max, now &- last >= 1_000_000_000,
+        guard let passThrough, last != .max, afterStepBack || now &- last >= 1_000_000_000,
               let (next, grownHold) = Self.grown(from: from, hold: Int(passThrough.hold), lookAhead: lookAhead, rate: rate)
         else { return }
         // The node's cycle is a power of two frames (native sink): the hold covers that, not `next` alone.
@@ -282,6 +285,7 @@ final class LiveFeed: @unchecked Sendable {
             steps.withLock { state in
                 let index = Self.fragmentSteps.firstIndex(of: next) ?? state.holds.count
                 state.holds = Array(state.holds.prefix(index)) + [Int(passThrough.hold)]
+                state.furthest = max(state.furthest, next)
             }
             let what = capture.growth == .inPlace ? String(format: "the live sink now asks PipeWire for %.0f ms cycles", next * 1000)
                 : String(format: "the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long)", next * 1000)
@@ -313,15 +317,21 @@ final class LiveFeed: @unchecked Sendable {
         guard let passThrough, let index = Self.fragmentSteps.firstIndex(of: from), index > 0 else { return }
         let last = lastGrowth.load(ordering: .relaxed)
         guard last != .max else { return }
+        // Both times read before `now`: one stored meanwhile is not taken for the future.
+        let underran = lastUnderrun.load(ordering: .relaxed)
+        let latest = max(last, underran)
         let now = MonotonicClock.nanoseconds()
-        let since = Double(now &- max(last, lastUnderrun.load(ordering: .relaxed))) / 1e9
+        let since = now > latest ? Double(now - latest) / 1e9 : 0
         let (calm, holds) = steps.withLock { ($0.calm, $0.holds) }
         let span = Int64(passThrough.hold) + Int64(((from + 0.05) * rate).rounded())
-        guard index - 1 < holds.count, Self.stepsBack(sinceUnderrun: since, calm: calm, quiet: passThrough.isQuiet(forFrames: span)) else { return }
+        let quiet = passThrough.isQuiet(forFrames: span)
+        guard index - 1 < holds.count, Self.stepsBack(sinceUnderrun: since, calm: calm, quiet: quiet) else { return }
         let back = Self.fragmentSteps[index - 1]
         let before = Double(passThrough.hold) / rate * 1000
         let note: String? = replacing.withLock { _ in
-            guard let failed = changeFragment(from: from, to: back, hold: holds[index - 1], passThrough: passThrough) else { return nil }
+            // An underrun since the look above: not a calm spell after all.
+            guard lastUnderrun.load(ordering: .relaxed) == underran,
+                  let failed = changeFragment(from: from, to: back, hold: holds[index - 1], passThrough: passThrough) else { return nil }
             if !failed.isEmpty { return String(format: "no underrun for %.0f s, and ", since) + failed }
             steps.withLock {
                 $0.steppedBackAt = now
@@ -331,7 +341,7 @@ final class LiveFeed: @unchecked Sendable {
                 : String(format: "the live sink's capture takes %.0f ms fragments again", back * 1000)
             return String(format: "no underrun for %.0f s: %@, the sound %.1f ms behind instead of %.1f (%@)",
                           since, what, Double(passThrough.hold) / rate * 1000, before,
-                          passThrough.isQuiet(forFrames: span) ? "the difference skipped while quiet" : "the difference skipped")
+                          quiet ? "the difference skipped while quiet" : "the difference skipped")
         }
         if let note { onNote?(note) }
     }
@@ -485,16 +495,13 @@ final class LiveFeed: @unchecked Sendable {
             if counts.moved + counts.droppedAfterFix > 0 {
                 played += "; transients placed before a new distance: \(counts.moved) moved to their sound, \(counts.droppedAfterFix) dropped with their skipped sound"
             }
-            let grownTo = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
-            let (holds, backs) = steps.withLock { ($0.holds, $0.backs) }
-            if grownTo > Self.fragmentSteps[0] {
-                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", grownTo * 1000, held)
-            }
-            if backs > 0 {
-                played += "; after underruns the capture's fragment grew and stepped back \(plural(backs, "time")) once the sound went without one"
-                if grownTo == Self.fragmentSteps[0] {
-                    played += String(format: ", ending as it began: %.0f ms fragments, the sound %.1f ms behind", grownTo * 1000, Double(holds.first ?? 0) / rate * 1000)
-                }
+            let now = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
+            let (backs, furthest) = steps.withLock { ($0.backs, $0.furthest) }
+            if backs == 0, now > Self.fragmentSteps[0] {
+                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", now * 1000, held)
+            } else if backs > 0 {
+                played += String(format: "; after underruns the capture took fragments of up to %.0f ms (PipeWire's graph cycle) and stepped back %@ once the sound went without one, ending with %.0f ms fragments, the sound %.1f ms behind",
+                                  furthest * 1000, plural(backs, "time"), now * 1000, held)
             }
             lines.append(played)
         }

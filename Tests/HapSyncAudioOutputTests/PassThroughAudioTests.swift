@@ -68,8 +68,8 @@ struct PassThroughAudioTests {
         silence.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 200) }
         #expect(p.isQuiet(forFrames: 149) && !p.isQuiet(forFrames: 150))
         // A non-finite sample is written as 0: quiet.
-        let nan = [Float](repeating: .nan, count: 2 * 10)
-        nan.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 300) }
+        let infinite = [Float](repeating: .infinity, count: 2 * 10)
+        infinite.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: 300) }
         #expect(p.isQuiet(forFrames: 159))
     }
 

@@ -130,41 +130,8 @@ extension LiveTests {
             let lag = try #require(feed.session.counts.lags.percentileMs(50))
             #expect(lag >= 35, "the sound played on \(lag) ms after it reached the live sink")
             _ = engine.stop()
-            // Every click reached the pipe, and each got its transient (the k-th in time).
-            let clicks = ClickOnsets.frames(in: reader.recording)
-            let taps = Self.transients(URL(fileURLWithPath: tracePath)).sorted()
-            #expect(clicks.count == Self.clicks, "found \(clicks.count) clicks in the pipe")
-            #expect(taps.count == Self.clicks, "\(taps.count) transients in the trace; \(feed.summary)")
-            guard clicks.count == Self.clicks, taps.count == Self.clicks else { return }
-            // The transients come at the clicks' spacing (the k-th is the k-th click's, also for
-            // clicks the pipe cannot time below): none missing with a stray one in its place.
-            let gaps = zip(taps.dropFirst(), taps).map { Double($0 - $1) / 1e9 }
-            #expect(gaps.allSatisfy { abs($0 - Self.spacing) <= 0.05 }, "transients' gaps (s): \(gaps)")
-            // The pipe's reads time a click by those within half a second of it: where the pipe
-            // sink's own timing jumped there, its server hiccuped and the click is not timed
-            // (seen as paplay's stream began, in about one run in six with the other live suite
-            // beside this one, the capture from the same server coming late at that moment too).
-            // Every other click is judged; with fewer than half left, the attempt runs again.
-            let window = Int64(reader.sampleRate / 2)
-            let jumps = reader.discontinuities
-            let nearJump = clicks.map { frame in jumps.contains { abs($0.frame - Int64(frame)) <= window } }
-            let offsets = clicks.indices.filter { !nearJump[$0] }.map { k in
-                reader.heardTime(ofFrame: Int64(clicks[k])).map { Double(Int64($0) - taps[k]) / 1e6 } ?? .infinity
-            }
-            if offsets.count < (Self.clicks + 1) / 2 {
-                watch.report("the pipe sink's timing jumped near \(Self.clicks - offsets.count) of the clicks ("
-                    + jumps.map { String(format: "%+.1f ms at frame %lld", $0.jump / 1e6, $0.frame) }.joined(separator: ", ")
-                    + "; \(feed.playedOn.lateFrames) frames not captured in time)")
-            }
-            // Too few to judge: this attempt fails (as a stall, just reported) and runs again.
-            #expect(offsets.count >= (Self.clicks + 1) / 2, "only \(offsets.count) of \(Self.clicks) clicks timed by the pipe")
-            print("live, capture grown to 20 ms (\(feed.captureFragmentFrames) frames granted, lag p50 \(String(format: "%.1f", lag)) ms): "
-                  + "heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))"
-                  + (offsets.count < Self.clicks ? " (\(Self.clicks - offsets.count) near a jump of the pipe's timing, not timed)" : "")
-                  + "\n\(feed.summary)")
-            let sorted = offsets.sorted()
-            #expect(!sorted.isEmpty && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)")
-            #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient (or not timed by the pipe): \(offsets); \(feed.summary)")
+            Self.expectClicksFelt(reader: reader, trace: tracePath, summary: feed.summary, watch: watch,
+                                  what: "capture grown to 20 ms (\(feed.captureFragmentFrames) frames granted, lag p50 \(String(format: "%.1f", lag)) ms)")
         }
     }
 
@@ -180,7 +147,7 @@ extension LiveTests {
         let folder = try TemporaryDirectory("live-settle")
         defer { folder.remove() }
         let track = try Self.clickTrack(in: folder.url)
-        try await retryingWhenStalled("live step back, native sink") { _ in
+        try await retryingWhenStalled("live step back, native sink") { watch in
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
@@ -216,7 +183,7 @@ extension LiveTests {
             #expect(poll(seconds: 2) { feed.captureFragmentFrames == firstCycle }, "the sink's cycle \(feed.captureFragmentFrames) frames, at first \(firstCycle)")
             // The lag is the first cycle's again: the 20 ms hold and a 5.3 ms cycle, not the grown 25.7 and 10.7.
             try Self.expectSteppedBack(paplay: paplay, track: track, into: LiveCommand.sinkName, feed: feed, engine: engine, reader: reader,
-                                       trace: tracePath, what: "native sink stepped back", lagUnder: 30)
+                                       trace: tracePath, watch: watch, what: "native sink stepped back", lagUnder: 30)
         }
     }
 
@@ -229,7 +196,7 @@ extension LiveTests {
         let folder = try TemporaryDirectory("live-settle")
         defer { folder.remove() }
         let track = try Self.clickTrack(in: folder.url)
-        try await retryingWhenStalled("live step back, pipewire-pulse") { _ in
+        try await retryingWhenStalled("live step back, pipewire-pulse") { watch in
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
@@ -246,7 +213,7 @@ extension LiveTests {
             #expect(abs(feed.captureFragmentFrames - Int(0.005 * rate)) <= Int(0.001 * rate), "granted \(feed.captureFragmentFrames) frames")
             // The first hold's lag: under the 25 ms the growth held the sound (and its stream's latency on top).
             try Self.expectSteppedBack(paplay: paplay, track: track, into: liveSink.name, feed: feed, engine: engine, reader: reader,
-                                       trace: tracePath, what: "pipewire-pulse capture stepped back", lagUnder: 33)
+                                       trace: tracePath, watch: watch, what: "pipewire-pulse capture stepped back", lagUnder: 33)
         }
     }
 
@@ -254,33 +221,59 @@ extension LiveTests {
     /// summary says it stepped back once and ended as it began, every click is felt where the pipe
     /// hears it (`expectClicksFelt`), and the lag is under `lagUnder` ms.
     static func expectSteppedBack(paplay: String, track: URL, into sink: String, feed: LiveFeed, engine: HapticEngine, reader: PipeSinkReader,
-                                  trace: String, what: String, lagUnder: Double, sourceLocation: SourceLocation = #_sourceLocation) throws {
+                                  trace: String, watch: StallWatch, what: String, lagUnder: Double,
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
         let played = try run(paplay, ["--device=\(sink)", track.path])
         #expect(played.status == 0, "\(played.out)", sourceLocation: sourceLocation)
         usleep(300_000)
         feed.stop()
         let summary = feed.summary
-        #expect(summary.contains("stepped back 1 time") && summary.contains("ending as it began: 5 ms fragments, the sound 20.0 ms behind"),
+        // A real underrun (a busy machine) grows and steps back on its own: this attempt says so and runs again.
+        if feed.playedOn.underruns > 0 { watch.report("the sound played on underran \(plural(feed.playedOn.underruns, "time")) by itself") }
+        #expect(summary.contains("stepped back 1 time") && summary.contains("ending with 5 ms fragments, the sound 20.0 ms behind"),
                 "\(summary)", sourceLocation: sourceLocation)
         _ = engine.stop()
-        expectClicksFelt(reader: reader, trace: trace, summary: summary, what: what, sourceLocation: sourceLocation)
+        expectClicksFelt(reader: reader, trace: trace, summary: summary, watch: watch, what: what, sourceLocation: sourceLocation)
         let lag = try #require(feed.session.counts.lags.percentileMs(50), sourceLocation: sourceLocation)
         #expect(lag < lagUnder, "the sound played on \(lag) ms after it reached the live sink", sourceLocation: sourceLocation)
     }
 
-    /// Every click of the click track the pipe heard got its transient in `trace`, the median
-    /// within 1 ms of it and each within 10 ms (the nearest click to each transient); printed
-    /// with `summary`.
-    static func expectClicksFelt(reader: PipeSinkReader, trace: String, summary: String, what: String,
+    /// Every click of the click track reached the pipe and got its transient in `trace` (the
+    /// k-th in time), the transients at the clicks' spacing; each click the pipe times heard
+    /// within 10 ms of its transient, the median within 1 ms. The pipe's reads time a click by
+    /// those within half a second of it: where the pipe sink's own timing jumped there, its
+    /// server hiccuped and the click is not timed (seen as paplay's stream began, in about one
+    /// run in six with the other live suite beside this one, the capture from the same server
+    /// coming late at that moment too). With fewer than half left, `watch` hears of it and the
+    /// attempt fails, to run again. Printed with `summary`.
+    static func expectClicksFelt(reader: PipeSinkReader, trace: String, summary: String, watch: StallWatch, what: String,
                                  sourceLocation: SourceLocation = #_sourceLocation) {
-        let clicks = ClickOnsets.frames(in: reader.recording).compactMap { reader.heardTime(ofFrame: Int64($0)) }
-        let taps = transients(URL(fileURLWithPath: trace))
+        let clicks = ClickOnsets.frames(in: reader.recording)
+        let taps = transients(URL(fileURLWithPath: trace)).sorted()
         #expect(clicks.count == Self.clicks, "found \(clicks.count) clicks in the pipe", sourceLocation: sourceLocation)
         #expect(taps.count == Self.clicks, "\(taps.count) transients in the trace; \(summary)", sourceLocation: sourceLocation)
-        let offsets = taps.map { tap in clicks.map { Double(Int64($0) - tap) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
-        print("live, \(what): heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))\n\(summary)")
+        guard clicks.count == Self.clicks, taps.count == Self.clicks else { return }
+        // The transients come at the clicks' spacing (the k-th is the k-th click's, also for
+        // clicks the pipe cannot time below): none missing with a stray one in its place.
+        let gaps = zip(taps.dropFirst(), taps).map { Double($0 - $1) / 1e9 }
+        #expect(gaps.allSatisfy { abs($0 - Self.spacing) <= 0.05 }, "transients' gaps (s): \(gaps)", sourceLocation: sourceLocation)
+        let window = Int64(reader.sampleRate / 2)
+        let jumps = reader.discontinuities
+        let nearJump = clicks.map { frame in jumps.contains { abs($0.frame - Int64(frame)) <= window } }
+        let offsets = clicks.indices.filter { !nearJump[$0] }.map { k in
+            reader.heardTime(ofFrame: Int64(clicks[k])).map { Double(Int64($0) - taps[k]) / 1e6 } ?? .infinity
+        }
+        if offsets.count < (Self.clicks + 1) / 2 {
+            watch.report("the pipe sink's timing jumped near \(Self.clicks - offsets.count) of the clicks ("
+                + jumps.map { String(format: "%+.1f ms at frame %lld", $0.jump / 1e6, $0.frame) }.joined(separator: ", ") + ")")
+        }
+        // Too few to judge: this attempt fails (as a stall, just reported) and runs again.
+        #expect(offsets.count >= (Self.clicks + 1) / 2, "only \(offsets.count) of \(Self.clicks) clicks timed by the pipe", sourceLocation: sourceLocation)
+        print("live, \(what): heard by the pipe − the transient's time (ms): \(offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))"
+              + (offsets.count < Self.clicks ? " (\(Self.clicks - offsets.count) near a jump of the pipe's timing, not timed)" : "") + "\n\(summary)")
         let sorted = offsets.sorted()
         #expect(!sorted.isEmpty && abs(sorted[sorted.count / 2]) <= 1, "median off by more than 1 ms: \(offsets)", sourceLocation: sourceLocation)
-        #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient: \(offsets)", sourceLocation: sourceLocation)
+        #expect(offsets.allSatisfy { abs($0) <= 10 }, "a click more than 10 ms from its transient (or not timed by the pipe): \(offsets); \(summary)",
+                sourceLocation: sourceLocation)
     }
 }
