@@ -98,8 +98,11 @@ package final class PassThroughAudio: @unchecked Sendable {
     static let arrivalSpan: UInt64 = 1_000_000
 
     /// Whether the output follows the capture's clock (see the type's summary); false: one frame
-    /// for one frame always.
-    package let followsDrift: Bool
+    /// for one frame always (a capture and an output run by one driver, PipeWire's node group:
+    /// there is no drift to follow, and leaning on the arrivals' jitter would only move the sound
+    /// off its frames). `activate` may change it. Any thread.
+    package var followsDrift: Bool { followsDriftFlag.load(ordering: .relaxed) }
+    private let followsDriftFlag: Atomic<Bool>
     /// The stream's rate, Hz, which sets the time constants below at each fix (`activate` may
     /// change it while dormant).
     private let streamRate: Atomic<Int>
@@ -135,7 +138,7 @@ package final class PassThroughAudio: @unchecked Sendable {
     /// whose first block plays `hold` frames behind the capture, for streams at about
     /// `sampleRate` (which sets its time constants). `active` false: dormant until `activate`.
     package init(capacityFrames: Int = 1 << 16, hold: Int, active: Bool = true, sampleRate: Double = 48_000, followsDrift: Bool = true) {
-        self.followsDrift = followsDrift
+        followsDriftFlag = Atomic(followsDrift)
         streamRate = Atomic(Self.rateHz(sampleRate))
         var c = 1024
         while c < capacityFrames, c < 1 << 24 { c <<= 1 }
@@ -239,11 +242,14 @@ package final class PassThroughAudio: @unchecked Sendable {
 
     /// Turns it on, `hold` frames behind the capture to come (clamped to half the capacity), for
     /// a stream at `sampleRate` Hz when given (a service's dormant pass-through learns its
-    /// stream's rate here): the distance is fixed by the first block after that capture's first
-    /// write, which continues at `capturedFrames`; what was captured before plays as silence.
-    /// Any thread, while no capture writes (one capture stopped, the next not started).
-    package func activate(hold: Int, sampleRate: Double? = nil) {
+    /// stream's rate here), following the capture's clock or not as `followsDrift` says when
+    /// given (a service's learns whether its capture shares its stream's driver): the distance is
+    /// fixed by the first block after that capture's first write, which continues at
+    /// `capturedFrames`; what was captured before plays as silence. Any thread, while no capture
+    /// writes (one capture stopped, the next not started).
+    package func activate(hold: Int, sampleRate: Double? = nil, followsDrift: Bool? = nil) {
         if let sampleRate { streamRate.store(Self.rateHz(sampleRate), ordering: .relaxed) }
+        if let followsDrift { followsDriftFlag.store(followsDrift, ordering: .relaxed) }
         holdFrames.store(Int64(min(max(hold, 0), capacity / 2)), ordering: .relaxed)
         activatedAt.store(written.load(ordering: .acquiring), ordering: .relaxed)
         unfix()

@@ -277,7 +277,9 @@ struct LiveRun {
         // The graph's rate is known once the stream that plays the sound on runs; the pass-through
         // holds the delay at any rate the analysis takes.
         let assumed = 48_000.0
-        let passThrough = Self.passThrough(delayMs: delayMs, rate: assumed, capacityRate: StreamingOnsetDetector.sampleRates.upperBound)
+        // One driver runs the sink and the stream (the node group): no drift to follow.
+        let passThrough = Self.passThrough(delayMs: delayMs, rate: assumed, capacityRate: StreamingOnsetDetector.sampleRates.upperBound,
+                                           followsDrift: false)
         // The stream asks for the live sink's first cycle (both rounded up to a power of two
         // frames, as grouped nodes): the graph runs the shortest cycle its nodes ask for, and a
         // change of it when the sink joins would cost an underrun (PipeWire 0.3.65 wakes once on
@@ -388,10 +390,10 @@ struct LiveRun {
     /// The pass-through for a run `delayMs` behind the live sink at `rate` Hz, holding enough for
     /// that delay at `capacityRate` (a rate known only later: the pass-through is activated anew
     /// for it).
-    private static func passThrough(delayMs: Double, rate: Double, capacityRate: Double? = nil) -> PassThroughAudio {
+    private static func passThrough(delayMs: Double, rate: Double, capacityRate: Double? = nil, followsDrift: Bool = true) -> PassThroughAudio {
         let hold = holdFrames(delayMs: delayMs, rate: rate)
         let most = holdFrames(delayMs: delayMs, rate: max(rate, capacityRate ?? rate))
-        return PassThroughAudio(capacityFrames: max(1 << 16, 4 * most), hold: hold, sampleRate: rate)
+        return PassThroughAudio(capacityFrames: max(1 << 16, 4 * most), hold: hold, sampleRate: rate, followsDrift: followsDrift)
     }
 
     /// The engine on `audio` with the haptic outputs the options name, started.

@@ -395,7 +395,8 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         let delayMs = LiveCommand.defaultDelayMs(lookAhead: detector.lookAhead.seconds)
         // The stream awake first (a paused one is resumed and realigned), then the pass-through.
         audio.willPlay()
-        passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate)
+        // The native sink shares the stream's driver (its node group): no drift to follow.
+        passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate, followsDrift: pipeWire == nil)
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: captureSink, channels: channels,
                             rate: rate, server: server, pipeWire: pipeWire, style: style, profile: profile, sensitivity: detector.sensitivity,
                             minimumGap: detector.minimumGap)

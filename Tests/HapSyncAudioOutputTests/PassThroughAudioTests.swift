@@ -423,6 +423,42 @@ struct PassThroughAudioTests {
         #expect(Self.meanBehind(blocks, 60, 120) - Self.meanBehind(blocks, 0, 1) > 1_000, "a slow device fell behind for good")
     }
 
+    /// A capture and an output run by one driver (PipeWire's node group), its cycles arriving
+    /// with up to 4 ms of jitter (a card's pointer read on a timer, under emulation): turned on
+    /// without following drift, every frame is played as captured, one for one, and the rate
+    /// never leans, however the arrivals wander.
+    @Test func turnedOnWithoutFollowingDriftEveryFrameIsPlayedAsCaptured() {
+        let p = PassThroughAudio(capacityFrames: 1 << 16, hold: 960)
+        #expect(p.followsDrift)
+        p.activate(hold: 960, followsDrift: false)
+        #expect(!p.followsDrift)
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func jitter() -> Double {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(seed >> 11) / Double(1 << 53) * 0.004
+        }
+        var chunk = [Float](repeating: 0, count: 2 * 256), out = [Float](repeating: 0, count: 2 * 256)
+        var stepsOff = 0, between = 0, lean = 0
+        for cycle in 0..<2_000 {
+            let first = Int64(cycle) * 256, at = Double(first) / 48_000
+            for i in 0..<256 {
+                chunk[2 * i] = Float(first + Int64(i) + 1)
+                chunk[2 * i + 1] = -Float(first + Int64(i) + 1)
+            }
+            chunk.withUnsafeBufferPointer { p.write($0, channels: 2, firstFrame: first, at: UInt64((at + jitter()) * 1e9)) }
+            out.withUnsafeMutableBufferPointer { b in
+                b.update(repeating: 0)
+                p.mix(into: b.baseAddress!, frames: 256, firstFrame: first, at: UInt64((at + jitter()) * 1e9))
+            }
+            lean = max(lean, abs(p.rateErrorPPM))
+            guard out[0] != 0 else { continue }
+            between += (0..<256).filter { out[2 * $0] != out[2 * $0].rounded() }.count
+            stepsOff += (1..<256).filter { out[2 * $0] - out[2 * $0 - 2] != 1 }.count
+        }
+        #expect(lean == 0 && between == 0 && stepsOff == 0, "leaned \(lean) ppm, \(between) frames read between two, \(stepsOff) steps off one")
+        #expect(p.lateFrames == 0)
+    }
+
     /// A service's pass-through is made dormant before its stream's rate is known: turned on for
     /// a 96 kHz stream, its time constants are 96 kHz's (the dead band 0.25 ms = 24 frames), not
     /// those of the 48 kHz it was made with; turned on again for 48 kHz, 48 kHz's.
