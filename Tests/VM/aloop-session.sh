@@ -5,7 +5,9 @@
 # "aloop", Assets/clicks.ahap played on it by `hapsync play` with its haptics as a waveform on the
 # rear channels and a trace beside, while aloop-capture records the cable's other side,
 # hw:Loopback,1,0. Passes: "pulse" (PulseAudio, --audio pulse), then PipeWire with wireplumber and
-# pipewire-pulse: "pipewire-pulse" (--audio pulse) and "pipewire" (--audio pipewire, natively).
+# pipewire-pulse: "pipewire-pulse" (--audio pulse) and "pipewire" (--audio pipewire, natively),
+# and "live": `hapsync live` natively, the card's driver running its sink's graph, a click track
+# played into hapsync-live, the sound played on to the card with the haptics on its rear channels.
 # Everything a pass leaves goes to OUT/PASS.*; the host checks it (Tests/VM/check-aloop.py).
 #   aloop-session.sh REPO OUT HAPSYNC CAPTURE
 # Prints "== PASS ok" or "== PASS error: ..." per pass; exits 1 when a server could not be set up.
@@ -64,6 +66,55 @@ measure() {
   echo "$pass card: $(grep -E "^(format|channels|rate|period_size|buffer_size):" "$out/$pass.card-params" | tr -s ' \n' ' ')"
   sed "s/^/$pass capture: /" "$out/$pass.capture.log"
   [ "$rc" = 0 ] || { echo "== $pass error: hapsync play exited $rc"; return 1; }
+  [ "$caprc" = 0 ] || { echo "== $pass error: the capture exited $caprc"; return 1; }
+  echo "== $pass ok"
+}
+
+# The live pass: `hapsync live` natively on PipeWire, playing on to the card with its haptics'
+# drive on the rear channels (the card's driver runs the live sink's graph), while paplay plays a
+# click track into hapsync-live: 8 decaying 180 Hz bursts every 0.25 s from 0.25 s, each
+# starting at full phase (its first sample its loudest, so its first frame is found exactly).
+measure_live() {
+  local pass=live cap live rc track=/tmp/live-clicks.wav
+  rm -f "$out/$pass".*
+  python3 - "$track" <<'PY' || { echo "== $pass error: could not write the click track"; return 1; }
+import math, struct, sys, wave
+rate, clicks, spacing = 48000, 8, 0.25
+x = [0.0] * int((0.5 + spacing * clicks) * rate)
+for k in range(clicks):
+    start = int((0.25 + spacing * k) * rate)
+    for i in range(rate * 3 // 100):
+        x[start + i] = 0.8 * math.exp(-i / (rate / 250)) * math.cos(2 * math.pi * 180 * i / rate)
+with wave.open(sys.argv[1], "wb") as w:
+    w.setnchannels(1)
+    w.setsampwidth(2)
+    w.setframerate(rate)
+    w.writeframes(b"".join(struct.pack("<h", round(v * 32767)) for v in x))
+PY
+  "$capture" hw:Loopback,1,0 4 48000 20 "$out/$pass.capture" > "$out/$pass.capture.log" 2>&1 &
+  cap=$!
+  sleep 0.4
+  kill -0 "$cap" 2>/dev/null || { echo "== $pass error: the capture did not start: $(cat "$out/$pass.capture.log")"; return 1; }
+  "$hapsync" live --audio pipewire --sink "$sink" --seconds 12 --haptics "waveform:$sink:rear" \
+    --haptics "trace:$out/$pass.trace.jsonl" --onsets "$out/$pass.onsets.jsonl" --force > "$out/$pass.play.log" 2>&1 &
+  live=$!
+  for _ in $(seq 150); do grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null && break; kill -0 "$live" 2>/dev/null || break; sleep 0.1; done
+  if grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null; then
+    sleep 0.5
+    paplay --device=hapsync-live "$track" > "$out/$pass.paplay.log" 2>&1 || echo "== $pass error: paplay exited $?: $(cat "$out/$pass.paplay.log")"
+    sleep 0.5
+    kill -INT "$live" 2>/dev/null
+  fi
+  wait "$live"
+  rc=$?
+  sleep 0.4
+  kill -TERM "$cap" 2>/dev/null
+  wait "$cap"
+  local caprc=$?
+  sed "s/^/$pass live: /" "$out/$pass.play.log"
+  sed "s/^/$pass capture: /" "$out/$pass.capture.log"
+  # Ended by the INT it was sent: 130, as the shell's own code for it.
+  [ "$rc" = 0 ] || [ "$rc" = 130 ] || { echo "== $pass error: hapsync live exited $rc"; return 1; }
   [ "$caprc" = 0 ] || { echo "== $pass error: the capture exited $caprc"; return 1; }
   echo "== $pass ok"
 }
@@ -147,6 +198,7 @@ CONF
   elif check_sink PipeWire; then
     measure pipewire-pulse pulse || r=1
     measure pipewire pipewire || r=1
+    measure_live || r=1
   else
     r=1
   fi
