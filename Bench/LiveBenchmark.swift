@@ -8,6 +8,7 @@ import HapSyncHapticOutput
 import HapSyncMeasurement
 import HapSyncPulseAudio
 import HapSyncTestSupport
+import Synchronization
 
 /// `hapsync-bench live`: `hapsync live` as a user runs it, on the sound server this runs under.
 /// Files of the labelled onset set (`OnsetTestSet`: the clean drum track, and the same over the
@@ -213,6 +214,14 @@ enum LiveTools {
     /// output it played the sound on through, as its start line names it ("pipewire 0.3.65":
     /// natively; "pulseaudio ...": PulseAudio's protocol), nil if it did not say.
     static func runLive(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws -> (summary: String, cpu: Double, audio: String?) {
+        let (summary, cpu, audio, _) = try runLiveNoting(hapsync, arguments, play: play)
+        return (summary, cpu, audio)
+    }
+
+    /// `runLive`, with each warning and note the run wrote to standard error after its start
+    /// line, and when it came (seconds after `play` began, to a tenth).
+    static func runLiveNoting(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws
+        -> (summary: String, cpu: Double, audio: String?, notes: [(at: Double, line: String)]) {
         let live = Process()
         live.executableURL = hapsync
         live.arguments = arguments
@@ -236,12 +245,35 @@ enum LiveTools {
             waited += 1
         }
         let started = Date()
+        // The run's notes, looked for every second while `play` plays and after.
+        let notes = Locked<(said: [(at: Double, line: String)], seen: Int)>(([], 0))
+        let lookForNotes = { @Sendable in
+            let lines = ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").split(separator: "\n")
+            let said = lines.filter { $0.hasPrefix("note: ") || $0.hasPrefix("warning: ") }
+            let at = Date().timeIntervalSince(started)
+            notes.withLock { n in
+                for line in said.dropFirst(n.seen) { n.said.append((at, String(line))) }
+                n.seen = max(n.seen, said.count)
+            }
+        }
+        let watching = Atomic<Bool>(true)
+        let watcher = Thread {
+            while watching.load(ordering: .relaxed) {
+                lookForNotes()
+                usleep(1_000_000)
+            }
+        }
+        watcher.start()
+        defer { watching.store(false, ordering: .relaxed) }
         try play()
         var cpuTicks = 0.0
         while live.isRunning {
             cpuTicks = self.cpuTicks(pid: live.processIdentifier) ?? cpuTicks
             usleep(100_000)
         }
+        watching.store(false, ordering: .relaxed)
+        while !watcher.isFinished { usleep(10_000) }
+        lookForNotes()
         live.waitUntilExit()
         while !collect.isFinished { usleep(10_000) }
         let cpu = cpuTicks / Double(sysconf(Int32(_SC_CLK_TCK))) / max(Date().timeIntervalSince(started), 1e-3) * 100
@@ -251,7 +283,7 @@ enum LiveTools {
             .first { $0.hasPrefix("live: ") && $0.hasSuffix("; Ctrl-C stops") }
         let audio = start.flatMap { line in line.range(of: "; audio ", options: .backwards).map { String(line[$0.upperBound...].dropLast("; Ctrl-C stops".count)) } }
             .map { start?.contains("(PipeWire, natively)") == true ? "\($0), the live sink made natively" : $0 }
-        return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu, audio)
+        return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu, audio, notes.withLock { $0.said })
     }
 
     /// utime + stime of a process, clock ticks.

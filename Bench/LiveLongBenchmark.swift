@@ -50,10 +50,13 @@ func liveLongBenchmark(seconds: Double, label: String = "", cardPPM: Double = 0)
     defer { reader.stop() }
     let trace = dir.appendingPathComponent("live.jsonl")
     print("live-long: \(clickFrames.count) clicks over \(Int(seconds)) s into hapsync-live on \(server)\(label)")
-    let (text, cpu, audio) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(seconds + 4),
-                                                      "--haptics", "trace:\(trace.path)", "--force"]) {
+    let (text, cpu, audio, notes) = try LiveTools.runLiveNoting(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(seconds + 4),
+                                                                   "--haptics", "trace:\(trace.path)", "--force"]) {
         _ = try LiveTools.run(paplay, ["--device=hapsync-live", track.path])
     }
+    // What the run changed by itself (growths and steps back after underruns), and when: the
+    // play began at 0; paplay's file has its first click at 0.5 s (the poll: within 1 s after).
+    for note in notes { print(String(format: "live-long: at %.0f s: ", note.at) + note.line) }
 
     let heardFrames = ClickOnsets.frames(in: reader.recording)
     let heard = heardFrames.compactMap { reader.heardTime(ofFrame: Int64($0)) }.map { Double($0) / 1e9 }

@@ -1,5 +1,6 @@
 /// How a stream's latency grows when it underruns: each time underruns were seen since the last
-/// look, by half again (rounded up to a whole millisecond), up to `cap`; never down. The one rule
+/// look, by half again (rounded up to a whole millisecond), up to `cap`; down only when its owner
+/// says the graph has gone a calm spell (`settle`). The one rule
 /// for every output that adapts (PipeWire's `node.latency`, PulseAudio's `tlength`). Pure, so
 /// tests drive it.
 package struct AdaptiveLatency: Sendable, Equatable {
@@ -25,6 +26,16 @@ package struct AdaptiveLatency: Sendable, Equatable {
         guard current < cap else { return nil }
         // Whole milliseconds, up (less a hair, so that 30.000000000000004 ms stays 30).
         current = min(cap, (current * 1500 - 1e-6).rounded(.up) / 1000)
+        return current
+    }
+
+    /// Back to `seconds`, never below `initial`, when it grew past that: a stream whose graph has
+    /// gone a calm spell without an underrun (`hapsync live`'s step back). Returns the new
+    /// latency, or nil when it did not change.
+    package mutating func settle(to seconds: Double) -> Double? {
+        let target = max(initial, min(seconds.isFinite ? seconds : current, current))
+        guard target < current else { return nil }
+        current = target
         return current
     }
 }

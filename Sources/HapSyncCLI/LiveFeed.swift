@@ -42,8 +42,8 @@ final class LiveFeed: @unchecked Sendable {
     private let lastUnderrun = Atomic<UInt64>(0)
     /// The hold each fragment step had when the run took it (index: the step), the first the
     /// run's own; and how long the sound must go without an underrun before a grown capture
-    /// steps back (`settleCapture`), seconds: `calmSeconds` at first, twice as long each time an
-    /// underrun came sooner than that after a step back (10 minutes at most). On `adaptQueue`
+    /// steps back (`settleCapture`), seconds: `calmSeconds` at first, `failedCalmSeconds` once an
+    /// underrun came sooner than that after a step back. On `adaptQueue`
     /// or inside `replacing`.
     private let steps = Locked<(holds: [Int], calm: Double, steppedBackAt: UInt64?, backs: Int, furthest: Double)>(([], 0, nil, 0, 0))
     private var settleTimer: DispatchSourceTimer?
@@ -86,6 +86,12 @@ final class LiveFeed: @unchecked Sendable {
     /// How long the sound played on goes without an underrun before a grown capture steps back
     /// to the fragment before (and the sound to that step's hold), seconds.
     static let calmSeconds = 60.0
+
+    /// The calm spell after a step back the graph could not keep (an underrun sooner than
+    /// `calmSeconds` after it), seconds: ten minutes. Under a load that lasts (4 busy threads on
+    /// 2 cores), each step back to 5 ms cycles underran again 3-19 s later; waiting twice as
+    /// long each time still cost an underrun every few minutes, this at most one in ten.
+    static let failedCalmSeconds = 600.0
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
     /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`, or, with
@@ -266,11 +272,11 @@ final class LiveFeed: @unchecked Sendable {
         let now = MonotonicClock.nanoseconds()
         // An underrun sooner than `calm` after a step back (the step's own included): the graph
         // did not keep the shorter cycle. It grows again at once (not a second later, as after a
-        // growth), and the next step back waits twice as long.
+        // growth), and the next step back waits `failedCalmSeconds`.
         let afterStepBack = steps.withLock { state -> Bool in
             defer { state.steppedBackAt = nil }
             guard let back = state.steppedBackAt, now > back, Double(now - back) / 1e9 < state.calm else { return false }
-            state.calm = max(state.calm, min(state.calm * 2, 600))
+            state.calm = max(state.calm, Self.failedCalmSeconds)
             return true
         }
         guard let passThrough, last != .max, afterStepBack || now &- last >= 1_000_000_000,
@@ -309,8 +315,8 @@ final class LiveFeed: @unchecked Sendable {
     /// shorter hold skips the difference, once, taken in a quiet moment (the newest hold and
     /// fragment and 50 ms of the capture under −50 dBFS: `PassThroughAudio.isQuiet`) when one
     /// comes within another `calm`, else anyway; a transient placed in the skipped sound is
-    /// dropped with it (`LiveSession`). An underrun sooner than `calm` after a step back doubles
-    /// `calm` (10 minutes at most): a graph that cannot keep the shorter cycle is not asked again
+    /// dropped with it (`LiveSession`). An underrun sooner than `calm` after a step back makes
+    /// `calm` `failedCalmSeconds`: a graph that cannot keep the shorter cycle is not asked again
     /// and again. Every second, on `adaptQueue`; `onNote` says what happened.
     private func settleCapture() {
         let from = fragment.withLock { $0 }
@@ -394,6 +400,9 @@ final class LiveFeed: @unchecked Sendable {
                           next * 1000, from * 1000)
         }
         if hold != Int(passThrough.hold) { passThrough.rehold(hold) }
+        // A step back: the stream that plays on, grown after the underrun too, asks for the
+        // shorter cycle as well (else the group's graph keeps the longer one).
+        if next < from { (audio as? PipeWireOutput)?.settleLatency(to: next) }
         lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         fragment.withLock { $0 = next }
         return ""

@@ -447,6 +447,19 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
 
     private let lostReason = Locked<String?>(nil)
 
+    /// After a calm spell without underrun: node.latency back to `seconds` (never below the
+    /// latency it began with) when it grew past that (`AdaptiveLatency.settle`). In a node group
+    /// the graph runs the shortest cycle its nodes ask for only once every node asks for it: a
+    /// stream left at its grown latency held PipeWire 0.3.65's cycle at 512 frames after
+    /// `hapsync live`'s sink asked for 256 again. Control side.
+    package func settleLatency(to seconds: Double) {
+        guard let settled = adaptation.withLock({ $0.settle(to: seconds) }) else { return }
+        lifetime.withLock { _ in
+            guard let stream else { return }
+            _ = hs_pw_set_latency(stream, UInt32((settled * sampleRate).rounded()))
+        }
+    }
+
     /// Loop thread, every 100 ms: after underruns, a longer node.latency (`AdaptiveLatency`).
     private func adapt() {
         let total = underrunCount.load(ordering: .relaxed)

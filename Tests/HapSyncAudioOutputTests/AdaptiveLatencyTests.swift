@@ -20,4 +20,18 @@ struct AdaptiveLatencyTests {
         #expect(a.cap == 0.2)
         #expect(a.underruns(3) == nil && a.current == 0.2 && a.current == a.initial)
     }
+
+    /// Settled after a calm spell: back to what is asked, never below where it began, never up.
+    @Test func settlesBackToWhatIsAskedNeverBelowItsStartNorUp() {
+        var a = AdaptiveLatency(initial: 0.005)
+        #expect(a.settle(to: 0.005) == nil, "not grown: nothing to settle")
+        _ = a.underruns(1)
+        _ = a.underruns(2)
+        #expect(a.current == 0.012)
+        #expect(a.settle(to: 0.02) == nil, "never up")
+        #expect(a.settle(to: 0.008) == 0.008 && a.current == 0.008)
+        #expect(a.settle(to: 0.001) == 0.005, "never below its start")
+        #expect(a.settle(to: .nan) == nil)
+        #expect(a.underruns(3) == 0.008, "grows again from where it settled")
+    }
 }
