@@ -218,8 +218,9 @@ enum LiveTools {
         return (summary, cpu, audio)
     }
 
-    /// `runLive`, with each warning and note the run wrote to standard error after its start
-    /// line, and when it came (seconds after `play` began, to a tenth).
+    /// `runLive`, with each warning and note the run wrote to standard error (those before its
+    /// start line too), and when it was seen (seconds after `play` began, by a look once a
+    /// second: up to a second late).
     static func runLiveNoting(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws
         -> (summary: String, cpu: Double, audio: String?, notes: [(at: Double, line: String)]) {
         let live = Process()
@@ -248,7 +249,9 @@ enum LiveTools {
         // The run's notes, looked for every second while `play` plays and after.
         let notes = Locked<(said: [(at: Double, line: String)], seen: Int)>(([], 0))
         let lookForNotes = { @Sendable in
-            let lines = ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").split(separator: "\n")
+            let text = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            // Whole lines only: one being written is taken at the next look.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             let said = lines.filter { $0.hasPrefix("note: ") || $0.hasPrefix("warning: ") }
             let at = Date().timeIntervalSince(started)
             notes.withLock { n in

@@ -88,9 +88,10 @@ final class LiveFeed: @unchecked Sendable {
     static let calmSeconds = 60.0
 
     /// The calm spell after a step back the graph could not keep (an underrun sooner than
-    /// `calmSeconds` after it), seconds: ten minutes. Under a load that lasts (4 busy threads on
-    /// 2 cores), each step back to 5 ms cycles underran again 3-19 s later; waiting twice as
-    /// long each time still cost an underrun every few minutes, this at most one in ten.
+    /// `calmSeconds` after it), seconds, for every step back after it in the run: ten minutes.
+    /// Under a load that lasts (4 busy threads on 2 cores), each step back underran again 3-21 s
+    /// later; waiting twice as long each time still cost an underrun every few minutes, this at
+    /// most one in ten.
     static let failedCalmSeconds = 600.0
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)

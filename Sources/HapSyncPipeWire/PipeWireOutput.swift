@@ -382,7 +382,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
             running.store(false, ordering: .releasing)
             throw PipeWireError.refused(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        stream = opened
+        // Under `lifetime`, as `close` clears it: `willPlay` and `hold` read it there from other threads.
+        lifetime.withLock { _ in stream = opened }
         serverVersion = String(cString: hs_pw_server_version(opened))
         do {
             try awaitReady()
@@ -452,19 +453,25 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// the graph runs the shortest cycle its nodes ask for only once every node asks for it: a
     /// stream left at its grown latency held PipeWire 0.3.65's cycle at 512 frames after
     /// `hapsync live`'s sink asked for 256 again. Control side.
+    /// Control side: it only records the latency; the loop thread's next `adapt` (within 100 ms)
+    /// asks for it, so that every node.latency the stream asks for is asked in order, on one
+    /// thread, for the latency `AdaptiveLatency` holds then (a growth meanwhile wins).
     package func settleLatency(to seconds: Double) {
-        guard let settled = adaptation.withLock({ $0.settle(to: seconds) }) else { return }
-        lifetime.withLock { _ in
-            guard let stream else { return }
-            _ = hs_pw_set_latency(stream, UInt32((settled * sampleRate).rounded()))
-        }
+        guard adaptation.withLock({ $0.settle(to: seconds) }) != nil else { return }
+        latencySettled.store(true, ordering: .releasing)
     }
+    /// A settled latency for `adapt` to ask for.
+    private let latencySettled = Atomic<Bool>(false)
 
-    /// Loop thread, every 100 ms: after underruns, a longer node.latency (`AdaptiveLatency`).
+    /// Loop thread, every 100 ms: after underruns, a longer node.latency (`AdaptiveLatency`); after
+    /// `settleLatency`, the settled one.
     private func adapt() {
         let total = underrunCount.load(ordering: .relaxed)
-        guard let grown = adaptation.withLock({ $0.underruns(total) }), let stream else { return }
-        _ = hs_pw_set_latency(stream, UInt32((grown * sampleRate).rounded()))
+        let grown = adaptation.withLock { $0.underruns(total) }
+        let settled = latencySettled.exchange(false, ordering: .acquiring)
+        guard grown != nil || settled, let stream else { return }
+        let latency = adaptation.withLock { $0.current }
+        _ = hs_pw_set_latency(stream, UInt32((latency * sampleRate).rounded()))
     }
 
     /// Loop thread, every 100 ms: pauses the stream once it has played only silence for

@@ -99,12 +99,16 @@ PY
     --haptics "trace:$out/$pass.trace.jsonl" --onsets "$out/$pass.onsets.jsonl" --force > "$out/$pass.play.log" 2>&1 &
   live=$!
   for _ in $(seq 150); do grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null && break; kill -0 "$live" 2>/dev/null || break; sleep 0.1; done
+  local problem=""
   if grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null; then
     sleep 0.5
-    paplay --device=hapsync-live "$track" > "$out/$pass.paplay.log" 2>&1 || echo "== $pass error: paplay exited $?: $(cat "$out/$pass.paplay.log")"
+    paplay --device=hapsync-live "$track" > "$out/$pass.paplay.log" 2>&1 || problem="paplay exited $?: $(cat "$out/$pass.paplay.log")"
     sleep 0.5
-    kill -INT "$live" 2>/dev/null
+  else
+    problem="hapsync live did not say its capture runs within 15 s"
   fi
+  # SIGTERM: a background job of this non-interactive shell starts with SIGINT ignored.
+  kill -TERM "$live" 2>/dev/null
   wait "$live"
   rc=$?
   sleep 0.4
@@ -113,8 +117,9 @@ PY
   local caprc=$?
   sed "s/^/$pass live: /" "$out/$pass.play.log"
   sed "s/^/$pass capture: /" "$out/$pass.capture.log"
-  # Ended by the INT it was sent: 130, as the shell's own code for it.
-  [ "$rc" = 0 ] || [ "$rc" = 130 ] || { echo "== $pass error: hapsync live exited $rc"; return 1; }
+  [ -z "$problem" ] || { echo "== $pass error: $problem"; return 1; }
+  # Ended by the TERM it was sent: 143, as the shell's own code for it (0: its --seconds came first).
+  [ "$rc" = 0 ] || [ "$rc" = 143 ] || { echo "== $pass error: hapsync live exited $rc"; return 1; }
   [ "$caprc" = 0 ] || { echo "== $pass error: the capture exited $caprc"; return 1; }
   echo "== $pass ok"
 }

@@ -21,7 +21,8 @@ onset log): each burst is fitted with the template of its own transient's sharpn
 expected where the live sink's onset put it, not on the click: onset frame - the click's first
 frame in the capture (`live_expected`); |burst - that| <= 1 sample says the haptics are
 sample-locked to the sound played on, from the second click on (the first warms the run up:
-see `check`). Its sync is checked as for `play`.
+see `check`), a click cut by a dropout at the card not judged. Its sync is taken at the onset's
+frame: when the card played it minus the onset log's transient_ns.
 
 Prints a table, the model's figures (how far behind the line the first reading after each pointer
 step lay: how closely the readings pin it),
@@ -77,11 +78,14 @@ def hapsync_heard(tap, blocks, rate):
 
 
 def first_audible(intensity, rate, sharpness=0.8):
-    """How many frames after its start a burst of `intensity` passes 0.02 (where `burst_start`
-    finds it), and 32 more: how far before that crossing its start is looked for."""
+    """How many frames after its start a burst of `intensity` and `sharpness` passes 0.02 (where
+    `burst_start` finds it), and 32 more: how far before that crossing its start is looked for;
+    at most 144, so that the fit's window (the template's 160 frames from there) still reaches
+    16 frames past the crossing. A slower burst (a sharpness near 0 at a low intensity) is not
+    found to the frame."""
     tmpl = burst_template(rate, sharpness)
     k = next((i for i, v in enumerate(tmpl) if abs(v) * intensity > 0.02), len(tmpl))
-    return max(96, k + 32)
+    return min(max(96, k + 32), 144)
 
 
 def live_expected(base, clicks, taps, rate):
@@ -195,8 +199,12 @@ def check(out, name):
     ok = True
     if live is not None:
         expected = [offset for offset, _ in live]
-        bursts = [(burst_template(rate, t.get("sharpness", 0.8)), first_audible(t.get("intensity", 1.0), rate)) for t in taps]
-        cuts = [None] * len(clicks)
+        bursts = [(burst_template(rate, t.get("sharpness", 0.8)), first_audible(t.get("intensity", 1.0), rate, t.get("sharpness", 0.8)))
+                  for t in taps]
+        # A dropout at the card (an underrun: every channel silent at once) inside a click: 16
+        # frames of exact silence on the front and rear channels within its 30 ms.
+        cuts = [next((k for k in range(c, min(c + rate * 3 // 100, len(front) - 16))
+                      if all(front[j] == 0 and rear[j] == 0 for j in range(k, k + 16))), None) for c in clicks]
     else:
         expected, bursts = [0] * len(clicks), [(burst_template(rate), 96)] * len(clicks)
         # A click is a run of full-scale frames; one shorter than the longest was cut by a dropout at
@@ -212,14 +220,18 @@ def check(out, name):
         b = burst_start(rear, c, burst, cut, before=before, search_from=c - 96 if name == "live" else None)
         if b is not None:
             b -= expected[n]
-        if b is None and cut is not None and run_length(rear, c) == 0 and any(abs(v) > 0.02 for v in rear[cut:cut + 2400]):
+        if name == "live" and cut is not None:
+            offsets.append("cut")   # a dropout inside the click: its burst is not judged
+        elif b is None and cut is not None and run_length(rear, c) == 0 and any(abs(v) > 0.02 for v in rear[cut:cut + 2400]):
             offsets.append("cut")
         elif b is None:
             after = [r for r in rear_onsets if r >= c]
             offsets.append(after[0] - c if after else None)
         else:
             offsets.append(b - c)
-        heard = t0 + c * frame_ns
+        # Where the card played the frame HapSync's time is for: the click's, or for the live
+        # pass the onset's (`expected` frames from the click).
+        heard = t0 + (c + expected[n]) * frame_ns
         candidates = [k for k in range(len(taps)) if claims[k] is not None and k not in used]
         i = min(candidates, key=lambda k: abs(heard - claims[k]), default=None)
         if i is None or abs(heard - claims[i]) > 125e6:
