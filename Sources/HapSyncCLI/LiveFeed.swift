@@ -40,12 +40,13 @@ final class LiveFeed: @unchecked Sendable {
     private let lastGrowth = Atomic<UInt64>(0)
     /// When the sound played on last underran, CLOCK_MONOTONIC ns (0: not yet).
     private let lastUnderrun = Atomic<UInt64>(0)
-    /// The hold each fragment step had when the run took it (index: the step), the first the
-    /// run's own; and how long the sound must go without an underrun before a grown capture
-    /// steps back (`settleCapture`), seconds: `calmSeconds` at first, `failedCalmSeconds` once an
-    /// underrun came sooner than that after a step back. On `adaptQueue`
-    /// or inside `replacing`.
-    private let steps = Locked<(holds: [Int], calm: Double, steppedBackAt: UInt64?, backs: Int, furthest: Double)>(([], 0, nil, 0, 0))
+    /// The hold each fragment step had when the run last took it (index: the step; the first the
+    /// run's own, set by `start`; as many as the furthest step the run reached); how long the
+    /// sound must go without an underrun before a grown capture steps back (`settleCapture`),
+    /// seconds: `calmSeconds` at first, `failedCalmSeconds` once an underrun came sooner than
+    /// that after a step back; when the latest step back came; and the steps back so far. On
+    /// `adaptQueue` or inside `replacing`.
+    private let steps = Locked<(holds: [Int], calm: Double, steppedBackAt: UInt64?, backs: Int)>(([], 0, nil, 0))
     private var settleTimer: DispatchSourceTimer?
     /// One capture made anew at a time: a growth's and the owner's after a server restart.
     private let replacing = Locked<Int>(0)
@@ -125,7 +126,7 @@ final class LiveFeed: @unchecked Sendable {
         self.passThrough = passThrough
         self.audio = audio
         before = (passThrough?.lateFrames ?? 0, passThrough?.lateBlocks ?? 0, passThrough?.overwrittenFrames ?? 0, audio?.underruns ?? 0)
-        steps.withLock { $0 = ([Int(passThrough?.hold ?? 0)], max(calmSeconds, 0.1), nil, 0, Self.fragmentSteps[0]) }
+        steps.withLock { $0.calm = max(calmSeconds, 0.1) }
     }
 
     private let recoversCapture: Bool
@@ -290,14 +291,12 @@ final class LiveFeed: @unchecked Sendable {
             guard let failed = changeFragment(from: from, to: next, hold: max(hold, Int(passThrough.hold)), passThrough: passThrough) else { return nil }
             if !failed.isEmpty { return "the sound played on underran, and " + failed }
             steps.withLock { state in
-                let index = Self.fragmentSteps.firstIndex(of: next) ?? state.holds.count
-                state.holds = Array(state.holds.prefix(index)) + [Int(passThrough.hold)]
-                state.furthest = max(state.furthest, next)
+                // Growth is a step at a time: this step's hold is the next one kept, or replaces it.
+                let index = min(Self.fragmentSteps.firstIndex(of: next) ?? state.holds.count, state.holds.count)
+                if index < state.holds.count { state.holds[index] = Int(passThrough.hold) } else { state.holds.append(Int(passThrough.hold)) }
             }
-            let what = capture.growth == .inPlace ? String(format: "the live sink now asks PipeWire for %.0f ms cycles", next * 1000)
-                : String(format: "the live sink's capture now takes %.0f ms fragments (PipeWire's graph runs cycles that long)", next * 1000)
             return String(format: "the sound played on underran: %@, the sound %.1f ms behind (growth %d)",
-                          what, Double(passThrough.hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
+                          fragmentPhrase(next, again: false), Double(passThrough.hold) / rate * 1000, Self.fragmentSteps.firstIndex(of: next) ?? 0)
         }
         if let note { onNote?(note) }
     }
@@ -344,13 +343,20 @@ final class LiveFeed: @unchecked Sendable {
                 $0.steppedBackAt = now
                 $0.backs += 1
             }
-            let what = capture.growth == .inPlace ? String(format: "the live sink asks PipeWire for %.0f ms cycles again", back * 1000)
-                : String(format: "the live sink's capture takes %.0f ms fragments again", back * 1000)
             return String(format: "no underrun for %.0f s: %@, the sound %.1f ms behind instead of %.1f (%@)",
-                          since, what, Double(passThrough.hold) / rate * 1000, before,
+                          since, fragmentPhrase(back, again: true), Double(passThrough.hold) / rate * 1000, before,
                           quiet ? "the difference skipped while quiet" : "the difference skipped")
         }
         if let note { onNote?(note) }
+    }
+
+    /// What a growth's or a step back's note says the capture now takes, `seconds` fragments:
+    /// cycles the native sink asks PipeWire for, or a monitor capture's fragments (`again`: a
+    /// step back). Inside `replacing`.
+    private func fragmentPhrase(_ seconds: Double, again: Bool) -> String {
+        let ms = String(format: "%.0f", seconds * 1000)
+        if capture.growth == .inPlace { return again ? "the live sink asks PipeWire for \(ms) ms cycles again" : "the live sink now asks PipeWire for \(ms) ms cycles" }
+        return again ? "the live sink's capture takes \(ms) ms fragments again" : "the live sink's capture now takes \(ms) ms fragments (PipeWire's graph runs cycles that long)"
     }
 
     /// Takes the capture from `from`- to `to`-second fragments, the sound held `hold` frames
@@ -505,13 +511,15 @@ final class LiveFeed: @unchecked Sendable {
             if counts.moved + counts.droppedAfterFix > 0 {
                 played += "; transients placed before a new distance: \(counts.moved) moved to their sound, \(counts.droppedAfterFix) dropped with their skipped sound"
             }
-            let now = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
-            let (backs, furthest) = steps.withLock { ($0.backs, $0.furthest) }
-            if backs == 0, now > Self.fragmentSteps[0] {
-                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", now * 1000, held)
+            let ending = fragment.withLock { $0 }, held = passThrough.map { Double($0.hold) / rate * 1000 } ?? 0
+            let (backs, reached) = steps.withLock { ($0.backs, $0.holds.count) }
+            if backs == 0, ending > Self.fragmentSteps[0] {
+                played += String(format: "; after underruns the capture took %.0f ms fragments (PipeWire's graph cycle) and the sound was held %.1f ms behind", ending * 1000, held)
             } else if backs > 0 {
+                // The furthest step reached: the holds kept, one per step.
+                let furthest = Self.fragmentSteps[min(max(reached - 1, 0), Self.fragmentSteps.count - 1)]
                 played += String(format: "; after underruns the capture took fragments of up to %.0f ms (PipeWire's graph cycle) and stepped back %@ once the sound went without one, ending with %.0f ms fragments, the sound %.1f ms behind",
-                                  furthest * 1000, plural(backs, "time"), now * 1000, held)
+                                  furthest * 1000, plural(backs, "time"), ending * 1000, held)
             }
             lines.append(played)
         }

@@ -452,8 +452,8 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// latency it began with) when it grew past that (`AdaptiveLatency.settle`). In a node group
     /// the graph runs the shortest cycle its nodes ask for only once every node asks for it: a
     /// stream left at its grown latency held PipeWire 0.3.65's cycle at 512 frames after
-    /// `hapsync live`'s sink asked for 256 again. Control side.
-    /// Control side: it only records the latency; the loop thread's next `adapt` (within 100 ms)
+    /// `hapsync live`'s sink asked for 256 again. Control side: it only records the latency; the
+    /// loop thread's next `adapt` (within 100 ms)
     /// asks for it, so that every node.latency the stream asks for is asked in order, on one
     /// thread, for the latency `AdaptiveLatency` holds then (a growth meanwhile wins).
     package func settleLatency(to seconds: Double) {
@@ -467,10 +467,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// `settleLatency`, the settled one.
     private func adapt() {
         let total = underrunCount.load(ordering: .relaxed)
-        let grown = adaptation.withLock { $0.underruns(total) }
         let settled = latencySettled.exchange(false, ordering: .acquiring)
-        guard grown != nil || settled, let stream else { return }
-        let latency = adaptation.withLock { $0.current }
+        let (grown, latency) = adaptation.withLock { a in (a.underruns(total) != nil, a.current) }
+        guard grown || settled, let stream else { return }
         _ = hs_pw_set_latency(stream, UInt32((latency * sampleRate).rounded()))
     }
 

@@ -77,13 +77,12 @@ def hapsync_heard(tap, blocks, rate):
     return None
 
 
-def first_audible(intensity, rate, sharpness=0.8):
-    """How many frames after its start a burst of `intensity` and `sharpness` passes 0.02 (where
-    `burst_start` finds it), and 32 more: how far before that crossing its start is looked for;
-    at most 144, so that the fit's window (the template's 160 frames from there) still reaches
-    16 frames past the crossing. A slower burst (a sharpness near 0 at a low intensity) is not
-    found to the frame."""
-    tmpl = burst_template(rate, sharpness)
+def first_audible(tmpl, intensity):
+    """How many frames after its start a burst of `intensity` shaped as `tmpl` (`burst_template`)
+    passes 0.02 (where `burst_start` finds it), and 32 more: how far before that crossing its
+    start is looked for; at most 144, so that the fit's window (the template's 160 frames from
+    there) still reaches 16 frames past the crossing. A slower burst (a sharpness near 0 at a low
+    intensity) is not found to the frame."""
     k = next((i for i, v in enumerate(tmpl) if abs(v) * intensity > 0.02), len(tmpl))
     return min(max(96, k + 32), 144)
 
@@ -199,8 +198,8 @@ def check(out, name):
     ok = True
     if live is not None:
         expected = [offset for offset, _ in live]
-        bursts = [(burst_template(rate, t.get("sharpness", 0.8)), first_audible(t.get("intensity", 1.0), rate, t.get("sharpness", 0.8)))
-                  for t in taps]
+        templates = [burst_template(rate, t.get("sharpness", 0.8)) for t in taps]
+        bursts = [(tmpl, first_audible(tmpl, t.get("intensity", 1.0))) for tmpl, t in zip(templates, taps)]
         # A dropout at the card (an underrun: every channel silent at once) inside a click: 16
         # frames of exact silence on the front and rear channels within its 30 ms.
         cuts = [next((k for k in range(c, min(c + rate * 3 // 100, len(front) - 16))
