@@ -337,9 +337,11 @@ final class LiveSession: @unchecked Sendable {
             case .keep:
                 continue
             case .move(let at):
-                guard (try? sounding[i].player.movePendingStart(toTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)) != nil else { continue }
+                let frame = onset.frame &+ frameBase &+ fix.offset
+                guard (try? sounding[i].player.movePendingStart(toTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9,
+                                                                outputFrame: frame)) != nil else { continue }
                 sounding[i].at = max(at, now)
-                sounding[i].outputFrame = onset.frame &+ frameBase &+ fix.offset
+                sounding[i].outputFrame = frame
                 sounding[i].until = max(at, now) &+ 200_000_000
                 tally.withLock {
                     $0.moved += 1
@@ -500,10 +502,14 @@ final class LiveSession: @unchecked Sendable {
         ]))])
         do {
             let player = try engine.makePlayer(with: pattern)
-            let started = try player.start(atTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9)
+            let time = at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9
+            // Played on: started on the output frame its sound plays at, so a drive mixed into
+            // that stream places it there whatever the clock's fit says meanwhile.
+            let outputFrame = fix.map { onset.frame &+ frameBase &+ $0.offset }
+            let started = try outputFrame.map { try player.start(atTime: time, outputFrame: $0) } ?? player.start(atTime: time)
             // Only a started one may be moved or dropped later (a merged start plays nothing).
             sounding.append(Sounding(player: player, until: max(at, now) + 200_000_000, onset: fix == nil || !started ? nil : onset,
-                                     outputFrame: onset.frame &+ frameBase &+ (fix?.offset ?? 0), at: max(at, now), fix: fix?.number ?? 0))
+                                     outputFrame: outputFrame ?? onset.frame &+ frameBase, at: max(at, now), fix: fix?.number ?? 0))
             tally.withLock { $0.add(started: started, late: passThrough != nil && at < now, lag: lag) }
             (outcome, placed) = !started ? (.merged, nil) : (at <= now ? .late : .transient, max(at, now))
         } catch {

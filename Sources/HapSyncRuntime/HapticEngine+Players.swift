@@ -129,7 +129,7 @@ extension HapticEngine {
 
     /// Starts (or resumes) a player: the per-source rate limit may merge it (returns false).
     func startPlayer(slot: Int, id: UInt32, at time: TimeInterval, kind: ControlMessage.Kind = .start, offset: Double = 0,
-                     source: String? = nil) throws(EngineError) -> Bool {
+                     source: String? = nil, frame: Int64 = -1) throws(EngineError) -> Bool {
         try ensureRunning()
         let when = engineNanoseconds(time)
         let (accepted, audible) = control.withLock { state -> (Bool, Bool) in
@@ -150,7 +150,7 @@ extension HapticEngine {
         // A stream paused while nothing sounded runs again before the scheduler places the start.
         if audible { configuration.audio?.willPlay() }
         if kind == .start { live.clear(slot: slot) }
-        guard send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset)) else { throw .controlQueueFull }
+        guard send(ControlMessage(kind: kind, slot: Int32(slot), player: id, time: when, value: offset, frame: frame)) else { throw .controlQueueFull }
         return true
     }
 
@@ -162,9 +162,12 @@ extension HapticEngine {
 
     /// Moves a player's run that has released nothing yet to start at `time`, or drops it
     /// (`drop`); a run that released something, or has ended, is left as it is (`ControlMessage.Kind.move`).
-    func movePendingRun(slot: Int, id: UInt32, to time: TimeInterval, drop: Bool) throws(EngineError) {
+    /// With a `frame` (≥ 0), the run starts on that audio output frame (`ControlMessage.frame`).
+    func movePendingRun(slot: Int, id: UInt32, to time: TimeInterval, frame: Int64 = -1, drop: Bool) throws(EngineError) {
         guard isRunning else { throw .notRunning }
-        guard send(ControlMessage(kind: .move, slot: Int32(slot), player: id, time: engineNanoseconds(time), flag: drop)) else { throw .controlQueueFull }
+        guard send(ControlMessage(kind: .move, slot: Int32(slot), player: id, time: engineNanoseconds(time), flag: drop, frame: frame)) else {
+            throw .controlQueueFull
+        }
     }
 
     /// Sends a player setting (seek, rate, loop, refresh) to the scheduler; on a stopped engine it

@@ -188,6 +188,20 @@ public final class HapticPatternPlayer: @unchecked Sendable {
         return try engine.startPlayer(slot: slot, id: id, at: time, source: source)
     }
 
+    /// Starts (or restarts) playback from the beginning so that pattern time 0 is heard with
+    /// audio output frame `outputFrame` of the engine's audio, expected at `time` (the rate
+    /// limit's time, and the start's if the engine has no audio clock). A player without audio of
+    /// its own then follows the audio clock as one with audio does: each command is released by
+    /// when its frame is heard, and carries that frame (`OutputCommand.frame`), so a drive mixed
+    /// into the audio stream places it on that frame, sample-locked to what else that stream
+    /// plays there (`hapsync live`'s sound played on). A negative frame, or an engine without
+    /// audio: as `start(atTime:)`. Does not wait; false when the rate limit merged it.
+    @discardableResult
+    package func start(atTime time: TimeInterval, outputFrame: Int64) throws -> Bool {
+        guard let engine else { throw HapticEngine.EngineError.notRunning }
+        return try engine.startPlayer(slot: slot, id: id, at: time, source: source, frame: max(outputFrame, -1))
+    }
+
     /// Stops playback at `time` (the completion handler hears `.stopped`). Does not wait.
     public func stop(atTime time: TimeInterval) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
@@ -222,9 +236,11 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// nothing, so what went out is never played twice. For players without audio and without
     /// a loop (a player with audio follows the audio clock; a looping one is left as it is).
     /// Does not wait.
-    package func movePendingStart(toTime time: TimeInterval) throws {
+    /// With `outputFrame` (≥ 0), the run starts on that audio output frame instead, expected
+    /// heard at `time` (`start(atTime:outputFrame:)`).
+    package func movePendingStart(toTime time: TimeInterval, outputFrame: Int64 = -1) throws {
         guard let engine else { throw HapticEngine.EngineError.notRunning }
-        try engine.movePendingRun(slot: slot, id: id, to: time, drop: false)
+        try engine.movePendingRun(slot: slot, id: id, to: time, frame: max(outputFrame, -1), drop: false)
     }
 
     /// Drops the run a `start` asked for if it has released nothing yet (reported as stopped);

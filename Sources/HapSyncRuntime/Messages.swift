@@ -1,7 +1,8 @@
 /// A request from a control thread (API caller) to the scheduler, through the control ring.
 struct ControlMessage: Sendable, BitwiseCopyable {
     enum Kind: UInt8, Sendable, BitwiseCopyable {
-        /// Start the player in `slot` at `time` from pattern offset `value` (s), restarting it if it plays.
+        /// Start the player in `slot` at `time` from pattern offset `value` (s), restarting it if it
+        /// plays; with a `frame`, pattern time `value` falls on that audio output frame.
         case start
         /// Stop the player in `slot` at `time`.
         case stop
@@ -22,8 +23,8 @@ struct ControlMessage: Sendable, BitwiseCopyable {
         case setLoop
         /// Live parameters or mute changed for `slot`: re-evaluate its level now.
         case refresh
-        /// Move the run of the player in `slot` to start at `time` (from pattern offset 0), or
-        /// with `flag` drop it, only while it has released nothing yet (else nothing happens:
+        /// Move the run of the player in `slot` to start at `time` (from pattern offset 0; with a
+        /// `frame`, on that audio output frame), or with `flag` drop it, only while it has released nothing yet (else nothing happens:
         /// what went out stays out, never played twice). Only for a player that does not follow
         /// the audio clock (no audio of its own) and does not loop.
         case move
@@ -39,6 +40,10 @@ struct ControlMessage: Sendable, BitwiseCopyable {
     var flag: Bool = false
     /// Passes for `setLoop` (0: until stopped).
     var count: UInt32 = 0
+    /// For `start` and `move` of a player without audio: the audio output frame its start is
+    /// heard with (its commands then follow the audio clock and carry their frames, as an audio
+    /// player's do); −1: none, by `time` alone.
+    var frame: Int64 = -1
 }
 
 /// Something the scheduler or output thread reports to the notifier thread, about a player

@@ -25,7 +25,8 @@ extension Scheduler {
         case .start:
             // A new run plays the loop's whole count again.
             slots[s].passesLeft = slots[s].loopPasses
-            begin(s, player: m.player, at: m.time, offset: m.value, now: now, pushed: &pushed, reportRestart: true)
+            slots[s].anchored = m.frame >= 0 && !hasAudio[s]
+            begin(s, player: m.player, at: m.time, offset: m.value, frame: m.frame, now: now, pushed: &pushed, reportRestart: true)
             post(.began(playing: slots[s].active), slot: s, player: m.player)
         case .resume:
             // Resuming a paused run keeps its passes left; a resume that begins a run counts afresh.
@@ -85,13 +86,14 @@ extension Scheduler {
             // Only a run that has released nothing, has no audio and does not loop (a pass that
             // wrapped starts at command 0 again): a later start would play what went out a
             // second time. A command due but not yet released when the message comes moves with
-            // the run: it has not gone out.
+            // the run: it has not gone out. One started on an output frame moves to the
+            // message's frame (or, without one, to the frame heard at its time).
             guard slots[s].active, slots[s].player == m.player, slots[s].next == 0, !slots[s].seekLevelPending, !slots[s].loopEnabled,
-                  slots[s].startFrame < 0, !hasAudio[s], slots[s].stopAt == .max else { break }
+                  !hasAudio[s], slots[s].stopAt == .max else { break }
             if m.flag {
                 finish(s, at: now, now: now, kind: .stopped, pushed: &pushed, emitLevel: false)
             } else {
-                begin(s, player: m.player, at: m.time, offset: 0, now: now, pushed: &pushed)
+                begin(s, player: m.player, at: m.time, offset: 0, frame: m.frame, now: now, pushed: &pushed)
             }
         case .retire:
             if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed) }
@@ -158,9 +160,12 @@ extension Scheduler {
 
     /// Starts slot `s` so that pattern offset `offset` falls at `time` (the player's settings
     /// — rate, loop — are kept). Does not allocate, lock or block.
+    /// A player that follows the audio clock (its own audio, or `anchored`) has `offset` fall on
+    /// output frame `frame` when given (≥ 0, an anchored player's), else on the frame heard at
+    /// `time`; only one with audio has its voices started there.
     /// A fresh start of a playing player reports the run it ends as stopped (`reportRestart`); a
     /// seek or a rate change continues the same run and reports nothing.
-    func begin(_ s: Int, player: UInt32, at time: UInt64, offset: Double, now: UInt64, pushed: inout Bool,
+    func begin(_ s: Int, player: UInt32, at time: UInt64, offset: Double, frame anchor: Int64 = -1, now: UInt64, pushed: inout Bool,
                reportRestart: Bool = false) {
         guard let timeline = timelines[s] else { return }
         if slots[s].active { finish(s, at: now, now: now, kind: .stopped, pushed: &pushed, report: reportRestart) }
@@ -191,12 +196,16 @@ extension Scheduler {
         state.next = timeline._withUnsafeGuaranteedRef { firstCommand($0, atOrAfter: o) }
         state.seekLevelPending = o > 0
         state.seekOffset = o
-        if hasAudio[s], let audio, let frame = audibleFrame(at: time) {
+        let anchored = state.anchored && !hasAudio[s]
+        if hasAudio[s] || anchored, let audio, let frame = anchored && anchor >= 0 ? anchor : audibleFrame(at: time) {
             let zero = frame - FrameTiming.frames(o, rate: state.rate, sampleRate: audio.sampleRate)
             state.startFrame = zero
-            state.start = (audioFit()?.time(ofFrame: frame) ?? time) &- Self.span(o, rate: state.rate)
-            if openLoop, state.start > hapticLatency { state.start -= hapticLatency }
-            audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: state.rate))
+            // Without a fit yet (an anchored start), the start by time above stands.
+            if let heard = audioFit()?.time(ofFrame: frame) {
+                state.start = heard &- Self.span(o, rate: state.rate)
+                if openLoop, state.start > hapticLatency { state.start -= hapticLatency }
+            }
+            if hasAudio[s] { audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: state.rate)) }
             post(.startedOnAudio(frame: zero), slot: s, player: player)
         }
         slots[s] = state

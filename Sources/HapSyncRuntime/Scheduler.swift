@@ -36,6 +36,9 @@ final class Scheduler: @unchecked Sendable {
         var start: UInt64 = 0
         /// Output frame of pattern time 0 when the player follows the audio clock, else −1.
         var startFrame: Int64 = -1
+        /// Whether the run follows the audio clock without audio of its own: it was started on
+        /// an output frame (`ControlMessage.frame`), and a seek, resume or move keeps it there.
+        var anchored = false
         /// The extra lead (`Scheduler.extraLead`) `start` was moved back by: what a player whose
         /// deadlines come from `start`, not from the audio clock, keeps to the end.
         var startExtraLead: UInt64 = 0
@@ -408,7 +411,7 @@ final class Scheduler: @unchecked Sendable {
     /// Tells the audio thread to stop slot `s`'s voices at its stop time (a stop or pause about to
     /// happen). Does not allocate, lock or block.
     func sendAudioStop(_ s: Int, at time: UInt64) {
-        if slots[s].startFrame >= 0, let audio, let frame = audioFit()?.frame(atTime: time &+ hapticLatency) {
+        if slots[s].startFrame >= 0, hasAudio[s], let audio, let frame = audioFit()?.frame(atTime: time &+ hapticLatency) {
             audio.messages.push(AudioMessage(kind: .stop, slot: Int32(s), frame: frame))
         }
     }

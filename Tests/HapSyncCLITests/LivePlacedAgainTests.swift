@@ -143,7 +143,8 @@ struct LivePlacedAgainTests {
             let offsets = zip(heard, taps).map { frame, tap in
                 reader.heardTime(ofFrame: Int64(frame)).map { Double(Int64($0) - tap) / 1e6 } ?? .infinity
             }
-            #expect(lines.compactMap { $0.transientAt.map(Int64.init) } == taps, "the log's transients are the trace's")
+            let placed = lines.compactMap(\.transientAt)
+            #expect(LiveTests.logMatchesTrace(placed, taps), "the log's transients are the trace's: \(placed) against \(taps)")
             print("live, placed again after \(disturbance): heard by the pipe − the transient's time (ms): "
                   + offsets.map { String(format: "%.2f", $0) }.joined(separator: " ") + "; \(said)")
             #expect(offsets.allSatisfy { abs($0) <= 2 }, "a click more than 2 ms from its transient: \(offsets)")
