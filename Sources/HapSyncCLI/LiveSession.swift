@@ -187,17 +187,17 @@ final class LiveSession: @unchecked Sendable {
     static let moveMargin: UInt64 = 2_000_000
 
     /// What becomes of a transient placed for `placedAt` (CLOCK_MONOTONIC ns) at output frame
-    /// `outputFrame` when the pass-through's distance is fixed anew: where its sound now plays
-    /// is `newAt` (nil: the new distance skips it, never heard). One whose sound went out at the
-    /// old distance (`outputFrame` before `renderedBefore`: it is heard where it was placed), or
-    /// whose release (`lead` before it is felt) is less than `moveMargin` away, is left; else it
-    /// moves when its moment changed by 0.25 ms or more, or is dropped. Pure.
-    static func replacement(placedAt: UInt64, outputFrame: Int64, renderedBefore: Int64, newAt: UInt64?, lead: UInt64,
+    /// `outputFrame` when the pass-through's distance is fixed anew: its sound now plays at
+    /// output frame `newFrame`, heard at `newAt` (nil: the new distance skips it, never heard).
+    /// One whose sound went out at the old distance (`outputFrame` before `renderedBefore`: it is
+    /// heard where it was placed), or whose release (`lead` before it is felt) is less than
+    /// `moveMargin` away, is left; else it moves when its frame changed (it is placed by frame),
+    /// or is dropped. Pure.
+    static func replacement(placedAt: UInt64, outputFrame: Int64, renderedBefore: Int64, newFrame: Int64, newAt: UInt64?, lead: UInt64,
                             now: UInt64) -> Replacement {
         guard outputFrame >= renderedBefore, placedAt > now &+ lead &+ moveMargin else { return .keep }
         guard let newAt else { return .drop }
-        let change = newAt > placedAt ? newAt - placedAt : placedAt - newAt
-        return change < 250_000 ? .keep : .move(to: newAt)
+        return newFrame == outputFrame ? .keep : .move(to: newAt)
     }
 
     /// What `replacement` decides.
@@ -331,13 +331,13 @@ final class LiveSession: @unchecked Sendable {
             sounding[i].fix = fix.number
             guard let onset = sounding[i].onset else { continue }
             let newAt = moment(ofFrame: onset.frame, in: fix)
+            let frame = onset.frame &+ frameBase &+ fix.offset
             let now = MonotonicClock.nanoseconds()
             switch Self.replacement(placedAt: sounding[i].at, outputFrame: sounding[i].outputFrame, renderedBefore: fix.renderedBefore,
-                                    newAt: newAt, lead: lead, now: now) {
+                                    newFrame: frame, newAt: newAt, lead: lead, now: now) {
             case .keep:
                 continue
             case .move(let at):
-                let frame = onset.frame &+ frameBase &+ fix.offset
                 guard (try? sounding[i].player.movePendingStart(toTime: at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9,
                                                                 outputFrame: frame)) != nil else { continue }
                 sounding[i].at = max(at, now)
@@ -504,7 +504,9 @@ final class LiveSession: @unchecked Sendable {
             let player = try engine.makePlayer(with: pattern)
             let time = at <= now ? HapticEngine.timeImmediate : Double(at) / 1e9
             // Played on: started on the output frame its sound plays at, so a drive mixed into
-            // that stream places it there whatever the clock's fit says meanwhile.
+            // that stream places it there whatever the clock's fit says meanwhile (exactly
+            // natively, where the pass-through reads one frame for one frame; through PulseAudio's
+            // protocol the read may lean a frame or two off it before the sound plays).
             let outputFrame = fix.map { onset.frame &+ frameBase &+ $0.offset }
             let started = try outputFrame.map { try player.start(atTime: time, outputFrame: $0) } ?? player.start(atTime: time)
             // Only a started one may be moved or dropped later (a merged start plays nothing).

@@ -14,8 +14,9 @@ import Synchronization
 /// Two ways, chosen at `open`:
 /// - **Mixed into the audio** when the engine's audio output (`Configuration.audio`) plays to the
 ///   same sink of the same server: the drive signal rides in the audio's own stream
-///   (`PulseAudioOutput.attach`), and a command of a player with audio is placed at its
-///   `OutputCommand.frame`, the frame the player's audio at the same pattern time starts at:
+///   (`PulseAudioOutput.attach`), and a command that follows the audio is placed at its
+///   `OutputCommand.frame`: a player's with audio, the frame its audio at the same pattern time
+///   starts at; one started on a frame (`hapsync live`'s transients), on that frame:
 ///   sample-locked, no drift by construction.
 /// - **A stream of its own** on the sink otherwise, following that sink's clock as the audio
 ///   does: each command is placed at the frame heard at its time. When the engine's audio is

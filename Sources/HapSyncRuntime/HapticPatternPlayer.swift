@@ -35,8 +35,8 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// Whether the player plays or is about to: a start or resume asked for and not yet handled,
     /// or a run under way. False when paused, finished or stopped, or when its engine is gone.
     public var isPlaying: Bool { engine?.isPlaying(id) ?? false }
-    /// For a player that follows the audio clock: the output frame its latest start (or loop
-    /// pass) put pattern time 0 on (known shortly after `start`), else nil.
+    /// For a player that follows the audio clock: the output frame its latest start on that
+    /// clock (or loop pass) put pattern time 0 on (known shortly after `start`), else nil.
     public var audioStartFrame: Int64? {
         get { startFrame.withLock { $0 } }
         set { startFrame.withLock { $0 = newValue } }
@@ -194,8 +194,9 @@ public final class HapticPatternPlayer: @unchecked Sendable {
     /// its own then follows the audio clock as one with audio does: each command is released by
     /// when its frame is heard, and carries that frame (`OutputCommand.frame`), so a drive mixed
     /// into the audio stream places it on that frame, sample-locked to what else that stream
-    /// plays there (`hapsync live`'s sound played on). A negative frame, or an engine without
-    /// audio: as `start(atTime:)`. Does not wait; false when the rate limit merged it.
+    /// plays there (`hapsync live`'s sound played on). A negative frame, an engine without
+    /// audio, or a player with audio of its own (whose audio sets its frames): as
+    /// `start(atTime:)`. Does not wait; false when the rate limit merged it.
     @discardableResult
     package func start(atTime time: TimeInterval, outputFrame: Int64) throws -> Bool {
         guard let engine else { throw HapticEngine.EngineError.notRunning }

@@ -24,9 +24,9 @@ struct ControlMessage: Sendable, BitwiseCopyable {
         /// Live parameters or mute changed for `slot`: re-evaluate its level now.
         case refresh
         /// Move the run of the player in `slot` to start at `time` (from pattern offset 0; with a
-        /// `frame`, on that audio output frame), or with `flag` drop it, only while it has released nothing yet (else nothing happens:
-        /// what went out stays out, never played twice). Only for a player that does not follow
-        /// the audio clock (no audio of its own) and does not loop.
+        /// `frame`, on that audio output frame, the run anchored there), or with `flag` drop it,
+        /// only while it has released nothing yet (else nothing happens: what went out stays out,
+        /// never played twice). Only for a player without audio of its own that does not loop.
         case move
     }
 

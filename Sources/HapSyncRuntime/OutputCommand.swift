@@ -29,8 +29,10 @@ public struct OutputCommand: Sendable, Equatable, BitwiseCopyable {
     /// Pattern time (seconds) of the command in its player's timeline, or -1 for engine commands.
     public var patternTime: Double
     /// The audio output frame of `patternTime` when the player follows the audio (the frame its
-    /// audio at the same pattern time starts at, by the same conversion), else −1. A backend
-    /// mixed into the audio's own stream places the command there, sample-locked.
+    /// audio at the same pattern time starts at, by the same conversion; for a player without
+    /// audio started on a frame, `HapticPatternPlayer.start(atTime:outputFrame:)`, that frame and
+    /// the pattern time after it), else −1. A backend mixed into the audio's own stream places
+    /// the command there, sample-locked.
     public var frame: Int64
     /// How much earlier than the engine's configured `hapticLatency` the scheduler released it
     /// (what the backend had asked for then, `HapticLeadAdjusting`), ns: the command is meant to be

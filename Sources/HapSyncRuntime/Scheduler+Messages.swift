@@ -30,7 +30,11 @@ extension Scheduler {
             post(.began(playing: slots[s].active), slot: s, player: m.player)
         case .resume:
             // Resuming a paused run keeps its passes left; a resume that begins a run counts afresh.
-            if !slots[s].active, !slots[s].paused { slots[s].passesLeft = slots[s].loopPasses }
+            // A new run is by time, as a plain start's is (an anchored run's resume carries it on).
+            if !slots[s].active, !slots[s].paused {
+                slots[s].passesLeft = slots[s].loopPasses
+                slots[s].anchored = false
+            }
             if !slots[s].active {
                 begin(s, player: m.player, at: m.time, offset: slots[s].pausedOffset, now: now, pushed: &pushed)
             } else if slots[s].stopIsPause, slots[s].stopAt != .max, m.time >= slots[s].stopAt {
@@ -93,6 +97,7 @@ extension Scheduler {
             if m.flag {
                 finish(s, at: now, now: now, kind: .stopped, pushed: &pushed, emitLevel: false)
             } else {
+                if m.frame >= 0 { slots[s].anchored = true }
                 begin(s, player: m.player, at: m.time, offset: 0, frame: m.frame, now: now, pushed: &pushed)
             }
         case .retire:
@@ -233,7 +238,7 @@ extension Scheduler {
             slots[s].startFrame = zero
             // This start ends whatever the slot had sent ahead.
             slots[s].nextPassFrame = -1
-            audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: rate))
+            if hasAudio[s] { audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: frame, rate: rate)) }
             post(.startedOnAudio(frame: zero), slot: s, player: slots[s].player)
         }
     }
@@ -244,7 +249,7 @@ extension Scheduler {
     /// allocate, lock or block.
     private func cancelNextPassAudio(_ s: Int) {
         let state = slots[s]
-        guard state.nextPassFrame >= 0, let audio else { return }
+        guard state.nextPassFrame >= 0, hasAudio[s], let audio else { return }
         let end = endPoint(s)
         if end.wraps, frame(s, end.time, sampleRate: audio.sampleRate) == state.nextPassFrame { return }
         audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: state.startFrame, from: state.nextPassFrame, rate: state.rate))

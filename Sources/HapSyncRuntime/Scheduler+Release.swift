@@ -61,8 +61,8 @@ extension Scheduler {
             if state.startFrame >= 0, let audio {
                 let zero = frame(s, end, sampleRate: audio.sampleRate)
                 slots[s].startFrame = zero
-                // Sent ahead (`audioWrap`) unless the pass moved since.
-                if state.nextPassFrame != zero {
+                // Sent ahead (`audioWrap`) unless the pass moved since; none for a slot without voices.
+                if hasAudio[s], state.nextPassFrame != zero {
                     audio.messages.push(AudioMessage(kind: .start, slot: Int32(s), frame: zero, from: zero, rate: state.rate))
                 }
                 slots[s].nextPassFrame = -1

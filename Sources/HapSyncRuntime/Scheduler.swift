@@ -292,7 +292,7 @@ final class Scheduler: @unchecked Sendable {
         }
         // A loop's next pass: its audio start goes out `audioWrapLead` before the wrap, while its
         // first frames are still unwritten (at the wrap itself they already are).
-        if endPoint.wraps, state.startFrame >= 0, state.nextPassFrame < 0, audio != nil, state.stopAt > end {
+        if endPoint.wraps, state.startFrame >= 0, hasAudio[s], state.nextPassFrame < 0, audio != nil, state.stopAt > end {
             let t = end > Self.audioWrapLead ? end - Self.audioWrapLead : 0
             if t < best.time { best = (t, .audioWrap) }
         }

@@ -70,4 +70,38 @@ struct OutputFrameStartTests {
         #expect(rig.taps.map(\.frame) == [-1])
         #expect(rig.taps.map(\.scheduled) == [ns(2.0) - 10_000_000])
     }
+
+    @Test func aTimedPendingStartMovedToAFrameFollowsIt() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makePlayer(with: try pattern { $0.transient(at: 0, intensity: 0.8) })
+        let frame = rig.audio.frameNow + 9_600
+        try player.start(atTime: rig.audio.truth(frame) / 1e9 + 0.05)
+        rig.step(to: rig.clock.now() + ns(0.05))
+        try player.movePendingStart(toTime: rig.audio.truth(frame) / 1e9, outputFrame: frame)
+        rig.step(to: rig.clock.now() + ns(0.5))
+        #expect(rig.taps.map(\.frame) == [frame])
+    }
+
+    @Test func loopsAndRateChangesStartNoVoicesAndANewRunByResumeIsByTime() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: try pattern { $0.transient(at: 0, intensity: 0.8).transient(at: 0.05, intensity: 0.5) })
+        player.loopEnabled = true
+        player.loopEnd = 0.1
+        let frame = rig.audio.frameNow + 4_800
+        try player.start(atTime: rig.audio.truth(frame) / 1e9, outputFrame: frame)
+        rig.step(to: rig.clock.now() + ns(0.35))
+        player.playbackRate = 2
+        rig.step(to: rig.clock.now() + ns(0.2))
+        try player.stop(atTime: HapticEngine.timeImmediate)
+        rig.step(to: rig.clock.now() + ns(0.1))
+        let looped = rig.taps
+        #expect(looped.count >= 6 && looped.allSatisfy { $0.frame >= frame }, "each pass on the audio clock, with its frames: \(looped.map(\.frame))")
+        rig.audio.drainMessages()
+        #expect(rig.audio.received.isEmpty, "no voices started or stopped for a player without audio: \(rig.audio.received)")
+        // A resume that begins a new run (the last one stopped) is by time, as a plain start is.
+        player.loopEnabled = false
+        try player.resume(atTime: rig.engine.currentTime + 0.1)
+        rig.step(to: rig.clock.now() + ns(0.3))
+        #expect(rig.taps.dropFirst(looped.count).map(\.frame) == [-1, -1])
+    }
 }
