@@ -30,3 +30,15 @@ package protocol SinkHoldingOutput: SoundServerOutput {
     /// the server's answer.
     func hold(to sink: String?) -> String?
 }
+
+/// An output whose latency, grown after underruns (`AdaptiveLatency`), can be brought back once
+/// they have stopped: `hapsync live` steps its capture back after a calm spell, and the stream
+/// that plays the sound on steps back with it, else the lag an underrun added stays for the rest
+/// of the run (PulseAudio's protocol: the stream's tlength; PipeWire natively: its node.latency,
+/// which in a node group also holds the graph's cycle).
+package protocol LatencySettlingOutput: SoundServerOutput {
+    /// The stream's latency back to `seconds`, never below the latency it began with nor above
+    /// the one it has (`AdaptiveLatency.settle`): asked of the server, not waited for. Control
+    /// side.
+    func settleLatency(to seconds: Double)
+}

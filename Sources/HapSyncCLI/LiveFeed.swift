@@ -390,6 +390,7 @@ final class LiveFeed: @unchecked Sendable {
             lastGrowth.store(.max, ordering: .relaxed)
             return why + String(format: "; it captures on in %.0f ms fragments and does not try again this run", from * 1000)
         }
+        settleOutput(from: from, to: next)
         lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         fragment.withLock { $0 = next }
         return ""
@@ -407,12 +408,19 @@ final class LiveFeed: @unchecked Sendable {
                           next * 1000, from * 1000)
         }
         if hold != Int(passThrough.hold) { passThrough.rehold(hold) }
-        // A step back: the stream that plays on, grown after the underrun too, asks for the
-        // shorter cycle as well (else the group's graph keeps the longer one).
-        if next < from { (audio as? PipeWireOutput)?.settleLatency(to: next) }
+        settleOutput(from: from, to: next)
         lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         fragment.withLock { $0 = next }
         return ""
+    }
+
+    /// A step back (`next` shorter than `from`): the stream that plays the sound on, whose
+    /// latency the underrun grew too, steps back with the capture (`LatencySettlingOutput`, never
+    /// below the latency it began with): natively, else the group's graph keeps the longer cycle;
+    /// through PulseAudio's protocol, else its longer buffer keeps the sound later. Inside
+    /// `replacing`.
+    private func settleOutput(from: Double, to next: Double) {
+        if next < from { (audio as? LatencySettlingOutput)?.settleLatency(to: next) }
     }
 
     /// The engine's real-time threads and, once a capture started, the capture's thread with

@@ -1,6 +1,6 @@
 import HapSyncAudioStream
 
-extension PipeWireOutput: SoundServerOutput, SinkHoldingOutput {
+extension PipeWireOutput: SoundServerOutput, SinkHoldingOutput, LatencySettlingOutput {
     /// `configuration.latency` (node.latency).
     public var targetLatency: Double { configuration.latency }
     /// The frames the latest cycle asked for (nil before the first cycle that said).

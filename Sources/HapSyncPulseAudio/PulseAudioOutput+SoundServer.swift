@@ -1,6 +1,6 @@
 import HapSyncAudioStream
 
-extension PulseAudioOutput: SoundServerOutput, SinkHoldingOutput {
+extension PulseAudioOutput: SoundServerOutput, SinkHoldingOutput, LatencySettlingOutput {
     /// `configuration.latency`.
     public var targetLatency: Double { configuration.latency }
     /// Nil: PulseAudio's protocol does not say (pipewire-pulse's is only estimated, for its clock).

@@ -355,6 +355,48 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         }
     }
 
+    /// After a calm spell without underrun: the stream's tlength back to `seconds`, never below
+    /// the latency it began with, when underruns grew it past that (`AdaptiveLatency.settle`),
+    /// so that what it plays is heard that much sooner again. Frames already written play out
+    /// as they are (the server asks for less from then on); the clock's line is not moved.
+    /// Control side; takes the mainloop's lock and does not wait for the server's answer.
+    package func settleLatency(to seconds: Double) {
+        lifetime.withLock { _ in
+            guard let connection else { return }
+            connection.withLock {
+                guard let s = stream, let settled = adaptation.withLock({ $0.settle(to: seconds) }) else { return }
+                PulseConnection.setPlaybackLatency(s, latency: settled, rate: sampleRate, frameBytes: streamFrameBytes)
+            }
+        }
+    }
+
+    /// The latency the server granted the stream as its buffer's target length (tlength, at the
+    /// stream's rate), seconds; nil while no stream is open. Control side; takes the mainloop's
+    /// lock.
+    package var grantedLatency: Double? {
+        lifetime.withLock { _ in
+            guard let connection else { return nil }
+            return connection.withLock { () -> Double? in
+                guard let s = stream, let attr = pa_stream_get_buffer_attr(s), streamFrameBytes > 0 else { return nil }
+                return Double(attr.pointee.tlength) / Double(streamFrameBytes) / sampleRate
+            }
+        }
+    }
+
+    /// Starves the writer until the server reports an underrun: holds the mainloop's lock for
+    /// 0.3 s (nothing is written meanwhile, as when a busy machine starves the writer), then
+    /// waits up to a second for the server's report, at most `tries` times. Whether an underrun
+    /// came. For tests of what an underrun does. Control side; blocks.
+    package func runDry(tries: Int = 5) -> Bool {
+        let before = underruns
+        for _ in 0..<max(tries, 0) {
+            lifetime.withLock { _ in connection?.withLock { usleep(300_000) } }
+            for _ in 0..<100 where underruns == before { usleep(10_000) }
+            if underruns > before { return true }
+        }
+        return false
+    }
+
     /// The sink the stream is held to (`hold`; nil: none), as a C string for `moved`'s compare.
     /// Written and read under the mainloop's lock; cleared by `open` and `close`.
     private var heldTo: [CChar]?

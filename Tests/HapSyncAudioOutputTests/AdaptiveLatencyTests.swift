@@ -1,3 +1,7 @@
+import Foundation
+import HapSyncLiveTesting
+import HapSyncRuntime
+import HapSyncTestSupport
 import Testing
 @testable import HapSyncAudioOutput
 
@@ -33,5 +37,26 @@ struct AdaptiveLatencyTests {
         #expect(a.settle(to: 0.001) == 0.005, "never below its start")
         #expect(a.settle(to: .nan) == nil)
         #expect(a.underruns(3) == 0.008, "grows again from where it settled")
+    }
+
+    /// On a server, through PulseAudio's protocol: a writer starved long enough to run the stream
+    /// dry makes the server report an underrun, the stream's tlength grows by half, and
+    /// `settleLatency` brings it back to where it began, as the server then grants it.
+    @Test(.needsPulseAudio) func aStreamGrownByAnUnderrunSettlesBackOnTheServer() throws {
+        let audio = PulseAudioOutput(configuration: .init(latency: 0.020, pauseWhenIdle: nil))
+        let engine = try HapticEngine(configuration: .init(backend: RecordingHapticBackend(), lockMemory: false, audio: audio))
+        try engine.start()
+        defer { engine.stop() }
+        let began = try #require(audio.grantedLatency, "no stream open")
+        try #require(audio.runDry(), "the server reported no underrun after five starved writes")
+        #expect(IdlePauseTests.waitUntil(seconds: 2) { audio.currentLatency > 0.020 }, "the latency did not grow: \(audio.currentLatency)")
+        #expect(IdlePauseTests.waitUntil(seconds: 2) { (audio.grantedLatency ?? 0) > began + 0.002 },
+                "the server did not grant the grown tlength: \(audio.grantedLatency ?? 0) s against \(began) s")
+        let grown = audio.grantedLatency ?? 0
+        audio.settleLatency(to: 0.005)
+        #expect(audio.currentLatency == 0.020, "settled to where it began, not below")
+        #expect(IdlePauseTests.waitUntil(seconds: 2) { abs((audio.grantedLatency ?? 0) - began) < 0.001 },
+                "the server still grants \(audio.grantedLatency ?? 0) s (it began at \(began) s, grew to \(grown) s)")
+        print("adaptive latency (\(audio.serverDescription)): tlength \(began) s, grown to \(grown) s after \(audio.underruns) underruns, settled to \(audio.grantedLatency ?? 0) s")
     }
 }
