@@ -38,7 +38,8 @@ package protocol SinkHoldingOutput: SoundServerOutput {
 /// which in a node group also holds the graph's cycle).
 package protocol LatencySettlingOutput: SoundServerOutput {
     /// The stream's latency back to `seconds`, never below the latency it began with nor above
-    /// the one it has (`AdaptiveLatency.settle`): asked of the server, not waited for. Control
-    /// side.
-    func settleLatency(to seconds: Double)
+    /// the one it has (`AdaptiveLatency.settle`), unless it has underrun since the caller saw
+    /// `underruns` of them (a growth meanwhile wins: the calm spell the caller judged is over):
+    /// asked of the server, not waited for. Control side.
+    func settleLatency(to seconds: Double, unlessUnderrunsPast underruns: Int)
 }

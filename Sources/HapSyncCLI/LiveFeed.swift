@@ -40,6 +40,9 @@ final class LiveFeed: @unchecked Sendable {
     private let lastGrowth = Atomic<UInt64>(0)
     /// When the sound played on last underran, CLOCK_MONOTONIC ns (0: not yet).
     private let lastUnderrun = Atomic<UInt64>(0)
+    /// The played-on stream's underruns when the session last reported one (−1: none yet): a
+    /// step back settles the stream's latency only if it has not underrun since (`settleCapture`).
+    private let underrunsReported = Atomic<Int>(-1)
     /// The hold each fragment step had when the run last took it (index: the step; the first the
     /// run's own, set by `start`; as many as the furthest step the run reached); how long the
     /// sound must go without an underrun before a grown capture steps back (`settleCapture`),
@@ -160,6 +163,7 @@ final class LiveFeed: @unchecked Sendable {
     func start() throws(LiveCaptureFailure) {
         session.onUnderran = { [weak self] in
             guard let self else { return }
+            underrunsReported.store(audio?.underruns ?? 0, ordering: .relaxed)
             lastUnderrun.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
             adaptQueue.async { self.growCapture() }
         }
@@ -336,8 +340,17 @@ final class LiveFeed: @unchecked Sendable {
         let before = Double(passThrough.hold) / rate * 1000
         let note: String? = replacing.withLock { _ in
             // An underrun since the look above: not a calm spell after all.
-            guard lastUnderrun.load(ordering: .relaxed) == underran,
-                  let failed = changeFragment(from: from, to: back, hold: holds[index - 1], passThrough: passThrough) else { return nil }
+            guard lastUnderrun.load(ordering: .relaxed) == underran else { return nil }
+            // The stream that plays the sound on, whose latency the underrun grew too, steps back
+            // with the capture (never below the latency it began with): natively, else the
+            // group's graph keeps the longer cycle; through PulseAudio's protocol, else its
+            // longer buffer keeps the sound later. Before the capture changes, so that a buffer
+            // draining to its shorter length has drained when the new distance is fixed; not if
+            // the stream underran since the session last reported an underrun (its growth
+            // stands, and the session reports it within 100 ms).
+            let seen = underrunsReported.load(ordering: .relaxed)
+            if let audio = audio as? LatencySettlingOutput, seen >= 0 { audio.settleLatency(to: back, unlessUnderrunsPast: seen) }
+            guard let failed = changeFragment(from: from, to: back, hold: holds[index - 1], passThrough: passThrough) else { return nil }
             if !failed.isEmpty { return String(format: "no underrun for %.0f s, and ", since) + failed }
             steps.withLock {
                 $0.steppedBackAt = now
@@ -390,7 +403,6 @@ final class LiveFeed: @unchecked Sendable {
             lastGrowth.store(.max, ordering: .relaxed)
             return why + String(format: "; it captures on in %.0f ms fragments and does not try again this run", from * 1000)
         }
-        settleOutput(from: from, to: next)
         lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         fragment.withLock { $0 = next }
         return ""
@@ -408,19 +420,9 @@ final class LiveFeed: @unchecked Sendable {
                           next * 1000, from * 1000)
         }
         if hold != Int(passThrough.hold) { passThrough.rehold(hold) }
-        settleOutput(from: from, to: next)
         lastGrowth.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         fragment.withLock { $0 = next }
         return ""
-    }
-
-    /// A step back (`next` shorter than `from`): the stream that plays the sound on, whose
-    /// latency the underrun grew too, steps back with the capture (`LatencySettlingOutput`, never
-    /// below the latency it began with): natively, else the group's graph keeps the longer cycle;
-    /// through PulseAudio's protocol, else its longer buffer keeps the sound later. Inside
-    /// `replacing`.
-    private func settleOutput(from: Double, to next: Double) {
-        if next < from { (audio as? LatencySettlingOutput)?.settleLatency(to: next) }
     }
 
     /// The engine's real-time threads and, once a capture started, the capture's thread with

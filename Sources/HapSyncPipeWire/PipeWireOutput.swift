@@ -456,8 +456,9 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// loop thread's next `adapt` (within 100 ms)
     /// asks for it, so that every node.latency the stream asks for is asked in order, on one
     /// thread, for the latency `AdaptiveLatency` holds then (a growth meanwhile wins).
-    package func settleLatency(to seconds: Double) {
-        guard adaptation.withLock({ $0.settle(to: seconds) }) != nil else { return }
+    /// Nothing when the stream underran since the caller saw `underruns` (its growth stands).
+    package func settleLatency(to seconds: Double, unlessUnderrunsPast underruns: Int) {
+        guard adaptation.withLock({ a in underrunCount.load(ordering: .relaxed) == underruns ? a.settle(to: seconds) : nil }) != nil else { return }
         latencySettled.store(true, ordering: .releasing)
     }
     /// A settled latency for `adapt` to ask for.

@@ -357,14 +357,17 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
 
     /// After a calm spell without underrun: the stream's tlength back to `seconds`, never below
     /// the latency it began with, when underruns grew it past that (`AdaptiveLatency.settle`),
-    /// so that what it plays is heard that much sooner again. Frames already written play out
-    /// as they are (the server asks for less from then on); the clock's line is not moved.
-    /// Control side; takes the mainloop's lock and does not wait for the server's answer.
-    package func settleLatency(to seconds: Double) {
+    /// so that what it plays is heard that much sooner again; nothing when it underran since the
+    /// caller saw `underruns` (the underflow callback's growth stands). Frames already written
+    /// play out as they are (the server asks for less from then on); the clock's line is not
+    /// moved. Control side; takes the mainloop's lock (the underflow callback, which grows the
+    /// latency, runs under it too) and does not wait for the server's answer.
+    package func settleLatency(to seconds: Double, unlessUnderrunsPast underruns: Int) {
         lifetime.withLock { _ in
             guard let connection else { return }
             connection.withLock {
-                guard let s = stream, let settled = adaptation.withLock({ $0.settle(to: seconds) }) else { return }
+                guard let s = stream, underrunCount.load(ordering: .relaxed) == underruns,
+                      let settled = adaptation.withLock({ $0.settle(to: seconds) }) else { return }
                 PulseConnection.setPlaybackLatency(s, latency: settled, rate: sampleRate, frameBytes: streamFrameBytes)
             }
         }

@@ -24,6 +24,8 @@ extension Scheduler {
                 if stopWhilePaused {
                     slots[s].pausedOffset = 0
                     endPausedRun(s, at: state.stopAfterPause)
+                    // The resume then begins a new run: by time, as `.resume`'s new runs are.
+                    slots[s].anchored = false
                 }
                 if state.resumeAt != .max {
                     // A resume was asked for a time after this pause.

@@ -41,7 +41,8 @@ struct AdaptiveLatencyTests {
 
     /// On a server, through PulseAudio's protocol: a writer starved long enough to run the stream
     /// dry makes the server report an underrun, the stream's tlength grows by half, and
-    /// `settleLatency` brings it back to where it began, as the server then grants it.
+    /// `settleLatency` brings it back to where it began, as the server then grants it (within
+    /// 1.5 ms: pipewire-pulse rounds it), unless it underran since the caller looked.
     @Test(.needsPulseAudio) func aStreamGrownByAnUnderrunSettlesBackOnTheServer() throws {
         let audio = PulseAudioOutput(configuration: .init(latency: 0.020, pauseWhenIdle: nil))
         let engine = try HapticEngine(configuration: .init(backend: RecordingHapticBackend(), lockMemory: false, audio: audio))
@@ -53,9 +54,13 @@ struct AdaptiveLatencyTests {
         #expect(IdlePauseTests.waitUntil(seconds: 2) { (audio.grantedLatency ?? 0) > began + 0.002 },
                 "the server did not grant the grown tlength: \(audio.grantedLatency ?? 0) s against \(began) s")
         let grown = audio.grantedLatency ?? 0
-        audio.settleLatency(to: 0.005)
+        let latency = audio.currentLatency
+        // An underrun the caller has not seen: its growth stands.
+        audio.settleLatency(to: 0.005, unlessUnderrunsPast: audio.underruns - 1)
+        #expect(audio.currentLatency == latency, "settled over an underrun the caller had not seen")
+        audio.settleLatency(to: 0.005, unlessUnderrunsPast: audio.underruns)
         #expect(audio.currentLatency == 0.020, "settled to where it began, not below")
-        #expect(IdlePauseTests.waitUntil(seconds: 2) { abs((audio.grantedLatency ?? 0) - began) < 0.001 },
+        #expect(IdlePauseTests.waitUntil(seconds: 2) { abs((audio.grantedLatency ?? 0) - began) < 0.0015 },
                 "the server still grants \(audio.grantedLatency ?? 0) s (it began at \(began) s, grew to \(grown) s)")
         print("adaptive latency (\(audio.serverDescription)): tlength \(began) s, grown to \(grown) s after \(audio.underruns) underruns, settled to \(audio.grantedLatency ?? 0) s")
     }
