@@ -393,7 +393,7 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
     package func runDry(tries: Int = 5) -> Bool {
         let before = underruns
         for _ in 0..<max(tries, 0) {
-            lifetime.withLock { _ in connection?.withLock { usleep(300_000) } }
+            lifetime.withLock { _ in connection?.withLock { _ = usleep(300_000) } }
             for _ in 0..<100 where underruns == before { usleep(10_000) }
             if underruns > before { return true }
         }
