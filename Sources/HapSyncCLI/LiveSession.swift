@@ -331,7 +331,7 @@ final class LiveSession: @unchecked Sendable {
             sounding[i].fix = fix.number
             guard let onset = sounding[i].onset else { continue }
             let newAt = moment(ofFrame: onset.frame, in: fix)
-            let frame = onset.frame &+ frameBase &+ fix.offset
+            let frame = outputFrame(ofFrame: onset.frame, in: fix)
             let now = MonotonicClock.nanoseconds()
             switch Self.replacement(placedAt: sounding[i].at, outputFrame: sounding[i].outputFrame, renderedBefore: fix.renderedBefore,
                                     newFrame: frame, newAt: newAt, lead: lead, now: now) {
@@ -410,8 +410,12 @@ final class LiveSession: @unchecked Sendable {
     private func moment(ofFrame frame: Int64, in fix: PassThroughAudio.Fix) -> UInt64? {
         let framed = frame &+ frameBase
         guard let passThrough, let audio, framed >= max(passThrough.firstPlayableFrame ?? .max, fix.firstPlayed) else { return nil }
-        return audio.clock.fit.time(ofFrame: framed &+ fix.offset)
+        return audio.clock.fit.time(ofFrame: outputFrame(ofFrame: frame, in: fix))
     }
+
+    /// The output frame that plays capture frame `frame` (this session's numbering) at the
+    /// distance `fix` set: where its transient is started and its sound plays.
+    private func outputFrame(ofFrame frame: Int64, in fix: PassThroughAudio.Fix) -> Int64 { frame &+ frameBase &+ fix.offset }
 
     /// One hop's level into the continuous layer: followed (attack, release, sharpness held
     /// through silence), shaped by the profile, and sent to the layer's player for the moment the
@@ -507,11 +511,11 @@ final class LiveSession: @unchecked Sendable {
             // that stream places it there whatever the clock's fit says meanwhile (exactly
             // natively, where the pass-through reads one frame for one frame; through PulseAudio's
             // protocol the read may lean a frame or two off it before the sound plays).
-            let outputFrame = fix.map { onset.frame &+ frameBase &+ $0.offset }
-            let started = try outputFrame.map { try player.start(atTime: time, outputFrame: $0) } ?? player.start(atTime: time)
+            let placedFrame = fix.map { outputFrame(ofFrame: onset.frame, in: $0) }
+            let started = try player.start(atTime: time, outputFrame: placedFrame ?? -1)
             // Only a started one may be moved or dropped later (a merged start plays nothing).
             sounding.append(Sounding(player: player, until: max(at, now) + 200_000_000, onset: fix == nil || !started ? nil : onset,
-                                     outputFrame: outputFrame ?? onset.frame &+ frameBase, at: max(at, now), fix: fix?.number ?? 0))
+                                     outputFrame: placedFrame ?? onset.frame &+ frameBase, at: max(at, now), fix: fix?.number ?? 0))
             tally.withLock { $0.add(started: started, late: passThrough != nil && at < now, lag: lag) }
             (outcome, placed) = !started ? (.merged, nil) : (at <= now ? .late : .transient, max(at, now))
         } catch {
