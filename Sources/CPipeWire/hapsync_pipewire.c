@@ -12,6 +12,9 @@
 #include <pipewire/pipewire.h>
 #include <pipewire/extensions/metadata.h>
 #include <spa/param/audio/format-utils.h>
+#include <spa/param/audio/raw-types.h>
+#include <spa/debug/types.h>
+#include <spa/param/latency-utils.h>
 #include <spa/utils/result.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,22 @@ struct hs_pw_stream {
     // A target given as a number: the name of the sink with that node id, else of the one with
     // that object.serial (ids and serials are counted apart and can coincide: the id wins).
     char target_name[256], serial_name[256];
+    // What the target sink's node says of itself: its id, channels and positions (SPA's), the
+    // one found by name or id and the one found by object.serial apart (the first wins).
+    struct sink_found { uint32_t id, channels, positions[SPA_AUDIO_MAX_CHANNELS]; int found; } by_name, by_serial;
+    // A monitor capture (config.capture_sink): the target sink's node id, for telling whether
+    // it drives the graph, and the stream's position (its clock), from io_changed.
+    uint32_t target_id;
+    struct spa_io_position *position;
+    // The monitored sink's node, bound for its SPA_PARAM_Latency (loop thread), and that
+    // latency for its input as the data thread reads it: the quantum part as float bits, the
+    // rate part (ticks) and the ns part, each stored atomically (a cycle may read one change
+    // half made: a cycle's estimate, no more).
+    struct pw_node *sink_node;
+    struct spa_hook sink_node_listener;
+    uint32_t latency_quantum_bits;
+    int32_t latency_rate;
+    int64_t latency_ns;
     char thread_name[16];
     int first_cycle_done;
     volatile int realtime_result;
@@ -92,6 +111,35 @@ static const struct pw_core_events core_events = {
     .error = on_core_error,
 };
 
+// `found` filled from a sink node's properties: its id, audio.channels and audio.position
+// ("FL,FR", or "[ FL FR ]" with or without quotes). Channels it does not give are 0; positions
+// are kept only when all of them are named and as many as the channels.
+static void note_sink(struct sink_found *found, uint32_t id, const struct spa_dict *props) {
+    if (found->found) return;
+    found->found = 1;
+    found->id = id;
+    const char *channels = spa_dict_lookup(props, "audio.channels");
+    unsigned long n = channels ? strtoul(channels, NULL, 10) : 0;
+    found->channels = n >= 1 && n <= SPA_AUDIO_MAX_CHANNELS ? (uint32_t)n : 0;
+    const char *position = spa_dict_lookup(props, "audio.position");
+    uint32_t count = 0;
+    int named = 1;
+    for (const char *p = position; p && *p && named;) {
+        while (*p && strchr("[], \t\"", *p)) p++;
+        size_t length = strcspn(p, "[], \t\"");
+        if (length == 0) break;
+        char name[16];
+        if (length >= sizeof name || count >= SPA_AUDIO_MAX_CHANNELS) { named = 0; break; }
+        memcpy(name, p, length);
+        name[length] = 0;
+        uint32_t type = spa_debug_type_find_type_short(spa_type_audio_channel, name);
+        if (type == SPA_ID_INVALID || type == SPA_AUDIO_CHANNEL_UNKNOWN) named = 0;
+        else found->positions[count++] = type;
+        p += length;
+    }
+    if (!named || count != found->channels) memset(found->positions, 0, sizeof found->positions);
+}
+
 static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
                       const struct spa_dict *props) {
     struct hs_pw_stream *s = data;
@@ -103,21 +151,42 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
     if (!class || strstr(class, "Audio/Sink") == NULL) return;
     s->any_sink = 1;
     if (!s->target || !name) return;
-    if (strcmp(name, s->target) == 0) s->target_found = 1;
+    if (strcmp(name, s->target) == 0) {
+        s->target_found = 1;
+        note_sink(&s->by_name, id, props);
+    }
     // A number: the node's id (what `pw-cli ls Node` and `wpctl status` show) or object.serial.
     char *end;
     unsigned long number = strtoul(s->target, &end, 10);
     if (s->target[0] >= '0' && s->target[0] <= '9' && *end == 0) {
         const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
-        if (number == id) snprintf(s->target_name, sizeof s->target_name, "%s", name);
-        else if (serial && strcmp(serial, s->target) == 0) snprintf(s->serial_name, sizeof s->serial_name, "%s", name);
+        if (number == id) {
+            snprintf(s->target_name, sizeof s->target_name, "%s", name);
+            note_sink(&s->by_name, id, props);
+        } else if (serial && strcmp(serial, s->target) == 0) {
+            snprintf(s->serial_name, sizeof s->serial_name, "%s", name);
+            note_sink(&s->by_serial, id, props);
+        }
         s->target_found = s->target_found || s->target_name[0] || s->serial_name[0];
     }
+}
+
+// The target sink as found (by name or id first, else by object.serial); NULL: not found.
+static const struct sink_found *found_sink(const struct hs_pw_stream *s) {
+    return s->by_name.found ? &s->by_name : s->by_serial.found ? &s->by_serial : NULL;
+}
+
+// A monitored sink gone from the registry: the capture fails, naming it.
+static void on_global_remove(void *data, uint32_t id) {
+    struct hs_pw_stream *s = data;
+    if (!s->config.capture_sink || !s->streaming || id != s->target_id) return;
+    fail(s, "the sink went away (removed, or its device unplugged)");
 }
 
 static const struct pw_registry_events registry_events = {
     PW_VERSION_REGISTRY_EVENTS,
     .global = on_global,
+    .global_remove = on_global_remove,
 };
 
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
@@ -148,6 +217,19 @@ static hs_pw_time cycle_time(struct hs_pw_stream *s, const struct pw_buffer *b) 
         .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
         .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
     };
+    // A monitor: the sink's latency at this cycle's quantum, as pw_stream_get_time_n adds a
+    // playback stream's peer latency (stream.c).
+    const struct spa_io_position *position = __atomic_load_n(&s->position, __ATOMIC_ACQUIRE);
+    if (s->config.capture_sink && position) {
+        uint32_t bits = __atomic_load_n(&s->latency_quantum_bits, __ATOMIC_RELAXED);
+        float quantum;
+        memcpy(&quantum, &bits, sizeof quantum);
+        int64_t ns = __atomic_load_n(&s->latency_ns, __ATOMIC_RELAXED);
+        int64_t ticks = (int64_t)(quantum * (float)position->clock.duration) + __atomic_load_n(&s->latency_rate, __ATOMIC_RELAXED);
+        if (t.rate.num > 0) ticks += ns * (int64_t)t.rate.denom / ((int64_t)t.rate.num * SPA_NSEC_PER_SEC);
+        time.sink_latency = ticks > 0 ? ticks : 0;
+        if (position->clock.id == s->target_id) time.sink_took_before = (int64_t)position->clock.duration;
+    }
     return time;
 }
 
@@ -170,8 +252,9 @@ static void on_process(void *data) {
     if (!b) return;
     struct spa_data *d = &b->buffer->datas[0];
     uint32_t stride = 4 * s->config.channels;
-    if (s->sink_name) {
-        // A sink node: what was played into it this cycle, handed over and given back.
+    if (s->sink_name || s->config.capture_sink) {
+        // A sink node: what was played into it this cycle; a monitor capture: what its sink
+        // took. Handed over and given back.
         if (d->data && d->chunk) {
             uint32_t offset = d->chunk->offset < d->maxsize ? d->chunk->offset : d->maxsize;
             uint32_t size = d->chunk->size < d->maxsize - offset ? d->chunk->size : d->maxsize - offset;
@@ -205,9 +288,35 @@ static void on_timer(void *data, uint64_t expirations) {
     if (s->config.tick && s->streaming && !s->failed) s->config.tick(s->config.user);
 }
 
+// Loop thread: the monitored sink's latency param; its input's is kept for the data thread.
+static void on_sink_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
+    struct hs_pw_stream *s = data;
+    (void)seq; (void)index; (void)next;
+    struct spa_latency_info info;
+    if (id != SPA_PARAM_Latency || !param || spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_INPUT) return;
+    float quantum = (info.min_quantum + info.max_quantum) / 2;
+    uint32_t bits;
+    memcpy(&bits, &quantum, sizeof bits);
+    __atomic_store_n(&s->latency_quantum_bits, bits, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->latency_rate, (int32_t)((info.min_rate + info.max_rate) / 2), __ATOMIC_RELAXED);
+    __atomic_store_n(&s->latency_ns, (int64_t)((info.min_ns + info.max_ns) / 2), __ATOMIC_RELAXED);
+}
+
+static const struct pw_node_events sink_node_events = {
+    PW_VERSION_NODE_EVENTS,
+    .param = on_sink_param,
+};
+
+// Loop thread: the stream's position (its driver's clock), read by the process callback.
+static void on_io_changed(void *data, uint32_t id, void *area, uint32_t size) {
+    struct hs_pw_stream *s = data;
+    if (id == SPA_IO_Position) __atomic_store_n(&s->position, size >= sizeof(struct spa_io_position) ? area : NULL, __ATOMIC_RELEASE);
+}
+
 static const struct pw_stream_events stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_state_changed,
+    .io_changed = on_io_changed,
     .process = on_process,
 };
 
@@ -239,6 +348,10 @@ uint32_t hs_pw_cycle_frames(uint32_t frames) {
 static void destroy(struct hs_pw_stream *s) {
     if (s->loop) pw_thread_loop_lock(s->loop);
     if (s->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->timer);
+    if (s->sink_node) {
+        spa_hook_remove(&s->sink_node_listener);
+        pw_proxy_destroy((struct pw_proxy *)s->sink_node);
+    }
     if (s->stream) {
         spa_hook_remove(&s->stream_listener);
         pw_stream_destroy(s->stream);
@@ -267,8 +380,13 @@ static void destroy(struct hs_pw_stream *s) {
 
 hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error, size_t error_size) {
     if (error_size) error[0] = 0;
-    if (!config || !config->process || config->channels < 1 || config->channels > SPA_AUDIO_MAX_CHANNELS) {
+    int own_channels = config && config->capture_sink && config->channels == 0;
+    if (!config || !config->process || (!own_channels && (config->channels < 1 || config->channels > SPA_AUDIO_MAX_CHANNELS))) {
         snprintf(error, error_size, "a PipeWire stream needs a process callback and 1 to %d channels", SPA_AUDIO_MAX_CHANNELS);
+        return NULL;
+    }
+    if (config->capture_sink && (!config->target || config->sink_name)) {
+        snprintf(error, error_size, "a monitor capture needs the sink to record (and is no sink itself)");
         return NULL;
     }
     pw_init(NULL, NULL);
@@ -287,7 +405,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         [HS_PW_CHANNEL_FR] = SPA_AUDIO_CHANNEL_FR, [HS_PW_CHANNEL_RL] = SPA_AUDIO_CHANNEL_RL,
         [HS_PW_CHANNEL_RR] = SPA_AUDIO_CHANNEL_RR,
     };
-    for (uint32_t c = 0; c < config->channels; c++) {
+    for (uint32_t c = 0; c < s->config.channels; c++) {
         uint32_t p = config->positions ? config->positions[c]
                      : config->channels == 2 ? (c == 0 ? HS_PW_CHANNEL_FL : HS_PW_CHANNEL_FR) : HS_PW_CHANNEL_MONO;
         if (p > HS_PW_CHANNEL_RR) {
@@ -336,9 +454,31 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         snprintf(error, error_size, "PipeWire has no sink named or numbered '%s'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)", s->target);
         goto failed;
     }
+    if (s->config.capture_sink) {
+        const struct sink_found *sink = found_sink(s);
+        s->target_id = sink ? sink->id : SPA_ID_INVALID;
+        // Its latency, as it reports it now and whenever it changes.
+        if (sink) s->sink_node = pw_registry_bind(s->registry, sink->id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+        if (s->sink_node) {
+            pw_node_add_listener(s->sink_node, &s->sink_node_listener, &sink_node_events, s);
+            uint32_t ids[] = { SPA_PARAM_Latency };
+            pw_node_subscribe_params(s->sink_node, ids, 1);
+        }
+        if (own_channels) {
+            // The sink's own channels and, when it names them all, its positions.
+            s->config.channels = sink && sink->channels ? sink->channels : 2;
+            for (uint32_t c = 0; c < s->config.channels; c++)
+                s->positions[c] = sink && sink->positions[0] ? sink->positions[c]
+                                  : s->config.channels == 2 ? (c == 0 ? SPA_AUDIO_CHANNEL_FL : SPA_AUDIO_CHANNEL_FR)
+                                  : s->config.channels == 1 ? SPA_AUDIO_CHANNEL_MONO : SPA_AUDIO_CHANNEL_AUX0 + c;
+        }
+    }
     s->rate = config->rate ? config->rate : s->default_rate ? s->default_rate : 48000;
     struct pw_properties *props =
-        s->sink_name ? pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CLASS, "Audio/Sink", PW_KEY_APP_NAME, "HapSync",
+        s->config.capture_sink ? pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_APP_NAME, "HapSync",
+                                                   PW_KEY_NODE_NAME, "hapsync-live-monitor", PW_KEY_NODE_DESCRIPTION, s->description,
+                                                   PW_KEY_STREAM_CAPTURE_SINK, "true", NULL)
+        : s->sink_name ? pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CLASS, "Audio/Sink", PW_KEY_APP_NAME, "HapSync",
                                          PW_KEY_NODE_NAME, s->sink_name, PW_KEY_NODE_DESCRIPTION, s->description,
                                          PW_KEY_NODE_WANT_DRIVER, "true", PW_KEY_NODE_ALWAYS_PROCESS, "true", NULL)
                      : pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback",
@@ -351,7 +491,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", latency_frames(s, frames > UINT32_MAX ? UINT32_MAX : (uint32_t)frames), s->rate);
     }
     if (config->prepare) config->prepare(config->user, s->rate);
-    if (s->target && !s->sink_name) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
+    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
     s->stream = pw_stream_new(s->core, s->description, props);
     if (!s->stream) {
         snprintf(error, error_size, "PipeWire would not make a stream (%s)", strerror(errno));
@@ -364,11 +504,14 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     memset(&info, 0, sizeof info);
     info.format = SPA_AUDIO_FORMAT_F32;
     info.rate = s->rate;
-    info.channels = config->channels;
-    memcpy(info.position, s->positions, sizeof(uint32_t) * config->channels);
+    info.channels = s->config.channels;
+    memcpy(info.position, s->positions, sizeof(uint32_t) * s->config.channels);
     const struct spa_pod *params[1] = { spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info) };
     // A sink node waits for applications to be linked to it; a playback stream links itself.
     int res = s->sink_name ? pw_stream_connect(s->stream, PW_DIRECTION_INPUT, PW_ID_ANY, PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1)
+              : s->config.capture_sink ? pw_stream_connect(s->stream, PW_DIRECTION_INPUT, PW_ID_ANY,
+                                                           PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS
+                                                               | PW_STREAM_FLAG_DONT_RECONNECT, params, 1)
                            : pw_stream_connect(s->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
                                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1);
     if (res < 0) {
@@ -399,6 +542,8 @@ int hs_pw_realtime_result(const hs_pw_stream *stream) { return __atomic_load_n(&
 int hs_pw_data_thread(const hs_pw_stream *stream) { return __atomic_load_n(&stream->data_tid, __ATOMIC_ACQUIRE); }
 
 uint32_t hs_pw_rate(const hs_pw_stream *stream) { return stream->rate; }
+
+uint32_t hs_pw_channels(const hs_pw_stream *stream) { return stream->config.channels; }
 
 const char *hs_pw_server_version(const hs_pw_stream *stream) { return stream->version; }
 
@@ -663,6 +808,31 @@ int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_
             }
             spa_hook_remove(&registry_listener);
             pw_proxy_destroy((struct pw_proxy *)registry);
+        }
+        pw_thread_loop_unlock(s->loop);
+    }
+    destroy(s);
+    return res;
+}
+
+int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, uint32_t *rate, int timeout_ms) {
+    if (!target || !channels || !rate) return -EINVAL;
+    struct timespec deadline;
+    struct hs_pw_stream *s = probe_open(remote, target, timeout_ms, &deadline);
+    if (!s) return -ENOMEM;
+    int res = -EHOSTDOWN;
+    if (s->locked) {
+        if (s->core) {
+            s->registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+            if (s->registry) pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
+            s->sync_seq = pw_core_sync(s->core, PW_ID_CORE, 0);
+            int waited = wait_for(s, &s->synced, &deadline);
+            const struct sink_found *sink = found_sink(s);
+            res = waited == -ETIMEDOUT ? -ETIMEDOUT : waited < 0 ? -EHOSTDOWN : !s->registry ? -ENOMEM : !sink ? -ENOENT : 0;
+            if (res == 0) {
+                *channels = sink->channels ? sink->channels : 2;
+                *rate = s->default_rate ? s->default_rate : 48000;
+            }
         }
         pw_thread_loop_unlock(s->loop);
     }

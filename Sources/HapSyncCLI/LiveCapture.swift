@@ -5,7 +5,8 @@ import HapSyncRuntime
 
 /// What a live run captures the sound from: a sink's monitor through PulseAudio's protocol
 /// (`MonitorCapture`: a PulseAudio server, or PipeWire's pipewire-pulse), or, on PipeWire
-/// natively, the live sink itself (`PipeWireSinkCapture`: the node applications play into).
+/// natively (`PipeWireSinkCapture`), the live sink itself (the node applications play into) or,
+/// with `--no-delay`, the real sink's monitor.
 /// `LiveFeed` holds one and makes it anew; the analysis does not know which.
 protocol LiveCapture: AnyObject, Sendable {
     /// Starts it; the frames reach the handler from then on. Throws a sentence naming the
@@ -19,6 +20,9 @@ protocol LiveCapture: AnyObject, Sendable {
     var overruns: Int { get }
     /// Frames lost to them.
     var lostFrames: Int64 { get }
+    /// Frames handed over as silence in place of lost ones (in `framesCaptured` and `lostFrames`
+    /// both: frame numbers keep time).
+    var filledFrames: Int64 { get }
     /// When frame `frame` entered the sink, CLOCK_MONOTONIC ns (nil: not yet known). Does not
     /// allocate, lock or block.
     func playedTime(ofFrame frame: Int64) -> UInt64?
@@ -84,7 +88,8 @@ extension PipeWireSinkCapture: LiveCapture {
         do throws(Failure) { try start() } catch { throw LiveCaptureFailure(description: error.description) }
     }
 
-    /// `.inPlace`: the node asks for longer cycles.
+    /// `.inPlace`: the node asks for longer cycles (a monitor's are not grown: with
+    /// `--no-delay` nothing is played on to underrun).
     var growth: LiveCaptureGrowth { .inPlace }
 }
 
@@ -95,4 +100,12 @@ enum LiveCaptureSource: Sendable {
     /// The live sink made natively on the PipeWire server `remote` (nil: the default), in
     /// `group` (`node.group`, the stream that plays the sound on being in it too).
     case pipeWireSink(remote: String?, group: String?)
+    /// The monitor of a sink on the PipeWire server `remote` (nil: the default), recorded
+    /// natively (`--no-delay`).
+    case pipeWireMonitor(remote: String?)
+
+    /// Whether the capture is made natively on PipeWire (the live sink or a monitor).
+    var isNative: Bool {
+        if case .monitor = self { false } else { true }
+    }
 }

@@ -110,8 +110,11 @@ struct LiveRun {
         defer { signals.cancel() }
         // On PipeWire, when the sound is played on natively, the live sink is made natively too.
         let choice = delayMs == nil ? options.audioChoice : options.audioChoice.resolved(environment: options.environment)
-        if let delayMs, choice == .pipewire {
-            let (summary, failure) = try runNative(delayMs: delayMs, signals: signals)
+        // With --no-delay, the real sink's monitor is recorded natively on PipeWire unless
+        // --audio pulse says otherwise (--audio none: no sound is played, whichever server).
+        let nativeMonitor = delayMs == nil && (options.audioChoice == .none ? .auto : options.audioChoice).resolved(environment: options.environment) == .pipewire
+        if (delayMs != nil && choice == .pipewire) || nativeMonitor {
+            let (summary, failure) = if let delayMs { try runNative(delayMs: delayMs, signals: signals) } else { try runNativeMonitor(signals: signals) }
             console.out(summary)
             if let failure { throw failure }
             if let signal = signals.caughtSignal { throw CLIError(.ended(by: signal)) }
@@ -235,8 +238,9 @@ struct LiveRun {
         let engine = try startEngine(audio: audio)
         defer { _ = engine.stop() }
         if let audio { try Self.checkRates(stream: audio, sink: real) }
+        if passThrough == nil { try Self.checkNotOwnDrive(engine, following: real.name) }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
-                            channels: liveSink?.channels ?? real.channels, rate: rate, server: server, style: style, profile: profile,
+                            channels: liveSink?.channels ?? real.channels, rate: rate, source: .monitor(server: server), style: style, profile: profile,
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
         let mode = passThrough == nil ? "following \(real.name)'s monitor (--no-delay)" : "'\(LiveCommand.sinkName)' → \(real.name), the sound \(String(format: "%.1f", delayMs ?? 0)) ms behind"
         return try drive(feed, engine: engine, audio: audio, rate: rate, mode: mode, signals: signals) { why, stopAsked, outputBack throws(CLIError) in
@@ -300,7 +304,7 @@ struct LiveRun {
             console.err(String(format: "note: --latency-ms is not used with the live sink made natively: PipeWire runs the sink's cycle, %.1f ms, longer after underruns\n", cycle * 1000))
         }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: LiveCommand.sinkName, channels: 2, rate: rate,
-                            server: nil, pipeWire: (remote, group), style: style, profile: profile, sensitivity: detector.sensitivity,
+                            source: .pipeWireSink(remote: remote, group: group), style: style, profile: profile, sensitivity: detector.sensitivity,
                             minimumGap: detector.minimumGap, recoversCapture: true)
         let real = realName ?? "the default sink"
         let mode = "'\(LiveCommand.sinkName)' (PipeWire, natively) → \(real), the sound \(String(format: "%.1f", delayMs)) ms behind"
@@ -328,6 +332,94 @@ struct LiveRun {
             console.err("note: the sound server is back: '\(LiveCommand.sinkName)' made anew on it, playing on to \(real) (applications that played into the old one are where their server put them: move them to it again); the run carries on\n")
             return true
         }
+    }
+
+    /// `--no-delay` on PipeWire natively: the real sink's monitor (`--sink`, else PipeWire's
+    /// default sink when the run starts) recorded by a capture stream in that sink's graph
+    /// (`PipeWireSinkCapture(monitoring:)`), with the sink's channels at the graph's rate; the
+    /// sound is left alone. A frame is heard when the sink took it plus the sink's device delay
+    /// when it drives the graph. The sink going away ends the run, naming it; a server that goes
+    /// away and comes back is waited for and the sink looked for again (within 10 s).
+    private func runNativeMonitor(signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
+        let remote = options.environment["PIPEWIRE_REMOTE"]
+        let sink: String
+        if let name = options.sinkName {
+            sink = name
+        } else {
+            switch PipeWireOutput.defaultSink(remote: remote) {
+            case .success(let name): sink = name
+            case .failure(let why): throw .failure("--no-delay follows a sink's monitor, and \(why)", hint: "name the sink to follow with --sink")
+            }
+        }
+        if sink == LiveCommand.sinkName {
+            throw .usage("the real sink is '\(sink)' itself\(options.sinkName == nil ? " (PipeWire's default)" : ""); name the sink to follow with --sink")
+        }
+        let format = try Self.monitorFormat(of: sink, remote: remote)
+        let engine = try startEngine(audio: nil)
+        defer { _ = engine.stop() }
+        try Self.checkNotOwnDrive(engine, following: sink)
+        let feed = LiveFeed(engine: engine, audio: nil, passThrough: nil, captureSink: sink, channels: format.channels, rate: format.sampleRate,
+                            source: .pipeWireMonitor(remote: remote), style: style, profile: profile, sensitivity: detector.sensitivity,
+                            minimumGap: detector.minimumGap, recoversCapture: true)
+        let mode = "following \(sink)'s monitor (PipeWire, natively; --no-delay)"
+        return try drive(feed, engine: engine, audio: nil, rate: format.sampleRate, mode: mode, signals: signals) { why, stopAsked, _ throws(CLIError) in
+            // The sink alone went (removed, unplugged), its server still there: that ends the run.
+            guard feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers else { return nil }
+            console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
+            while PipeWireOutput.probe(remote: remote) != .answers {
+                if stopAsked() { return false }
+                usleep(250_000)
+            }
+            // A server sets its sinks up a moment after it answers.
+            let giveUp = MonotonicClock.nanoseconds() + 10_000_000_000
+            var again: (channels: Int, sampleRate: Double)?
+            while again == nil {
+                if stopAsked() { return false }
+                do throws(CLIError) {
+                    again = try Self.monitorFormat(of: sink, remote: remote)
+                } catch {
+                    guard MonotonicClock.nanoseconds() < giveUp else { throw error }
+                    usleep(250_000)
+                }
+            }
+            guard let again, again == format else {
+                throw .failure("the sink '\(sink)' came back with \(again?.channels ?? 0) channels at \(Int(again?.sampleRate ?? 0)) Hz, the run began with \(format.channels) at \(Int(format.sampleRate)) Hz (live haptics do not follow a change)",
+                               hint: "start hapsync live again")
+            }
+            do throws(LiveCaptureFailure) {
+                try feed.restartCapture(sink: sink, channels: format.channels)
+            } catch {
+                throw .failure(error.description)
+            }
+            console.err("note: the sound server is back: following \(sink)'s monitor again; the run carries on\n")
+            return true
+        }
+    }
+
+    /// `--no-delay` follows `sink`: refused when `engine`'s waveform drive plays on that sink
+    /// too (`--haptics waveform:SINK`, or `auto` found it): its monitor would carry the drive,
+    /// and the analysis would find the haptics' own bursts as onsets and answer them.
+    static func checkNotOwnDrive(_ engine: HapticEngine, following sink: String) throws(CLIError) {
+        guard let waveform = PlaySummary.waveform(in: engine.configuration.backend), waveform.configuration.sink == sink else { return }
+        throw .usage("--no-delay follows '\(sink)', which also carries the waveform drive (--haptics waveform): the analysis would take the haptics for the sound",
+                     hint: "follow another sink with --sink, or leave out --no-delay (the live sink carries the sound alone)")
+    }
+
+    /// The channels and rate `--no-delay` records `sink`'s monitor natively with, checked for
+    /// what the analysis takes.
+    private static func monitorFormat(of sink: String, remote: String?) throws(CLIError) -> (channels: Int, sampleRate: Double) {
+        let format: (channels: Int, sampleRate: Double)
+        switch PipeWireSinkCapture.monitorFormat(of: sink, remote: remote) {
+        case .success(let found): format = found
+        case .failure(let why): throw .failure(why.description)
+        }
+        guard StreamingOnsetDetector.channelCounts.contains(format.channels) else {
+            throw .failure("the sink '\(sink)' has \(format.channels) channels; --no-delay follows sinks of 1 to 8")
+        }
+        guard StreamingOnsetDetector.sampleRates.contains(format.sampleRate) else {
+            throw .failure("PipeWire's graph runs at \(Int(format.sampleRate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set PipeWire's default.clock.rate")
+        }
+        return format
     }
 
     /// Before the live sink is made natively on PipeWire (`hapsync live`, `serve`'s

@@ -22,7 +22,7 @@ final class LiveFeed: @unchecked Sendable {
     /// The capture of the live sink's (or, `--no-delay`, the real sink's) monitor, the number
     /// (in the session's frames) of its frame 0, and the counts of the captures it replaced: one
     /// lock, so that counts read during a restart are those of one moment.
-    private let current: Locked<(capture: any LiveCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, restarts: Int))>
+    private let current: Locked<(capture: any LiveCapture, base: Int64, replaced: (frames: Int64, overruns: Int, lost: Int64, filled: Int64, restarts: Int))>
     private let lostText = Locked<String?>(nil)
     /// How long the session's work on each captured fragment took on the capture's thread (the
     /// onset detector, the levels, the hand-off to the sound played on), every capture of the
@@ -99,12 +99,12 @@ final class LiveFeed: @unchecked Sendable {
     static let failedCalmSeconds = 600.0
 
     /// A feed for `engine` (started, `audio` its output, `passThrough` in that output's stream)
-    /// from the monitor of `captureSink` (`channels` channels at `rate` Hz) on `server`, or, with
-    /// `pipeWire`, from a sink `captureSink` made natively on that PipeWire server (stereo) in
-    /// that node group. With `recoversCapture`, a capture lost with its server (or its sink)
+    /// from `captureSink` (`channels` channels at `rate` Hz) as `source` says: its monitor
+    /// through PulseAudio's protocol, the sink made natively on PipeWire (stereo) in a node
+    /// group, or its monitor natively on PipeWire. With `recoversCapture`, a capture lost with its server (or its sink)
     /// does not fail the feed: `captureLost` says why, and the owner restarts it or fails the feed.
     init(engine: HapticEngine, audio: SoundServerOutput?, passThrough: PassThroughAudio?, captureSink: String, channels: Int,
-         rate: Double, server: String?, pipeWire: (remote: String?, group: String?)? = nil, style: LiveStyle = .transients, profile: LiveProfile,
+         rate: Double, source: LiveCaptureSource, style: LiveStyle = .transients, profile: LiveProfile,
          sensitivity: Double, minimumGap: Double, recoversCapture: Bool = false, calmSeconds: Double = LiveFeed.calmSeconds) {
         let detector = StreamingOnsetDetector(sampleRate: rate, sensitivity: sensitivity, minimumGap: minimumGap)
         lookAhead = detector.lookAhead.seconds
@@ -116,11 +116,10 @@ final class LiveFeed: @unchecked Sendable {
         let session = LiveSession(engine: engine, detector: detector, style: style, profile: profile, passThrough: passThrough, audio: audio,
                                   frameBase: passThrough?.capturedFrames ?? 0)
         self.session = session
-        let source = pipeWire.map { LiveCaptureSource.pipeWireSink(remote: $0.remote, group: $0.group) } ?? .monitor(server: server)
         self.source = source
-        current = Locked((Self.capture(of: captureSink, channels: channels, base: 0, source: source, session: session,
+        current = Locked((Self.capture(of: captureSink, channels: channels, rate: rate, base: 0, source: source, session: session,
                                        lost: recoversCapture ? lostText : failureText, fragment: Self.fragmentSteps[0],
-                                       priority: capturePriority, times: analysisTimes), 0, (0, 0, 0, 0)))
+                                       priority: capturePriority, times: analysisTimes), 0, (0, 0, 0, 0, 0)))
         self.recoversCapture = recoversCapture
         let current = current
         // A frame from before the capture in force has no time on its clock.
@@ -134,10 +133,11 @@ final class LiveFeed: @unchecked Sendable {
 
     private let recoversCapture: Bool
 
-    /// A capture of `sink` (its monitor, or the sink itself made natively, as `source` says) in
+    /// A capture of `sink` (`channels` channels at `rate` Hz: its monitor, or the sink itself made
+    /// natively, as `source` says) in
     /// `fragment`-second fragments handing its frames to `session` numbered from `base`, its
     /// failure recorded in `lost`, its thread at SCHED_FIFO `priority` when given.
-    private static func capture(of sink: String, channels: Int, base: Int64, source: LiveCaptureSource, session: LiveSession,
+    private static func capture(of sink: String, channels: Int, rate: Double, base: Int64, source: LiveCaptureSource, session: LiveSession,
                                 lost: Locked<String?>, fragment: Double, priority: Int32?, times: CaptureHandlerTimes) -> any LiveCapture {
         let handler = { (samples: UnsafeBufferPointer<Float>, first: Int64) in
             session.captured(samples, channels: channels, firstFrame: first &+ base)
@@ -152,6 +152,9 @@ final class LiveFeed: @unchecked Sendable {
         case .pipeWireSink(let remote, let group):
             return PipeWireSinkCapture(name: sink, description: LiveCommand.sinkDescription, remote: remote, group: group,
                                        properties: LiveSink.Owner.current.properties, fragmentSeconds: fragment, realtimePriority: priority, handlerTimes: times, handler: handler, onFailure: failed)
+        case .pipeWireMonitor(let remote):
+            return PipeWireSinkCapture(monitoring: sink, channels: channels, sampleRate: rate, remote: remote, fragmentSeconds: fragment, realtimePriority: priority,
+                                       handlerTimes: times, handler: handler, onFailure: failed)
         }
     }
 
@@ -229,13 +232,14 @@ final class LiveFeed: @unchecked Sendable {
         between()
         let base = current.withLock { $0.base } &+ old.framesCaptured
         let refused = captureGrant.withLock { $0?.granted == false }
-        let fresh = Self.capture(of: sink, channels: channels, base: base, source: source, session: session,
+        let fresh = Self.capture(of: sink, channels: channels, rate: rate, base: base, source: source, session: session,
                                  lost: recoversCapture ? lostText : failureText, fragment: fragment, priority: refused ? nil : capturePriority,
                                  times: analysisTimes)
         current.withLock {
             $0.replaced.frames += old.framesCaptured
             $0.replaced.overruns += old.overruns
             $0.replaced.lost += old.lostFrames
+            $0.replaced.filled += old.filledFrames
             ($0.capture, $0.base) = (fresh, base)
         }
         // What its thread got, also when the capture then fails to start.
@@ -439,10 +443,14 @@ final class LiveFeed: @unchecked Sendable {
     /// The fragment the capture in force was granted, frames (0 before it started).
     var captureFragmentFrames: Int { capture.fragmentFrames }
 
-    /// The frames captured (the replaced captures' too), the overruns and the frames lost. Any thread.
+    /// The frames of sound captured (the replaced captures' too; the silence handed over in
+    /// place of lost frames not among them), the overruns and the frames lost: captured and
+    /// lost add up to the run. Any thread.
     var captureCounts: (frames: Int64, overruns: Int, lost: Int64) {
         current.withLock { c in
-            (c.replaced.frames + c.capture.framesCaptured, c.replaced.overruns + c.capture.overruns, c.replaced.lost + c.capture.lostFrames)
+            let handed: Int64 = c.replaced.frames + c.capture.framesCaptured
+            let filled: Int64 = c.replaced.filled + c.capture.filledFrames
+            return (handed - filled, c.replaced.overruns + c.capture.overruns, c.replaced.lost + c.capture.lostFrames)
         }
     }
 

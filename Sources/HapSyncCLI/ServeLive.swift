@@ -313,7 +313,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
             held = holdOutput(to: real.name).map { ($0, real.name) }
             let made = try LiveRun.makeLiveSink(on: hold.control, playingOnTo: real)
             hold.liveSink = made
-            let feed = try startFeed(captureSink: made.name, channels: made.channels, server: server, pipeWire: nil, profile: profile, style: style)
+            let feed = try startFeed(captureSink: made.name, channels: made.channels, source: .monitor(server: server), profile: profile, style: style)
             var said = "'\(made.name)' → \(real.name), the sound \(String(format: "%.1f", feed.delayMs)) ms behind"
             if let taken = made.takenOver { said += "; took over \(taken)" }
             console.err("live: \(said)\n")
@@ -341,7 +341,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         let held = realName.flatMap { holdOutput(to: $0) }
         let feed: (feed: LiveFeed, delayMs: Double)
         do throws(CLIError) {
-            feed = try startFeed(captureSink: LiveCommand.sinkName, channels: 2, server: nil, pipeWire: (remote, group), profile: profile, style: style)
+            feed = try startFeed(captureSink: LiveCommand.sinkName, channels: 2, source: .pipeWireSink(remote: remote, group: group), profile: profile, style: style)
         } catch {
             if let held, let realName { release(held, from: realName) }
             throw error
@@ -385,7 +385,7 @@ final class ServeLive: LiveControl, @unchecked Sendable {
     /// The feed from `captureSink` (`channels` channels; its monitor on `server`, or the sink
     /// made natively with `pipeWire`) at the output's rate, its pass-through woken, started; the
     /// sound's delay behind the sink, ms. Nothing left running when it throws.
-    private func startFeed(captureSink: String, channels: Int, server: String?, pipeWire: (remote: String?, group: String?)?,
+    private func startFeed(captureSink: String, channels: Int, source: LiveCaptureSource,
                            profile: LiveProfile, style: LiveStyle) throws(CLIError) -> (feed: LiveFeed, delayMs: Double) {
         let rate = audio.clock.fit.sampleRate
         guard StreamingOnsetDetector.sampleRates.contains(rate) else {
@@ -396,9 +396,9 @@ final class ServeLive: LiveControl, @unchecked Sendable {
         // The stream awake first (a paused one is resumed and realigned), then the pass-through.
         audio.willPlay()
         // The native sink shares the stream's driver (its node group): no drift to follow.
-        passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate, followsDrift: pipeWire == nil)
+        passThrough.activate(hold: LiveRun.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate, followsDrift: !source.isNative)
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: captureSink, channels: channels,
-                            rate: rate, server: server, pipeWire: pipeWire, style: style, profile: profile, sensitivity: detector.sensitivity,
+                            rate: rate, source: source, style: style, profile: profile, sensitivity: detector.sensitivity,
                             minimumGap: detector.minimumGap)
         feed.onFailure = { [weak self, weak feed] why in
             guard let self, let feed else { return }

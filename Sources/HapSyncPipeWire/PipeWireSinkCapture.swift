@@ -39,6 +39,18 @@ import Synchronization
 ///   with a sentence naming the sink and the server; `serverWentAway` tells the two apart.
 /// - `properties` go on the node as they are (`hapsync live`'s owner marker, as on its
 ///   PulseAudio sink, so that another run sees whose it is).
+///
+/// Made with `init(monitoring:...)` instead, it makes no sink: it records the monitor of an
+/// existing sink (`hapsync live --no-delay` on PipeWire), a capture stream
+/// (stream.capture.sink) in that sink's graph, with the sink's own channels. Each cycle it hands
+/// over what the sink took, numbered and gap-filled as above; `playedTime(ofFrame:)` is when the
+/// sink took it (the cycle's start; a cycle earlier when the sink drives the graph, as a sound
+/// card does: a driver runs last in its cycle, so the nodes it drives read of its monitor what
+/// it took the cycle before) and `sinkLatency` how much later it is heard:
+/// the sink's own latency as it reports it (SPA_PARAM_Latency for its input, at the cycle's
+/// quantum: for a sound card a quantum and its headroom, 0 for a null or pipe sink), what
+/// PipeWire tells a stream that plays into it (the same model `PipeWireOutput` places its own
+/// frames by). It does not follow another sink: the sink going away fails it (`onFailure`).
 package final class PipeWireSinkCapture: @unchecked Sendable {
     /// What receives the frames: interleaved stereo samples and the number of the first. Runs on
     /// the data thread; must not block, allocate or lock.
@@ -47,8 +59,10 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     /// The data thread's name, as the PulseAudio capture's thread (at most 15 characters).
     package static let threadName = AudioStreamRenderer.captureThreadName
 
-    /// The sink's node.name.
+    /// The sink's node.name: the one made, or the one whose monitor is recorded.
     package let name: String
+    /// Whether it records an existing sink's monitor (`init(monitoring:...)`), not a sink of its own.
+    package let monitors: Bool
     /// What desktops show for it.
     package let description: String
     /// The server (PIPEWIRE_REMOTE's form; nil: the default).
@@ -61,8 +75,8 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     package private(set) var fragmentSeconds: Double
     /// The graph's rate (known after `start`).
     package private(set) var sampleRate: Double = 48_000
-    /// Samples a frame: the sink is stereo.
-    package let channels = 2
+    /// Samples a frame: 2 for a sink made; the monitored sink's own (as found when made).
+    package let channels: Int
     /// The frames of the latest cycle (the graph's quantum; 0 before the first).
     package var fragmentFrames: Int { Int(lastCycleFrames.load(ordering: .relaxed)) }
     /// Frame → CLOCK_MONOTONIC time it entered the sink (reset by `start`).
@@ -89,8 +103,12 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     private var silence: UnsafeMutablePointer<Float>?
     private let captured = Atomic<Int64>(0)
     private let lostCount = Atomic<Int64>(0)
+    private let filledCount = Atomic<Int64>(0)
     private let overrunCount = Atomic<Int>(0)
     private let lastCycleFrames = Atomic<Int>(0)
+    /// A monitor's latest cycle: how much later than the cycle's start its frames are heard
+    /// (the sink's latency), µs.
+    private let sinkDelay = Atomic<Int64>(0)
     /// Cycles run since `start`.
     private let cycles = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
@@ -105,6 +123,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
                  fragmentSeconds: Double = 0.005, realtimePriority: Int32? = nil, handlerTimes: CaptureHandlerTimes? = nil,
                  handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
         (self.name, self.description, self.remote, self.group, self.properties) = (name, description, remote, group, properties)
+        (monitors, channels) = (false, 2)
         serverText = "PipeWire (\(remote ?? "the default server"))"
         self.fragmentSeconds = fragmentSeconds
         self.realtimePriority = realtimePriority
@@ -113,12 +132,53 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         self.onFailure = onFailure
     }
 
+    /// A capture of the monitor of the sink `sink` (node.name, or its id) on `remote`, of
+    /// `channels` channels at `sampleRate` Hz (the sink's own channels and the graph's rate, from
+    /// `monitorFormat`: `start` fails if the sink has other channels by then), asking for `fragmentSeconds` cycles, its data thread at SCHED_FIFO
+    /// `realtimePriority` when given, handing each cycle's frames to `handler`; `onFailure` hears
+    /// of the sink or the server going away. Nothing connects until `start`.
+    package init(monitoring sink: String, channels: Int, sampleRate: Double, remote: String? = nil, fragmentSeconds: Double = 0.005, realtimePriority: Int32? = nil,
+                 handlerTimes: CaptureHandlerTimes? = nil, handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
+        (name, description, self.remote, group, properties) = (sink, "HapSync Live monitor", remote, nil, [])
+        (monitors, self.channels, self.sampleRate) = (true, channels, sampleRate)
+        serverText = "PipeWire (\(remote ?? "the default server"))"
+        self.fragmentSeconds = fragmentSeconds
+        self.realtimePriority = realtimePriority
+        self.handlerTimes = handlerTimes
+        self.handler = handler
+        self.onFailure = onFailure
+    }
+
+    /// What a capture of the monitor of `sink` (node.name, or its id) on `remote` (nil: the
+    /// default server) gets: the sink's channels, as its node says (2 when it does not), and the
+    /// graph's rate (default.clock.rate); or why not: a sentence naming the sink and the server.
+    /// Waits for the server, at most 2 s.
+    package static func monitorFormat(of sink: String, remote: String?) -> Result<(channels: Int, sampleRate: Double), Failure> {
+        var (channels, rate): (UInt32, UInt32) = (0, 0)
+        let result = sink.withCString { sink in remote.withOptionalCString { hs_pw_sink_info($0, sink, &channels, &rate, 2000) } }
+        let server = "PipeWire (\(remote ?? "the default server"))"
+        switch result {
+        case 0: return .success((Int(channels), Double(rate)))
+        case -ENOENT: return .failure(Failure(description: "\(server) has no sink named or numbered '\(sink)'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)"))
+        case -ETIMEDOUT: return .failure(Failure(description: "\(server) did not answer within 2 s (is it stopped?)"))
+        case -EHOSTDOWN: return .failure(Failure(description: "no \(server) answers"))
+        default: return .failure(Failure(description: "the sink '\(sink)' on \(server) could not be looked at (\(String(cString: strerror(-result))))"))
+        }
+    }
+
+    /// What it is, for its sentences: "the live sink 'hapsync-live'" or "the capture of the
+    /// monitor of 'SINK'".
+    private var what: String { monitors ? "the capture of the monitor of '\(name)'" : "the live sink '\(name)'" }
+
     deinit { stop() }
 
     /// Frames handed to the handler so far (gaps' silence included). Any thread.
     package var framesCaptured: Int64 { captured.load(ordering: .relaxed) }
     /// Frames of the cycles the data thread missed. Any thread.
     package var lostFrames: Int64 { lostCount.load(ordering: .relaxed) }
+    /// Frames handed over as silence in place of missed cycles (in `framesCaptured` and
+    /// `lostFrames` both). Any thread.
+    package var filledFrames: Int64 { filledCount.load(ordering: .relaxed) }
     /// Gaps: cycles the data thread missed, counted once a run of them. Any thread.
     package var overruns: Int { overrunCount.load(ordering: .relaxed) }
     /// The cycle, seconds, the node runs when it asks for `seconds` at `sampleRate` Hz: rounded
@@ -128,8 +188,10 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         return Double(hs_pw_cycle_frames(frames >= 1 ? UInt32(min(frames, Double(UInt32.max))) : 1)) / sampleRate
     }
 
-    /// 0 µs: the node renders nothing ahead of its cycle.
-    package var sinkLatency: Int64? { 0 }
+    /// How much later than it entered the sink a frame is heard, µs: 0 for a sink made (it
+    /// renders nothing ahead of its cycle); a monitor's sink's latency at its latest cycle (see
+    /// the type's contract). Any thread.
+    package var sinkLatency: Int64? { monitors ? sinkDelay.load(ordering: .relaxed) : 0 }
     /// Whether it failed because the server went away (its connection broke), not the node
     /// alone. Any thread.
     package var serverWentAway: Bool { serverGone.load(ordering: .acquiring) }
@@ -155,8 +217,10 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         (expectedTicks, lastNow) = (nil, 0)
         captured.store(0, ordering: .relaxed)
         lostCount.store(0, ordering: .relaxed)
+        filledCount.store(0, ordering: .relaxed)
         overrunCount.store(0, ordering: .relaxed)
         lastCycleFrames.store(0, ordering: .relaxed)
+        sinkDelay.store(0, ordering: .relaxed)
         cycles.store(0, ordering: .relaxed)
         failed.store(false, ordering: .relaxed)
         serverGone.store(false, ordering: .relaxed)
@@ -177,10 +241,16 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
                                 var config = hs_pw_config()
                                 config.remote = remote
                                 config.group = group
-                                config.sink_name = name
                                 config.description = description
-                                config.channels = 2
-                                config.positions = positionsBuffer.baseAddress
+                                if monitors {
+                                    // The sink's own channels and positions.
+                                    (config.target, config.capture_sink, config.channels) = (name, 1, 0)
+                                    config.rate = UInt32(max(0, min(sampleRate, 1_000_000)))
+                                } else {
+                                    config.sink_name = name
+                                    config.channels = 2
+                                    config.positions = positionsBuffer.baseAddress
+                                }
                                 config.latency_us = latency
                                 config.thread_name = threadName
                                 config.realtime_priority = realtimePriority ?? 0
@@ -211,16 +281,20 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         guard let opened else {
             stop()
             let why = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw Failure(description: "the live sink '\(name)' could not be made on PipeWire (\(remote ?? "the default server")): \(why)")
+            throw Failure(description: "\(monitors ? "the monitor of '\(name)' could not be recorded" : "the live sink '\(name)' could not be made") on PipeWire (\(remote ?? "the default server")): \(why)")
         }
         stream = opened
+        if monitors, case let got = Int(hs_pw_channels(opened)), got != channels {
+            stop()
+            throw Failure(description: "the sink '\(name)' on \(serverText) has \(got) channels now, \(channels) when the run began")
+        }
         // Streaming comes before the first cycle: that cycle, where the data thread asks for its
         // priority, within 2 s.
         let giveUp = MonotonicClock.nanoseconds() &+ 2_000_000_000
         while cycles.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring), MonotonicClock.nanoseconds() < giveUp { usleep(1_000) }
         guard cycles.load(ordering: .acquiring) > 0 else {
             stop()
-            throw Failure(description: "the live sink '\(name)' on \(serverText) ran no cycle within 2 s (is the graph's driver suspended?)")
+            throw Failure(description: "\(what) on \(serverText) ran no cycle within 2 s (is the graph's driver suspended?)")
         }
         if let realtimePriority { realtimeThread = PipeWireOutput.dataThreadGrant(of: opened, named: Self.threadName, asked: realtimePriority) }
     }
@@ -239,7 +313,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     /// node goes). A sentence saying what became of them, nil when none played into it. Control
     /// side, while running; waits for the server (at most 2 s).
     package func handOver(to target: String?) -> String? {
-        guard let stream else { return nil }
+        guard let stream, !monitors else { return nil }
         var names = [CChar](repeating: 0, count: 512)
         let result = target.withOptionalCString { hs_pw_hand_over(stream, $0, &names, names.count) }
         let list = String(decoding: names.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -282,7 +356,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     private func fail(_ why: String, serverGone gone: Bool) {
         if gone { serverGone.store(true, ordering: .releasing) }
         guard running.load(ordering: .acquiring), !failed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        onFailure?("the live sink '\(name)' on \(serverText) failed: \(why)")
+        onFailure?("\(what) on \(serverText) failed: \(why)")
     }
 
     // MARK: - Real-time (hapsync-capture, PipeWire's data thread)
@@ -302,6 +376,7 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
             overrunCount.add(1, ordering: .relaxed)
             if let silence {
                 var left = min(gap, Int64(2 * sampleRate))
+                filledCount.add(left, ordering: .relaxed)
                 while left > 0 {
                     let n = Int(min(left, Int64(Self.silenceFrames)))
                     hand(UnsafeBufferPointer(start: silence, count: n * channels))
@@ -311,7 +386,16 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         }
         expectedTicks = sameRate ? time.ticks &+ UInt64(frames) : nil
         lastNow = time.now
-        if time.now > 0 { clock.observe(frame: nextFrame, heardAt: UInt64(time.now)) }
+        // A monitor whose sink drives the graph hands over what the sink took a cycle before.
+        let took = monitors && time.sink_took_before > 0 && time.rate_denom > 0
+            ? time.now &- min(time.sink_took_before, Int64(time.rate_denom)) * 1_000_000_000 * Int64(time.rate_num) / Int64(time.rate_denom) : time.now
+        if took > 0 { clock.observe(frame: nextFrame, heardAt: UInt64(took)) }
+        if monitors {
+            // Ticks of rate_num/rate_denom s: µs.
+            let delay = time.sink_latency > 0 && time.rate_denom > 0 && time.rate_num > 0
+                ? min(time.sink_latency, Int64(time.rate_denom) * 10) * 1_000_000 * Int64(time.rate_num) / Int64(time.rate_denom) : 0
+            sinkDelay.store(delay, ordering: .relaxed)
+        }
         hand(UnsafeBufferPointer(start: data, count: frames * channels))
         lastCycleFrames.store(frames, ordering: .relaxed)
         captured.store(nextFrame, ordering: .relaxed)

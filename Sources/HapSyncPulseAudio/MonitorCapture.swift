@@ -118,6 +118,7 @@ package final class MonitorCapture: @unchecked Sendable {
     private var frameBytes: Int { 4 * channels }
     private let captured = Atomic<Int64>(0)
     private let lostCount = Atomic<Int64>(0)
+    private let filledCount = Atomic<Int64>(0)
     private let overrunCount = Atomic<Int>(0)
     private let latencyMicroseconds = Atomic<Int64>(-1)
     private let sinkLatencyMicroseconds = Atomic<Int64>(-1)
@@ -151,6 +152,10 @@ package final class MonitorCapture: @unchecked Sendable {
     /// frames it dropped before its queue (never handed over; see the type's contract). Any
     /// thread.
     package var lostFrames: Int64 { lostCount.load(ordering: .relaxed) }
+
+    /// Frames handed over as silence in place of holes (in `framesCaptured` and `lostFrames`
+    /// both). Any thread.
+    package var filledFrames: Int64 { filledCount.load(ordering: .relaxed) }
 
     /// Overruns seen: the server's overflow notices, the skips found in timing replies and the
     /// drops before the server's queue found from the clock (see the type's contract). Any
@@ -204,6 +209,7 @@ package final class MonitorCapture: @unchecked Sendable {
                 (nextFrame, skippedFrames) = (0, 0)
                 captured.store(0, ordering: .relaxed)
                 lostCount.store(0, ordering: .relaxed)
+                filledCount.store(0, ordering: .relaxed)
                 overrunCount.store(0, ordering: .relaxed)
                 latencyMicroseconds.store(-1, ordering: .relaxed)
                 sinkLatencyMicroseconds.store(-1, ordering: .relaxed)
@@ -262,10 +268,14 @@ package final class MonitorCapture: @unchecked Sendable {
 
     // MARK: - Mainloop thread: the audio path
 
-    /// The context or the stream failed: reported once, naming the monitor and the server.
+    /// The context or the stream failed: reported once, naming the monitor and the server (and,
+    /// when the server killed the stream, that its sink went away: PulseAudio's own words for it,
+    /// "Entity killed", say nothing to a user).
     private func fail(_ why: String) {
         guard running.load(ordering: .acquiring), !failed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        onFailure?("the capture of \(source) on \(serverText.isEmpty ? server ?? "the default server" : serverText) failed: \(why)")
+        let killed = String(cString: pa_strerror(Int32(PA_ERR_KILLED.rawValue)))
+        onFailure?("the capture of \(source) on \(serverText.isEmpty ? server ?? "the default server" : serverText) failed: \(why)"
+                   + (why == killed ? " (its sink went away: removed, or its device unplugged)" : ""))
     }
 
     /// Hands `samples`, the frames from `nextFrame` on, to the handler, and records how long it
@@ -295,6 +305,7 @@ package final class MonitorCapture: @unchecked Sendable {
                 nextFrame += Int64(frames)
             } else if let silence {
                 lostCount.add(Int64(frames), ordering: .relaxed)
+                filledCount.add(Int64(frames), ordering: .relaxed)
                 var left = frames
                 while left > 0 {
                     let n = min(left, Self.silenceFrames)

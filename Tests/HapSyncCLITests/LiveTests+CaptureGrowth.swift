@@ -61,7 +61,7 @@ extension LiveTests {
                 (self.audio, self.engine) = (audio, engine)
                 let detector = StreamingOnsetDetector(sampleRate: rate)
                 feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink.name, channels: liveSink.channels,
-                                rate: rate, server: nil, profile: .dualsense, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap,
+                                rate: rate, source: .monitor(server: nil), profile: .dualsense, sensitivity: detector.sensitivity, minimumGap: detector.minimumGap,
                                 calmSeconds: calmSeconds)
             } catch {
                 _ = try? liveSink.remove()
@@ -168,7 +168,7 @@ extension LiveTests {
             let initialHold = passThrough.hold
             let detector = StreamingOnsetDetector(sampleRate: rate)
             let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: LiveCommand.sinkName, channels: 2, rate: rate,
-                                server: nil, pipeWire: (nil, group), profile: .dualsense, sensitivity: detector.sensitivity,
+                                source: .pipeWireSink(remote: nil, group: group), profile: .dualsense, sensitivity: detector.sensitivity,
                                 minimumGap: detector.minimumGap, calmSeconds: 2)
             let notes = Locked<[String]>([])
             feed.onNote = { note in notes.withLock { $0.append(note) } }

@@ -476,11 +476,12 @@ struct LiveTests {
 
     /// `--no-delay`: the real sink (a pipe) followed through its monitor, the sound untouched: each
     /// transient comes after its click is heard (never early by more than 2 ms: when a frame is
-    /// heard comes from the monitor's timing fit and the sink's reported latency; seen −1.03 ms
-    /// on PulseAudio with the machine busy), and the lag the
-    /// summary reports is the one the pipe measures, its median within 5 ms (pipewire-pulse
-    /// reports a sink's latency as 0, so there the lag counts from when the sink took the frame:
-    /// seen 3 ms more than the pipe's; on PulseAudio within 0.5 ms).
+    /// heard comes from the monitor's timing and the sink's reported latency; seen −1.03 ms on
+    /// PulseAudio with the machine busy), and the lag the summary reports is the one the pipe
+    /// measures, its median within 1 ms (on PipeWire natively and on PulseAudio; through
+    /// pipewire-pulse, `--audio pulse` on PipeWire, within 8 ms: it reports a sink's latency as
+    /// 0, so there the lag counts from when the sink took the frame, seen 3-4.7 ms more than the
+    /// pipe's).
     /// The whole process stopped 2.5 s (a capture held up past what the server queues for it):
     /// what the server dropped meanwhile is counted as lost, so the frames handed over and those
     /// lost add up to the run's length (PulseAudio dropped 0.5 s of a 2 s stop, pipewire-pulse
@@ -516,18 +517,23 @@ struct LiveTests {
         }
     }
 
-    @Test(.needsPulseAudio) func withoutDelayTheHapticsFollowTheRealSinkAndItsLagIsReported() async throws {
+    /// The ways `--no-delay` follows a sink here: as `--audio auto` does (natively on PipeWire),
+    /// and on PipeWire through pipewire-pulse too (`--audio pulse`).
+    static let noDelayPaths: [String] = nativePipeWire ? ["auto", "pulse"] : ["auto"]
+
+    @Test(.needsPulseAudio, arguments: noDelayPaths)
+    func withoutDelayTheHapticsFollowTheRealSinkAndItsLagIsReported(audio: String) async throws {
         let paplay = try #require(Self.which("paplay"))
         let folder = try TemporaryDirectory("live")
         defer { folder.remove() }
         let dir = folder.url
         let track = try Self.clickTrack(in: dir)
-        try await retryingWhenStalled("live --no-delay, pipe sink") {
+        try await retryingWhenStalled("live --no-delay, pipe sink, --audio \(audio)") {
             let reader = PipeSinkReader()
             try reader.start()
             defer { reader.stop() }
             let trace = dir.appendingPathComponent("n.jsonl")
-            let live = try BackgroundRun(["live", "--no-delay", "--sink", reader.sinkName, "--seconds", "4.5",
+            let live = try BackgroundRun(["live", "--no-delay", "--sink", reader.sinkName, "--seconds", "4.5", "--audio", audio,
                                           "--haptics", "trace:\(trace.path)", "--force"], in: dir)
             defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
             #expect(live.wait(atMost: 10) { ((try? String(contentsOf: live.err, encoding: .utf8)) ?? "").contains("Ctrl-C stops") })
@@ -539,14 +545,57 @@ struct LiveTests {
             let taps = Self.transients(trace)
             #expect(taps.count == Self.clicks && onsets.count == Self.clicks, "\(taps.count) transients, \(onsets.count) clicks heard")
             let lags = taps.map { tap in onsets.map { Double(tap - Int64($0)) / 1e6 }.min { abs($0) < abs($1) } ?? .infinity }
-            print("live --no-delay (pipe sink): transient − heard by the pipe (ms): \(lags.map { String(format: "%.2f", $0) }.joined(separator: " "))")
-            print("live --no-delay: \(end.out)")
+            print("live --no-delay --audio \(audio) (pipe sink): transient − heard by the pipe (ms): \(lags.map { String(format: "%.2f", $0) }.joined(separator: " "))")
+            print("live --no-delay --audio \(audio): \(end.err.split(separator: "\n").first ?? "")\n\(end.out)")
+            // Natively on PipeWire when a PipeWire server answers and --audio does not say pulse.
+            #expect(end.err.contains("PipeWire, natively") == (Self.nativePipeWire && audio != "pulse"), "\(end.err)")
             #expect(lags.allSatisfy { $0 >= -2 && $0 < 50 }, "transient − heard (ms): \(lags)")
             let reported = end.out.split(separator: "\n").first { $0.hasPrefix("lag (haptics felt after their sound was heard): p50 ") }
                 .flatMap { Double($0.split(separator: " ")[9]) }
             let median = lags.sorted()[lags.count / 2]
-            #expect(reported.map { abs($0 - median) <= 5 } ?? false, "summary \(reported.map { "\($0)" } ?? "none"), pipe \(median)")
+            // pipewire-pulse's lag reported 3-4.7 ms more than the pipe's in runs of 2026-12-07.
+            let bound = Self.nativePipeWire && audio == "pulse" ? 8.0 : 1.0
+            #expect(reported.map { abs($0 - median) <= bound } ?? false, "summary \(reported.map { "\($0)" } ?? "none"), pipe \(median), bound \(bound) ms")
         }
+    }
+
+    /// `--no-delay` on a sink of four channels (a DualSense's layout): the monitor is recorded
+    /// with the sink's own channels (natively on PipeWire, its positions from the sink's node),
+    /// each click played into it is felt; the sink removed mid-run ends the run with an error
+    /// naming it (nothing to follow any more), not a hang. Following the sink the waveform drive
+    /// plays on is refused.
+    @Test(.needsPulseAudio) func withoutDelayAFourChannelSinkIsFollowedAndItsRemovalEndsTheRun() throws {
+        let pactl = try #require(Self.which("pactl"), "pactl from pulseaudio-utils (.ci/install-deps --tests)")
+        let paplay = try #require(Self.which("paplay"))
+        let folder = try TemporaryDirectory("live-4ch")
+        defer { folder.remove() }
+        let dir = folder.url
+        let track = try Self.clickTrack(in: dir, channels: 2)
+        let name = "hapsync-4ch-\(getpid())"
+        let loaded = try Self.run(pactl, ["load-module", "module-null-sink", "sink_name=\(name)", "channels=4", "rate=48000",
+                                          "channel_map=front-left,front-right,rear-left,rear-right"])
+        try #require(loaded.status == 0, "\(loaded.out)")
+        let module = loaded.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        var unloaded = false
+        defer { if !unloaded { _ = try? Self.run(pactl, ["unload-module", module]) } }
+        // Its rear channels carrying the waveform drive too: refused (the drive would be analysed).
+        let own = hapsync(["live", "--no-delay", "--sink", name, "--seconds", "1", "--haptics", "waveform:\(name):rear"])
+        #expect(own.status == 64 && own.err.contains("also carries the waveform drive"), "\(own.err)")
+        let trace = dir.appendingPathComponent("t.jsonl")
+        let live = try BackgroundRun(["live", "--no-delay", "--sink", name, "--seconds", "30", "--haptics", "trace:\(trace.path)", "--force"], in: dir)
+        defer { if live.process.isRunning { kill(live.process.processIdentifier, SIGKILL) } }
+        try #require(live.wait(atMost: 10) { Self.said(live, "Ctrl-C stops") })
+        let played = try Self.run(paplay, ["--device=\(name)", track.path])
+        #expect(played.status == 0, "\(played.out)")
+        usleep(300_000)
+        let felt = Self.transients(trace).count
+        unloaded = try Self.run(pactl, ["unload-module", module]).status == 0
+        let end = live.finish(atMost: 15)
+        print("live --no-delay, 4 channels, the sink removed: \(felt) transients; status \(end.status)\n\(end.err)\(end.out)")
+        #expect(felt == Self.clicks, "\(felt) transients for \(Self.clicks) clicks")
+        #expect(unloaded)
+        #expect(end.status != 0 && end.err.contains("error:") && end.err.contains(name), "\(end.err)")
+        #expect(!end.err.contains("Fatal error") && end.out.contains("transients: \(Self.clicks)"), "\(end.err)\(end.out)")
     }
 
     @Test(.needsPulseAudio) func aStreamStillPlayingIntoTheLiveSinkGoesBackToTheRealSink() throws {

@@ -28,12 +28,24 @@ typedef struct {
     uint64_t buffered;
     /// Frames the graph asked for this cycle (pw_buffer.requested; 0 when it did not say).
     uint64_t requested;
+    /// A monitor capture (`hs_pw_config.capture_sink`): the monitored sink's latency, graph
+    /// ticks, as it reports it (its SPA_PARAM_Latency for its input, the quantum part at this
+    /// cycle's quantum): what a playback stream into that sink is told as `delay`, so this
+    /// cycle's frames are heard that much after `now`. 0 until the sink has said (and for a
+    /// sink that plays at once: a null or pipe sink).
+    int64_t sink_latency;
+    /// A monitor capture whose sink drives the graph: the graph ticks of the cycle before, when
+    /// the sink took these frames (a driver runs last in its cycle, after the nodes it drives:
+    /// what they read of its monitor is what it took the cycle before); 0 when another node
+    /// drives it (the sink ran earlier in this very cycle).
+    int64_t sink_took_before;
 } hs_pw_time;
 
 /// A playback stream: fills `frames` interleaved float frames at `data` (of `channels` each) for
 /// the cycle `time` describes; returns the frames written (at most `frames`). A sink node
 /// (`hs_pw_config.sink_name`): `data` holds the `frames` frames applications played into it this
-/// cycle (read only; the return value is not used). Called on PipeWire's data thread.
+/// cycle; a monitor capture (`hs_pw_config.capture_sink`): the frames its sink took this cycle
+/// (read only; the return value is not used). Called on PipeWire's data thread.
 typedef uint32_t (*hs_pw_process_fn)(void *user, float *data, uint32_t frames, const hs_pw_time *time);
 
 /// Something happened on the connection: `kind` 1 the stream failed (message says why), 3 the
@@ -93,6 +105,11 @@ typedef struct {
     const char *group;
     /// More properties for the node: key, value, key, value, ..., NULL (NULL: none).
     const char *const *properties;
+    /// Non-zero, with `target`: instead of playing, the stream records the monitor of the sink
+    /// `target` (stream.capture.sink): each cycle, what that sink took in that cycle. `channels`
+    /// 0 takes the sink's own channels and positions (`hs_pw_channels` says how many; 2 when it
+    /// does not say). It does not follow another sink: the sink going away fails it (event 1).
+    int capture_sink;
 } hs_pw_config;
 
 /// The cycle a sink node or a grouped stream asking for `frames` runs: the least power of two at
@@ -106,6 +123,16 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
 
 /// The stream's rate (frames per second).
 uint32_t hs_pw_rate(const hs_pw_stream *stream);
+
+/// The stream's channels (those of the monitored sink for a capture opened with 0 channels).
+uint32_t hs_pw_channels(const hs_pw_stream *stream);
+
+/// What a monitor capture of the sink named (or numbered) `target` on `remote` (NULL: the default
+/// server) opened with 0 channels and rate would get: the sink's channels, as its node's
+/// audio.channels says (2 when it does not say), and the server's default.clock.rate (48000 when
+/// it does not say). 0, or a negative errno: -EHOSTDOWN no server, -ENOENT no such sink,
+/// -ETIMEDOUT no answer within `timeout_ms`.
+int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, uint32_t *rate, int timeout_ms);
 
 /// The server's version string ("0.3.65").
 const char *hs_pw_server_version(const hs_pw_stream *stream);
