@@ -6,8 +6,10 @@
 # rear channels and a trace beside, while aloop-capture records the cable's other side,
 # hw:Loopback,1,0. Passes: "pulse" (PulseAudio, --audio pulse), then PipeWire with wireplumber and
 # pipewire-pulse: "pipewire-pulse" (--audio pulse) and "pipewire" (--audio pipewire, natively),
-# and "live": `hapsync live` natively, the card's driver running its sink's graph, a click track
-# played into hapsync-live, the sound played on to the card with the haptics on its rear channels.
+# "live": `hapsync live` natively, the card's driver running its sink's graph, a click track
+# played into hapsync-live, the sound played on to the card with the haptics on its rear channels;
+# and "live-nodelay": `hapsync live --no-delay` natively following the card's sink, the click track
+# played straight to the card.
 # Everything a pass leaves goes to OUT/PASS.*; the host checks it (Tests/VM/check-aloop.py).
 #   aloop-session.sh REPO OUT HAPSYNC CAPTURE
 # Prints "== PASS ok" or "== PASS error: ..." per pass; exits 1 when a server could not be set up.
@@ -124,6 +126,45 @@ PY
   echo "== $pass ok"
 }
 
+# The no-delay pass: `hapsync live --no-delay` natively on PipeWire following the card's sink
+# (its monitor recorded in the card's graph, the card's driver running it), while paplay plays the
+# live pass's click track straight to the card: each transient's time against when the card
+# played its click, and the summary's lag against that.
+measure_nodelay() {
+  local pass=live-nodelay cap live rc track=/tmp/live-clicks.wav
+  rm -f "$out/$pass".*
+  [ -f "$track" ] || { echo "== $pass error: no click track (the live pass writes it)"; return 1; }
+  "$capture" hw:Loopback,1,0 4 48000 20 "$out/$pass.capture" > "$out/$pass.capture.log" 2>&1 &
+  cap=$!
+  sleep 0.4
+  kill -0 "$cap" 2>/dev/null || { echo "== $pass error: the capture did not start: $(cat "$out/$pass.capture.log")"; return 1; }
+  "$hapsync" live --audio pipewire --no-delay --sink "$sink" --seconds 12 --haptics "trace:$out/$pass.trace.jsonl" \
+    --onsets "$out/$pass.onsets.jsonl" --force > "$out/$pass.play.log" 2>&1 &
+  live=$!
+  for _ in $(seq 150); do grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null && break; kill -0 "$live" 2>/dev/null || break; sleep 0.1; done
+  local problem=""
+  if grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null; then
+    sleep 0.5
+    paplay --device="$sink" "$track" > "$out/$pass.paplay.log" 2>&1 || problem="paplay exited $?: $(cat "$out/$pass.paplay.log")"
+    sleep 0.5
+  else
+    problem="hapsync live --no-delay did not say its capture runs within 15 s"
+  fi
+  kill -TERM "$live" 2>/dev/null
+  wait "$live"
+  rc=$?
+  sleep 0.4
+  kill -TERM "$cap" 2>/dev/null
+  wait "$cap"
+  local caprc=$?
+  sed "s/^/$pass live: /" "$out/$pass.play.log"
+  sed "s/^/$pass capture: /" "$out/$pass.capture.log"
+  [ -z "$problem" ] || { echo "== $pass error: $problem"; return 1; }
+  [ "$rc" = 0 ] || [ "$rc" = 143 ] || { echo "== $pass error: hapsync live --no-delay exited $rc"; return 1; }
+  [ "$caprc" = 0 ] || { echo "== $pass error: the capture exited $caprc"; return 1; }
+  echo "== $pass ok"
+}
+
 # Pass 1: PulseAudio, as .ci/with-pulse starts it, with the Loopback card as its only sink.
 pulse_pass() {
   export XDG_RUNTIME_DIR=/run/pulse-pass
@@ -204,6 +245,7 @@ CONF
     measure pipewire-pulse pulse || r=1
     measure pipewire pipewire || r=1
     measure_live || r=1
+    measure_nodelay || r=1
   else
     r=1
   fi

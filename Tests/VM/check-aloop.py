@@ -30,7 +30,10 @@ and exits 1 when a bound fails, a pass left nothing to check, or no click was ma
 with --sync-known has its sync bound as a known issue: a miss is printed, not failed (every other
 bound holds), and a run within the bound says the issue did not show; one named with --report-only
 is measured and printed, and fails nothing.
-Usage: check-aloop.py OUT PASS... [--sync-known PASS]... [--report-only PASS]...  (PASS: pulse, pipewire-pulse, pipewire, live)
+The no-delay pass ("live-nodelay": `hapsync live --no-delay` natively following the card's sink,
+the click track played straight to the card): see `check_nodelay`.
+
+Usage: check-aloop.py OUT PASS... [--sync-known PASS]... [--report-only PASS]...  (PASS: pulse, pipewire-pulse, pipewire, live, live-nodelay)
 """
 import json
 import math
@@ -113,22 +116,21 @@ def live_expected(base, clicks, taps, rate):
     return [(f - first - k * spacing, last[f].get("transient_ns")) for k, f in enumerate(placed)], None
 
 
-def check(out, name):
-    """Returns (row, ok)."""
-    base = os.path.join(out, name)
-    row = {"pass": name}
-    for suffix in (".capture.json", ".capture.raw", ".capture.ts", ".trace.jsonl"):
+def load_capture(base, name, row):
+    """The capture of the cable's other side: (rate, front-left, rear-left, t0 ns, ns a frame), the
+    loopback clock's figures put in `row`; or (None, False) once the failure is printed."""
+    for suffix in (".capture.json", ".capture.raw", ".capture.ts"):
         if not os.path.exists(base + suffix):
-            return row, fail(f"{name}: {base + suffix} is missing: the pass did not run to the end (see the VM's console above)")
+            return None, fail(f"{name}: {base + suffix} is missing: the pass did not run to the end (see the VM's console above)")
     info = json.load(open(base + ".capture.json"))
     if info.get("failure"):
-        return row, fail(f"{name}: the capture failed: {info['failure']}")
+        return None, fail(f"{name}: the capture failed: {info['failure']}")
     rate, channels = info["rate"], info["channels"]
     if channels != 4:
-        return row, fail(f"{name}: the capture has {channels} channels, not 4")
+        return None, fail(f"{name}: the capture has {channels} channels, not 4")
     codes = {"float32le": ("f", 1.0), "s32le": ("i", 2.0 ** 31), "s16le": ("h", 32768.0)}
     if info["format"] not in codes:
-        return row, fail(f"{name}: the capture's format {info['format']} is not one this check reads")
+        return None, fail(f"{name}: the capture's format {info['format']} is not one this check reads")
     code, scale = codes[info["format"]]
     samples = array(code)
     samples.frombytes(open(base + ".capture.raw", "rb").read())
@@ -138,7 +140,7 @@ def check(out, name):
         samples = array("f", (v / scale for v in samples))
     front, rear = samples[0::4], samples[2::4]
     if not front:
-        return row, fail(f"{name}: the capture holds no frames")
+        return None, fail(f"{name}: the capture holds no frames")
 
     # The loopback's clock (the model: .ci/vm-audio-test's header): T0 is the least
     # htstamp - frames / rate over every reading; how far each step's first reading lay behind
@@ -147,15 +149,15 @@ def check(out, name):
     polls = [tuple(int(v) for v in line.split()) for line in open(base + ".capture.ts") if line.strip()]
     readings = [(ht, frames) for _, ht, _, frames in polls if ht > 0 and frames > 0]
     if len(readings) < 100:
-        return row, fail(f"{name}: only {len(readings)} pointer readings with a timestamp in the capture")
+        return None, fail(f"{name}: only {len(readings)} pointer readings with a timestamp in the capture")
     frame_ns = 1e9 / rate
     t0 = min(ht - frames * frame_ns for ht, frames in readings)
     step_lags, previous = [], None
     for ht, frames in readings:
         if previous is not None and frames != previous:
             if (frames - previous) % step:
-                return row, fail(f"{name}: the capture's pointer moved by {frames - previous} frames, not a multiple of "
-                                 f"{step} (rate / HZ): the jiffies model does not hold")
+                return None, fail(f"{name}: the capture's pointer moved by {frames - previous} frames, not a multiple of "
+                                  f"{step} (rate / HZ): the jiffies model does not hold")
             step_lags.append((ht - t0 - frames * frame_ns) / 1e6)
         previous = frames
     half = len(readings) // 2
@@ -163,6 +165,86 @@ def check(out, name):
     row["steps"] = len(step_lags)
     row["step_p10"], row["step_p50"], row["step_max"] = percentile(step_lags, 10), percentile(step_lags, 50), max(step_lags)
     row["steps_prompt"] = sum(1 for lag in step_lags if lag <= 0.6) / len(step_lags)
+
+    return (rate, front, rear, t0, frame_ns), True
+
+
+def check_nodelay(out, name):
+    """The no-delay pass (`hapsync live --no-delay` following the card's sink, the click track played
+    straight to the card): each click the card played (front-left) against the transient that
+    followed it (the nearest from 2 ms before to 100 ms after): every click must have one, none
+    more than 2 ms before it. The lag measured is the transient's scheduled time minus when the card
+    played its click; the summary's lag p50 (OUT/PASS.play.log) minus each click's lag is the pass's
+    sync (positive: HapSync took the sound for heard earlier than the card played it), bound as
+    the others' sync. Returns (row, ok)."""
+    base = os.path.join(out, name)
+    row = {"pass": name, "offsets": []}
+    for suffix in (".trace.jsonl", ".play.log"):
+        if not os.path.exists(base + suffix):
+            return row, fail(f"{name}: {base + suffix} is missing: the pass did not run to the end (see the VM's console above)")
+    loaded, ok = load_capture(base, name, row)
+    if loaded is None:
+        return row, ok
+    rate, front, _, t0, frame_ns = loaded
+    clicks = onsets(front)
+    row["clicks"] = len(clicks)
+    records = [json.loads(line) for line in open(base + ".trace.jsonl") if line.strip()]
+    taps = sorted(r["scheduled_ns"] for r in records if r.get("kind") == "transient")
+    reported = None
+    for line in open(base + ".play.log"):
+        if line.startswith("lag (haptics felt after their sound was heard): p50 "):
+            reported = float(line.split()[9])
+    lags, unmatched, used = [], [], set()
+    for c in clicks:
+        heard = t0 + c * frame_ns
+        candidates = [k for k, t in enumerate(taps) if k not in used and -2e6 <= t - heard <= 100e6]
+        if not candidates:
+            unmatched.append(c)
+            continue
+        k = min(candidates, key=lambda k: abs(taps[k] - heard))
+        used.add(k)
+        lags.append((taps[k] - heard) / 1e6)
+    row["matched"], row["taps"], row["dropouts"] = len(lags), len(taps), 0
+    row["lead_ms"] = lags
+    ok = True
+    if not clicks:
+        return row, fail(f"{name}: no clicks found on the front channels")
+    if unmatched:
+        ok = fail(f"{name}: clicks at capture frames {unmatched} have no transient from 2 ms before to 100 ms after them")
+    if len(taps) != len(clicks):
+        ok = fail(f"{name}: {len(clicks)} clicks on the card, {len(taps)} transients in the trace")
+    if reported is None:
+        return row, fail(f"{name}: the summary reports no lag (OUT/{name}.play.log)")
+    if not lags:
+        return row, fail(f"{name}: no click matched a transient")
+    row["syncs"] = [reported - lag for lag in lags]
+    row["sync_p50"], row["sync_p99"] = percentile(row["syncs"], 50), percentile(row["syncs"], 99)
+    row["sync_max"] = max(row["syncs"], key=abs)
+    row["sync_known"] = False
+    print(f"{name}: lag reported p50 {reported:.2f} ms; measured by the card (ms) " + " ".join(f"{x:.2f}" for x in lags), file=sys.stderr)
+    if abs(row["sync_max"]) > SYNC_BOUND_MS:
+        text = f"{name}: the summary's lag is {row['sync_max']:+.3f} ms from a click's measured lag (bound {SYNC_BOUND_MS} ms)"
+        if name in SYNC_KNOWN:
+            print("known issue: " + text, file=sys.stderr)
+            row["sync_known"] = True
+        else:
+            ok = fail(text)
+    return row, ok
+
+
+def check(out, name):
+    """Returns (row, ok)."""
+    base = os.path.join(out, name)
+    if name == "live-nodelay":
+        return check_nodelay(out, name)
+    row = {"pass": name}
+    for suffix in (".capture.json", ".capture.raw", ".capture.ts", ".trace.jsonl"):
+        if not os.path.exists(base + suffix):
+            return row, fail(f"{name}: {base + suffix} is missing: the pass did not run to the end (see the VM's console above)")
+    loaded, ok = load_capture(base, name, row)
+    if loaded is None:
+        return row, ok
+    rate, front, rear, t0, frame_ns = loaded
 
     # Clicks, bursts, taps.
     clicks = onsets(front)
