@@ -119,11 +119,20 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     /// cycles, its data thread at SCHED_FIFO `realtimePriority` when given, handing each cycle's
     /// frames to `handler`; `onFailure` hears of a server that goes away. Nothing connects until
     /// `start`.
-    package init(name: String, description: String, remote: String? = nil, group: String? = nil, properties: [(String, String)] = [],
+    package convenience init(name: String, description: String, remote: String? = nil, group: String? = nil, properties: [(String, String)] = [],
                  fragmentSeconds: Double = 0.005, realtimePriority: Int32? = nil, handlerTimes: CaptureHandlerTimes? = nil,
                  handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
+        self.init(name: name, description: description, monitors: false, channels: 2, sampleRate: 48_000, remote: remote, group: group,
+                  properties: properties, fragmentSeconds: fragmentSeconds, realtimePriority: realtimePriority, handlerTimes: handlerTimes,
+                  handler: handler, onFailure: onFailure)
+    }
+
+    /// Either kind, every setting given.
+    private init(name: String, description: String, monitors: Bool, channels: Int, sampleRate: Double, remote: String?, group: String?,
+                 properties: [(String, String)], fragmentSeconds: Double, realtimePriority: Int32?, handlerTimes: CaptureHandlerTimes?,
+                 handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)?) {
         (self.name, self.description, self.remote, self.group, self.properties) = (name, description, remote, group, properties)
-        (monitors, channels) = (false, 2)
+        (self.monitors, self.channels, self.sampleRate) = (monitors, channels, sampleRate)
         serverText = "PipeWire (\(remote ?? "the default server"))"
         self.fragmentSeconds = fragmentSeconds
         self.realtimePriority = realtimePriority
@@ -137,16 +146,11 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
     /// `monitorFormat`: `start` fails if the sink has other channels by then), asking for `fragmentSeconds` cycles, its data thread at SCHED_FIFO
     /// `realtimePriority` when given, handing each cycle's frames to `handler`; `onFailure` hears
     /// of the sink or the server going away. Nothing connects until `start`.
-    package init(monitoring sink: String, channels: Int, sampleRate: Double, remote: String? = nil, fragmentSeconds: Double = 0.005, realtimePriority: Int32? = nil,
+    package convenience init(monitoring sink: String, channels: Int, sampleRate: Double, remote: String? = nil, fragmentSeconds: Double = 0.005, realtimePriority: Int32? = nil,
                  handlerTimes: CaptureHandlerTimes? = nil, handler: @escaping Handler, onFailure: (@Sendable (String) -> Void)? = nil) {
-        (name, description, self.remote, group, properties) = (sink, "HapSync Live monitor", remote, nil, [])
-        (monitors, self.channels, self.sampleRate) = (true, channels, sampleRate)
-        serverText = "PipeWire (\(remote ?? "the default server"))"
-        self.fragmentSeconds = fragmentSeconds
-        self.realtimePriority = realtimePriority
-        self.handlerTimes = handlerTimes
-        self.handler = handler
-        self.onFailure = onFailure
+        self.init(name: sink, description: "HapSync Live monitor", monitors: true, channels: channels, sampleRate: sampleRate, remote: remote,
+                  group: nil, properties: [], fragmentSeconds: fragmentSeconds, realtimePriority: realtimePriority, handlerTimes: handlerTimes,
+                  handler: handler, onFailure: onFailure)
     }
 
     /// What a capture of the monitor of `sink` (node.name, or its id) on `remote` (nil: the

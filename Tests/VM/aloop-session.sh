@@ -77,7 +77,7 @@ measure() {
 # click track into hapsync-live: 8 decaying 180 Hz bursts every 0.25 s from 0.25 s, each
 # starting at full phase (its first sample its loudest, so its first frame is found exactly).
 measure_live() {
-  local pass=live cap live rc track=/tmp/live-clicks.wav
+  local pass=live track=/tmp/live-clicks.wav
   rm -f "$out/$pass".*
   python3 - "$track" <<'PY' || { echo "== $pass error: could not write the click track"; return 1; }
 import math, struct, sys, wave
@@ -93,18 +93,27 @@ with wave.open(sys.argv[1], "wb") as w:
     w.setframerate(rate)
     w.writeframes(b"".join(struct.pack("<h", round(v * 32767)) for v in x))
 PY
+  run_live "$pass" hapsync-live --haptics "waveform:$sink:rear"
+}
+
+# RUN_LIVE PASS DEVICE [ARGS...]: `hapsync live --audio pipewire --sink aloop ARGS` with a trace
+# and an onset log, while the card's other side is recorded and, once it runs, paplay plays the
+# click track to DEVICE; then both ended. Prints the run and "== PASS ok" or "== PASS error".
+run_live() {
+  local pass=$1 device=$2 cap live rc track=/tmp/live-clicks.wav
+  shift 2
   "$capture" hw:Loopback,1,0 4 48000 20 "$out/$pass.capture" > "$out/$pass.capture.log" 2>&1 &
   cap=$!
   sleep 0.4
   kill -0 "$cap" 2>/dev/null || { echo "== $pass error: the capture did not start: $(cat "$out/$pass.capture.log")"; return 1; }
-  "$hapsync" live --audio pipewire --sink "$sink" --seconds 12 --haptics "waveform:$sink:rear" \
+  "$hapsync" live --audio pipewire --sink "$sink" --seconds 12 "$@" \
     --haptics "trace:$out/$pass.trace.jsonl" --onsets "$out/$pass.onsets.jsonl" --force > "$out/$pass.play.log" 2>&1 &
   live=$!
   for _ in $(seq 150); do grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null && break; kill -0 "$live" 2>/dev/null || break; sleep 0.1; done
   local problem=""
   if grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null; then
     sleep 0.5
-    paplay --device=hapsync-live "$track" > "$out/$pass.paplay.log" 2>&1 || problem="paplay exited $?: $(cat "$out/$pass.paplay.log")"
+    paplay --device="$device" "$track" > "$out/$pass.paplay.log" 2>&1 || problem="paplay exited $?: $(cat "$out/$pass.paplay.log")"
     sleep 0.5
   else
     problem="hapsync live did not say its capture runs within 15 s"
@@ -131,38 +140,10 @@ PY
 # live pass's click track straight to the card: each transient's time against when the card
 # played its click, and the summary's lag against that.
 measure_nodelay() {
-  local pass=live-nodelay cap live rc track=/tmp/live-clicks.wav
+  local pass=live-nodelay
   rm -f "$out/$pass".*
-  [ -f "$track" ] || { echo "== $pass error: no click track (the live pass writes it)"; return 1; }
-  "$capture" hw:Loopback,1,0 4 48000 20 "$out/$pass.capture" > "$out/$pass.capture.log" 2>&1 &
-  cap=$!
-  sleep 0.4
-  kill -0 "$cap" 2>/dev/null || { echo "== $pass error: the capture did not start: $(cat "$out/$pass.capture.log")"; return 1; }
-  "$hapsync" live --audio pipewire --no-delay --sink "$sink" --seconds 12 --haptics "trace:$out/$pass.trace.jsonl" \
-    --onsets "$out/$pass.onsets.jsonl" --force > "$out/$pass.play.log" 2>&1 &
-  live=$!
-  for _ in $(seq 150); do grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null && break; kill -0 "$live" 2>/dev/null || break; sleep 0.1; done
-  local problem=""
-  if grep -q "Ctrl-C stops" "$out/$pass.play.log" 2>/dev/null; then
-    sleep 0.5
-    paplay --device="$sink" "$track" > "$out/$pass.paplay.log" 2>&1 || problem="paplay exited $?: $(cat "$out/$pass.paplay.log")"
-    sleep 0.5
-  else
-    problem="hapsync live --no-delay did not say its capture runs within 15 s"
-  fi
-  kill -TERM "$live" 2>/dev/null
-  wait "$live"
-  rc=$?
-  sleep 0.4
-  kill -TERM "$cap" 2>/dev/null
-  wait "$cap"
-  local caprc=$?
-  sed "s/^/$pass live: /" "$out/$pass.play.log"
-  sed "s/^/$pass capture: /" "$out/$pass.capture.log"
-  [ -z "$problem" ] || { echo "== $pass error: $problem"; return 1; }
-  [ "$rc" = 0 ] || [ "$rc" = 143 ] || { echo "== $pass error: hapsync live --no-delay exited $rc"; return 1; }
-  [ "$caprc" = 0 ] || { echo "== $pass error: the capture exited $caprc"; return 1; }
-  echo "== $pass ok"
+  [ -f /tmp/live-clicks.wav ] || { echo "== $pass error: no click track (the live pass writes it)"; return 1; }
+  run_live "$pass" "$sink" --no-delay
 }
 
 # Pass 1: PulseAudio, as .ci/with-pulse starts it, with the Loopback card as its only sink.
