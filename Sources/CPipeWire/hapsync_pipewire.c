@@ -16,6 +16,7 @@
 #include <spa/debug/types.h>
 #include <spa/param/latency-utils.h>
 #include <spa/utils/result.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ struct hs_pw_stream {
     char target_name[256], serial_name[256];
     // What the target sink's node says of itself: its id, channels and positions (SPA's), the
     // one found by name or id and the one found by object.serial apart (the first wins).
-    struct sink_found { uint32_t id, channels, positions[SPA_AUDIO_MAX_CHANNELS]; int found; } by_name, by_serial;
+    struct sink_found { uint32_t id, channels, positions[SPA_AUDIO_MAX_CHANNELS]; int found; char name[256]; } by_name, by_serial;
     // A monitor capture (config.capture_sink): the target sink's node id, for telling whether
     // it drives the graph, and the stream's position (its clock), from io_changed.
     uint32_t target_id;
@@ -111,13 +112,15 @@ static const struct pw_core_events core_events = {
     .error = on_core_error,
 };
 
-// `found` filled from a sink node's properties: its id, audio.channels and audio.position
-// ("FL,FR", or "[ FL FR ]" with or without quotes). Channels it does not give are 0; positions
-// are kept only when all of them are named and as many as the channels.
-static void note_sink(struct sink_found *found, uint32_t id, const struct spa_dict *props) {
+// `found` filled from a sink node's properties: its id, node.name `name`, audio.channels and
+// audio.position ("FL,FR", or "[ FL FR ]" with or without quotes). Without audio.channels, as
+// many channels as the positions name; neither: 0. Positions are kept only when all of them are
+// named and as many as the channels.
+static void note_sink(struct sink_found *found, uint32_t id, const char *name, const struct spa_dict *props) {
     if (found->found) return;
     found->found = 1;
     found->id = id;
+    snprintf(found->name, sizeof found->name, "%s", name);
     const char *channels = spa_dict_lookup(props, "audio.channels");
     unsigned long n = channels ? strtoul(channels, NULL, 10) : 0;
     found->channels = n >= 1 && n <= SPA_AUDIO_MAX_CHANNELS ? (uint32_t)n : 0;
@@ -137,7 +140,19 @@ static void note_sink(struct sink_found *found, uint32_t id, const struct spa_di
         else found->positions[count++] = type;
         p += length;
     }
+    if (named && found->channels == 0) found->channels = count;
     if (!named || count != found->channels) memset(found->positions, 0, sizeof found->positions);
+}
+
+// A monitor capture's channels: the sink's own, 2 when it does not say.
+static uint32_t sink_channels(const struct sink_found *sink) { return sink && sink->channels ? sink->channels : 2; }
+
+// The rate a stream takes when not told: the server's default.clock.rate, 48000 when it does not say.
+static uint32_t graph_rate(const struct hs_pw_stream *s) { return s->default_rate ? s->default_rate : 48000; }
+
+// The sentence for a sink `target` the server does not have.
+static void no_sink_error(char *error, size_t size, const char *target) {
+    snprintf(error, size, "PipeWire has no sink named or numbered '%s'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)", target);
 }
 
 static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
@@ -153,7 +168,7 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
     if (!s->target || !name) return;
     if (strcmp(name, s->target) == 0) {
         s->target_found = 1;
-        note_sink(&s->by_name, id, props);
+        note_sink(&s->by_name, id, name, props);
     }
     // A number: the node's id (what `pw-cli ls Node` and `wpctl status` show) or object.serial.
     char *end;
@@ -162,10 +177,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
         const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
         if (number == id) {
             snprintf(s->target_name, sizeof s->target_name, "%s", name);
-            note_sink(&s->by_name, id, props);
+            note_sink(&s->by_name, id, name, props);
         } else if (serial && strcmp(serial, s->target) == 0) {
             snprintf(s->serial_name, sizeof s->serial_name, "%s", name);
-            note_sink(&s->by_serial, id, props);
+            note_sink(&s->by_serial, id, name, props);
         }
         s->target_found = s->target_found || s->target_name[0] || s->serial_name[0];
     }
@@ -176,10 +191,11 @@ static const struct sink_found *found_sink(const struct hs_pw_stream *s) {
     return s->by_name.found ? &s->by_name : s->by_serial.found ? &s->by_serial : NULL;
 }
 
-// A monitored sink gone from the registry: the capture fails, naming it.
+// A monitored sink gone from the registry, while the capture opens or runs: it fails (opening,
+// the session manager would link it to another sink instead).
 static void on_global_remove(void *data, uint32_t id) {
     struct hs_pw_stream *s = data;
-    if (!s->config.capture_sink || !s->streaming || id != s->target_id) return;
+    if (!s->config.capture_sink || id != s->target_id) return;
     fail(s, "the sink went away (removed, or its device unplugged)");
 }
 
@@ -219,16 +235,19 @@ static hs_pw_time cycle_time(struct hs_pw_stream *s, const struct pw_buffer *b) 
     };
     // A monitor: the sink's latency at this cycle's quantum, as pw_stream_get_time_n adds a
     // playback stream's peer latency (stream.c).
-    const struct spa_io_position *position = __atomic_load_n(&s->position, __ATOMIC_ACQUIRE);
-    if (s->config.capture_sink && position) {
+    const struct spa_io_position *position = s->position;
+    if (s->config.capture_sink && position && t.rate.num > 0 && t.rate.denom > 0) {
         uint32_t bits = __atomic_load_n(&s->latency_quantum_bits, __ATOMIC_RELAXED);
         float quantum;
         memcpy(&quantum, &bits, sizeof quantum);
-        int64_t ns = __atomic_load_n(&s->latency_ns, __ATOMIC_RELAXED);
-        int64_t ticks = (int64_t)(quantum * (float)position->clock.duration) + __atomic_load_n(&s->latency_rate, __ATOMIC_RELAXED);
-        if (t.rate.num > 0) ticks += ns * (int64_t)t.rate.denom / ((int64_t)t.rate.num * SPA_NSEC_PER_SEC);
-        time.sink_latency = ticks > 0 ? ticks : 0;
-        if (position->clock.id == s->target_id) time.sink_took_before = (int64_t)position->clock.duration;
+        // In doubles, each part kept sane (a sink may report anything): at most 10 s in all.
+        double duration = (double)(position->clock.duration < (1u << 20) ? position->clock.duration : (1u << 20));
+        double ticks = (isfinite(quantum) && quantum > 0 && quantum < 64 ? quantum : 0) * duration
+                       + (double)__atomic_load_n(&s->latency_rate, __ATOMIC_RELAXED)
+                       + (double)__atomic_load_n(&s->latency_ns, __ATOMIC_RELAXED) / 1e9 * t.rate.denom / t.rate.num;
+        double most = 10.0 * t.rate.denom / t.rate.num;
+        time.sink_latency = ticks > 0 ? (int64_t)(ticks < most ? ticks : most) : 0;
+        if (position->clock.id == s->target_id) time.sink_took_before = (int64_t)duration;
     }
     return time;
 }
@@ -307,10 +326,24 @@ static const struct pw_node_events sink_node_events = {
     .param = on_sink_param,
 };
 
-// Loop thread: the stream's position (its driver's clock), read by the process callback.
+// Data thread, invoked: the new position taken, between two cycles.
+static int do_set_position(struct spa_loop *loop, bool async, uint32_t seq, const void *data, size_t size, void *user) {
+    struct hs_pw_stream *s = user;
+    (void)loop; (void)async; (void)seq; (void)size;
+    s->position = *(struct spa_io_position *const *)data;
+    return 0;
+}
+
+// Loop thread: the stream's position (its driver's clock), read by the process callback. Handed
+// to the data thread by a blocking invoke on its loop, as stream.c does its own: the old area is
+// unmapped once this returns, and no cycle may read it after.
 static void on_io_changed(void *data, uint32_t id, void *area, uint32_t size) {
     struct hs_pw_stream *s = data;
-    if (id == SPA_IO_Position) __atomic_store_n(&s->position, size >= sizeof(struct spa_io_position) ? area : NULL, __ATOMIC_RELEASE);
+    if (id != SPA_IO_Position) return;
+    struct spa_io_position *position = size >= sizeof(struct spa_io_position) ? area : NULL;
+    struct pw_data_loop *data_loop = s->context ? pw_context_get_data_loop(s->context) : NULL;
+    if (data_loop) pw_loop_invoke(pw_data_loop_get_loop(data_loop), do_set_position, SPA_ID_INVALID, &position, sizeof position, true, s);
+    else s->position = position;
 }
 
 static const struct pw_stream_events stream_events = {
@@ -399,6 +432,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
     s->sink_name = copy(config->sink_name);
     s->group = copy(config->group);
     s->realtime_result = -1;
+    s->target_id = SPA_ID_INVALID;
     if (config->thread_name) snprintf(s->thread_name, sizeof s->thread_name, "%s", config->thread_name);
     static const uint32_t spa_positions[] = {
         [HS_PW_CHANNEL_MONO] = SPA_AUDIO_CHANNEL_MONO, [HS_PW_CHANNEL_FL] = SPA_AUDIO_CHANNEL_FL,
@@ -451,7 +485,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         goto failed;
     }
     if (!s->sink_name && s->target && !s->target_found) {
-        snprintf(error, error_size, "PipeWire has no sink named or numbered '%s'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)", s->target);
+        no_sink_error(error, error_size, s->target);
         goto failed;
     }
     if (s->config.capture_sink) {
@@ -466,14 +500,14 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         }
         if (own_channels) {
             // The sink's own channels and, when it names them all, its positions.
-            s->config.channels = sink && sink->channels ? sink->channels : 2;
+            s->config.channels = sink_channels(sink);
             for (uint32_t c = 0; c < s->config.channels; c++)
                 s->positions[c] = sink && sink->positions[0] ? sink->positions[c]
                                   : s->config.channels == 2 ? (c == 0 ? SPA_AUDIO_CHANNEL_FL : SPA_AUDIO_CHANNEL_FR)
                                   : s->config.channels == 1 ? SPA_AUDIO_CHANNEL_MONO : SPA_AUDIO_CHANNEL_AUX0 + c;
         }
     }
-    s->rate = config->rate ? config->rate : s->default_rate ? s->default_rate : 48000;
+    s->rate = config->rate ? config->rate : graph_rate(s);
     struct pw_properties *props =
         s->config.capture_sink ? pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_APP_NAME, "HapSync",
                                                    PW_KEY_NODE_NAME, "hapsync-live-monitor", PW_KEY_NODE_DESCRIPTION, s->description,
@@ -491,7 +525,7 @@ hs_pw_stream *hs_pw_open(const hs_pw_config *config, int timeout_ms, char *error
         pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", latency_frames(s, frames > UINT32_MAX ? UINT32_MAX : (uint32_t)frames), s->rate);
     }
     if (config->prepare) config->prepare(config->user, s->rate);
-    if (s->target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
+    if (s->target && !s->sink_name) pw_properties_set(props, PW_KEY_TARGET_OBJECT, s->target_name[0] ? s->target_name : s->serial_name[0] ? s->serial_name : s->target);
     s->stream = pw_stream_new(s->core, s->description, props);
     if (!s->stream) {
         snprintf(error, error_size, "PipeWire would not make a stream (%s)", strerror(errno));
@@ -815,8 +849,11 @@ int hs_pw_default_sink(const char *remote, char *name, size_t size, int timeout_
     return res;
 }
 
-int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, uint32_t *rate, int timeout_ms) {
-    if (!target || !channels || !rate) return -EINVAL;
+int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, uint32_t *rate, char *name, size_t name_size,
+                    char *error, size_t error_size, int timeout_ms) {
+    if (!target || !channels || !rate || !name || name_size == 0 || !error || error_size == 0) return -EINVAL;
+    name[0] = 0;
+    error[0] = 0;
     struct timespec deadline;
     struct hs_pw_stream *s = probe_open(remote, target, timeout_ms, &deadline);
     if (!s) return -ENOMEM;
@@ -830,8 +867,11 @@ int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, 
             const struct sink_found *sink = found_sink(s);
             res = waited == -ETIMEDOUT ? -ETIMEDOUT : waited < 0 ? -EHOSTDOWN : !s->registry ? -ENOMEM : !sink ? -ENOENT : 0;
             if (res == 0) {
-                *channels = sink->channels ? sink->channels : 2;
-                *rate = s->default_rate ? s->default_rate : 48000;
+                *channels = sink_channels(sink);
+                *rate = graph_rate(s);
+                snprintf(name, name_size, "%s", sink->name);
+            } else if (res == -ENOENT) {
+                no_sink_error(error, error_size, target);
             }
         }
         pw_thread_loop_unlock(s->loop);

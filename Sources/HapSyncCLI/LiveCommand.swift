@@ -125,9 +125,7 @@ struct LiveRun {
         defer { hold.control.close() }
         // The real sink, named before the live sink exists.
         let real = try Self.realSink(options.sinkName, on: hold.control)
-        if delayMs == nil, !StreamingOnsetDetector.channelCounts.contains(real.channels) {
-            throw .failure("the sink '\(real.name)' has \(real.channels) channels; --no-delay follows sinks of 1 to 8", hint: "leave out --no-delay: the live sink is stereo")
-        }
+        if delayMs == nil { try Self.checkFollowable(real.name, channels: real.channels) }
         if delayMs != nil {
             hold.liveSink = try Self.makeLiveSink(on: hold.control, playingOnTo: real)
             if let taken = hold.liveSink?.takenOver { console.err("note: took over \(taken)\n") }
@@ -295,9 +293,7 @@ struct LiveRun {
         let engine = try startEngine(audio: audio)
         defer { _ = engine.stop() }
         let rate = audio.clock.fit.sampleRate
-        guard StreamingOnsetDetector.sampleRates.contains(rate) else {
-            throw .failure("PipeWire's graph runs at \(Int(rate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set PipeWire's default.clock.rate")
-        }
+        try Self.checkGraphRate(rate)
         if rate != assumed { passThrough.activate(hold: Self.holdFrames(delayMs: delayMs, rate: rate), sampleRate: rate) }
         if latencyGiven {
             let cycle = PipeWireSinkCapture.cycle(forSeconds: LiveFeed.fragmentSteps[0], sampleRate: rate)
@@ -337,24 +333,27 @@ struct LiveRun {
     /// `--no-delay` on PipeWire natively: the real sink's monitor (`--sink`, else PipeWire's
     /// default sink when the run starts) recorded by a capture stream in that sink's graph
     /// (`PipeWireSinkCapture(monitoring:)`), with the sink's channels at the graph's rate; the
-    /// sound is left alone. A frame is heard when the sink took it plus the sink's device delay
-    /// when it drives the graph. The sink going away ends the run, naming it; a server that goes
-    /// away and comes back is waited for and the sink looked for again (within 10 s).
+    /// sound is left alone; the sink followed by its node.name from the start. A frame is heard
+    /// when the sink took it plus the latency the sink reports (`PipeWireSinkCapture`). The sink
+    /// going away ends the run, naming it; a server that goes away (within 2 s of the sink) and
+    /// comes back is waited for and the sink looked for again by its name (within 10 s).
     private func runNativeMonitor(signals: SignalWatch) throws(CLIError) -> (summary: String, failure: CLIError?) {
         let remote = options.environment["PIPEWIRE_REMOTE"]
-        let sink: String
+        let asked: String
         if let name = options.sinkName {
-            sink = name
+            asked = name
         } else {
             switch PipeWireOutput.defaultSink(remote: remote) {
-            case .success(let name): sink = name
+            case .success(let name): asked = name
             case .failure(let why): throw .failure("--no-delay follows a sink's monitor, and \(why)", hint: "name the sink to follow with --sink")
             }
         }
+        // Followed by its node.name from here on (a number may be another sink's after a restart).
+        let format = try Self.monitorFormat(of: asked, remote: remote)
+        let sink = format.name
         if sink == LiveCommand.sinkName {
             throw .usage("the real sink is '\(sink)' itself\(options.sinkName == nil ? " (PipeWire's default)" : ""); name the sink to follow with --sink")
         }
-        let format = try Self.monitorFormat(of: sink, remote: remote)
         let engine = try startEngine(audio: nil)
         defer { _ = engine.stop() }
         try Self.checkNotOwnDrive(engine, following: sink)
@@ -363,8 +362,14 @@ struct LiveRun {
                             minimumGap: detector.minimumGap, recoversCapture: true)
         let mode = "following \(sink)'s monitor (PipeWire, natively; --no-delay)"
         return try drive(feed, engine: engine, audio: nil, rate: format.sampleRate, mode: mode, signals: signals) { why, stopAsked, _ throws(CLIError) in
-            // The sink alone went (removed, unplugged), its server still there: that ends the run.
-            guard feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers else { return nil }
+            // The sink alone went (removed, unplugged), its server still there after 2 s: that
+            // ends the run. (A server restarting takes the sink's owner, the session manager or
+            // pipewire-pulse, down first: the sink goes a moment before the server does.)
+            let patience = MonotonicClock.nanoseconds() + 2_000_000_000
+            while !feed.captureServerWentAway, PipeWireOutput.probe(remote: remote) == .answers {
+                if MonotonicClock.nanoseconds() >= patience || stopAsked() { return nil }
+                usleep(100_000)
+            }
             console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
             while PipeWireOutput.probe(remote: remote) != .answers {
                 if stopAsked() { return false }
@@ -372,7 +377,7 @@ struct LiveRun {
             }
             // A server sets its sinks up a moment after it answers.
             let giveUp = MonotonicClock.nanoseconds() + 10_000_000_000
-            var again: (channels: Int, sampleRate: Double)?
+            var again: (name: String, channels: Int, sampleRate: Double)?
             while again == nil {
                 if stopAsked() { return false }
                 do throws(CLIError) {
@@ -382,7 +387,7 @@ struct LiveRun {
                     usleep(250_000)
                 }
             }
-            guard let again, again == format else {
+            guard let again, again.channels == format.channels, again.sampleRate == format.sampleRate else {
                 throw .failure("the sink '\(sink)' came back with \(again?.channels ?? 0) channels at \(Int(again?.sampleRate ?? 0)) Hz, the run began with \(format.channels) at \(Int(format.sampleRate)) Hz (live haptics do not follow a change)",
                                hint: "start hapsync live again")
             }
@@ -405,21 +410,31 @@ struct LiveRun {
                      hint: "follow another sink with --sink, or leave out --no-delay (the live sink carries the sound alone)")
     }
 
-    /// The channels and rate `--no-delay` records `sink`'s monitor natively with, checked for
-    /// what the analysis takes.
-    private static func monitorFormat(of sink: String, remote: String?) throws(CLIError) -> (channels: Int, sampleRate: Double) {
-        let format: (channels: Int, sampleRate: Double)
+    /// The sink's node.name, and the channels and rate `--no-delay` records `sink`'s monitor
+    /// natively with, checked for what the analysis takes.
+    private static func monitorFormat(of sink: String, remote: String?) throws(CLIError) -> (name: String, channels: Int, sampleRate: Double) {
+        let format: (name: String, channels: Int, sampleRate: Double)
         switch PipeWireSinkCapture.monitorFormat(of: sink, remote: remote) {
         case .success(let found): format = found
         case .failure(let why): throw .failure(why.description)
         }
-        guard StreamingOnsetDetector.channelCounts.contains(format.channels) else {
-            throw .failure("the sink '\(sink)' has \(format.channels) channels; --no-delay follows sinks of 1 to 8")
-        }
-        guard StreamingOnsetDetector.sampleRates.contains(format.sampleRate) else {
-            throw .failure("PipeWire's graph runs at \(Int(format.sampleRate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set PipeWire's default.clock.rate")
-        }
+        try checkFollowable(format.name, channels: format.channels)
+        try checkGraphRate(format.sampleRate)
         return format
+    }
+
+    /// `--no-delay` follows sinks of as many channels as the analysis takes: `sink` of `channels`
+    /// refused otherwise (`cameBack`: as found when its server came back).
+    static func checkFollowable(_ sink: String, channels: Int, cameBack: Bool = false) throws(CLIError) {
+        guard !StreamingOnsetDetector.channelCounts.contains(channels) else { return }
+        throw .failure("the sink '\(sink)' \(cameBack ? "came back with" : "has") \(channels) channels; --no-delay follows sinks of 1 to 8",
+                       hint: "leave out --no-delay: the live sink is stereo")
+    }
+
+    /// PipeWire's graph must run at a rate the analysis takes: `rate` refused otherwise.
+    static func checkGraphRate(_ rate: Double) throws(CLIError) {
+        guard !StreamingOnsetDetector.sampleRates.contains(rate) else { return }
+        throw .failure("PipeWire's graph runs at \(Int(rate)) Hz; live haptics analyse 8 to 192 kHz", hint: "set PipeWire's default.clock.rate")
     }
 
     /// Before the live sink is made natively on PipeWire (`hapsync live`, `serve`'s
@@ -591,9 +606,7 @@ struct LiveRun {
             throw .failure("the sink '\(real.name)' came back at \(found.rate) Hz, the run began at \(real.rate) Hz (live haptics do not follow a rate change)",
                            hint: "start hapsync live again")
         }
-        if passThrough == nil, !StreamingOnsetDetector.channelCounts.contains(found.channels) {
-            throw .failure("the sink '\(real.name)' came back with \(found.channels) channels; --no-delay follows sinks of 1 to 8")
-        }
+        if passThrough == nil { try Self.checkFollowable(real.name, channels: found.channels, cameBack: true) }
         if let passThrough {
             guard try Self.awaitOutput(outputBack, stop: stop) else { return false }
             hold.liveSink = try Self.makeLiveSink(on: hold.control, playingOnTo: found)

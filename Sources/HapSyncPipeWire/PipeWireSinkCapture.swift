@@ -52,7 +52,8 @@ import Synchronization
 /// PipeWire tells a stream that plays into it (the same model `PipeWireOutput` places its own
 /// frames by). It does not follow another sink: the sink going away fails it (`onFailure`).
 package final class PipeWireSinkCapture: @unchecked Sendable {
-    /// What receives the frames: interleaved stereo samples and the number of the first. Runs on
+    /// What receives the frames: interleaved samples (`channels` a frame: 2 for a sink made, the
+    /// monitored sink's own for a monitor) and the number of the first. Runs on
     /// the data thread; must not block, allocate or lock.
     package typealias Handler = (_ samples: UnsafeBufferPointer<Float>, _ firstFrame: Int64) -> Void
 
@@ -153,17 +154,22 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
                   handler: handler, onFailure: onFailure)
     }
 
-    /// What a capture of the monitor of `sink` (node.name, or its id) on `remote` (nil: the
-    /// default server) gets: the sink's channels, as its node says (2 when it does not), and the
-    /// graph's rate (default.clock.rate); or why not: a sentence naming the sink and the server.
-    /// Waits for the server, at most 2 s.
-    package static func monitorFormat(of sink: String, remote: String?) -> Result<(channels: Int, sampleRate: Double), Failure> {
+    /// What a capture of the monitor of `sink` (node.name, or its id or object.serial) on
+    /// `remote` (nil: the default server) gets: the sink's node.name (the name to follow it by
+    /// from then on: a number may be another sink's after a restart), its channels, as its node
+    /// says (2 when it does not), and the graph's rate (default.clock.rate); or why not: a
+    /// sentence naming the sink and the server. Waits for the server, at most 2 s.
+    package static func monitorFormat(of sink: String, remote: String?) -> Result<(name: String, channels: Int, sampleRate: Double), Failure> {
         var (channels, rate): (UInt32, UInt32) = (0, 0)
-        let result = sink.withCString { sink in remote.withOptionalCString { hs_pw_sink_info($0, sink, &channels, &rate, 2000) } }
+        var (found, error) = ([CChar](repeating: 0, count: 256), [CChar](repeating: 0, count: 512))
+        let result = sink.withCString { sink in
+            remote.withOptionalCString { hs_pw_sink_info($0, sink, &channels, &rate, &found, found.count, &error, error.count, 2000) }
+        }
         let server = "PipeWire (\(remote ?? "the default server"))"
+        let text = { (chars: [CChar]) in String(decoding: chars.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         switch result {
-        case 0: return .success((Int(channels), Double(rate)))
-        case -ENOENT: return .failure(Failure(description: "\(server) has no sink named or numbered '\(sink)'; 'wpctl status' lists them (by id; 'pw-cli ls Node' by node.name)"))
+        case 0: return .success((text(found), Int(channels), Double(rate)))
+        case -ENOENT: return .failure(Failure(description: "\(text(error)) (on \(server))"))
         case -ETIMEDOUT: return .failure(Failure(description: "\(server) did not answer within 2 s (is it stopped?)"))
         case -EHOSTDOWN: return .failure(Failure(description: "no \(server) answers"))
         default: return .failure(Failure(description: "the sink '\(sink)' on \(server) could not be looked at (\(String(cString: strerror(-result))))"))
@@ -390,14 +396,15 @@ package final class PipeWireSinkCapture: @unchecked Sendable {
         }
         expectedTicks = sameRate ? time.ticks &+ UInt64(frames) : nil
         lastNow = time.now
-        // A monitor whose sink drives the graph hands over what the sink took a cycle before.
-        let took = monitors && time.sink_took_before > 0 && time.rate_denom > 0
-            ? time.now &- min(time.sink_took_before, Int64(time.rate_denom)) * 1_000_000_000 * Int64(time.rate_num) / Int64(time.rate_denom) : time.now
+        // A monitor whose sink drives the graph hands over what the sink took a cycle before
+        // (graph ticks, at most 2^20 from the C side).
+        let tick = time.rate_denom > 0 ? Double(time.rate_num) * 1e9 / Double(time.rate_denom) : 0
+        let took = monitors && time.sink_took_before > 0 && tick > 0 && tick < 1e9
+            ? time.now &- Int64(Double(min(time.sink_took_before, 1 << 20)) * tick) : time.now
         if took > 0 { clock.observe(frame: nextFrame, heardAt: UInt64(took)) }
         if monitors {
-            // Ticks of rate_num/rate_denom s: µs.
-            let delay = time.sink_latency > 0 && time.rate_denom > 0 && time.rate_num > 0
-                ? min(time.sink_latency, Int64(time.rate_denom) * 10) * 1_000_000 * Int64(time.rate_num) / Int64(time.rate_denom) : 0
+            // Ticks (at most 10 s' worth from the C side): µs.
+            let delay = time.sink_latency > 0 && tick > 0 && tick < 1e9 ? Int64(Double(min(time.sink_latency, Int64(Int32.max))) * tick / 1000) : 0
             sinkDelay.store(delay, ordering: .relaxed)
         }
         hand(UnsafeBufferPointer(start: data, count: frames * channels))

@@ -66,8 +66,9 @@ typedef enum {
 typedef struct {
     /// The server (PIPEWIRE_REMOTE's form, "pipewire-0" or a path); NULL: the default.
     const char *remote;
-    /// The sink to play to, by node.name, or by its node id (or, when no sink has that id, its
-    /// object.serial) as a number; NULL: the default sink. Not used for a sink node.
+    /// The sink to play to (or, `capture_sink`, to record), by node.name, or by its node id (or,
+    /// when no sink has that id, its object.serial) as a number; NULL: the default sink. Not
+    /// used for a sink node.
     const char *target;
     /// The stream's node.description ("HapSync playback").
     const char *description;
@@ -106,9 +107,11 @@ typedef struct {
     /// More properties for the node: key, value, key, value, ..., NULL (NULL: none).
     const char *const *properties;
     /// Non-zero, with `target`: instead of playing, the stream records the monitor of the sink
-    /// `target` (stream.capture.sink): each cycle, what that sink took in that cycle. `channels`
+    /// `target` (stream.capture.sink): each cycle, what that sink took (in that cycle, or the
+    /// cycle before when the sink drives the graph: `hs_pw_time.sink_took_before`). `channels`
     /// 0 takes the sink's own channels and positions (`hs_pw_channels` says how many; 2 when it
-    /// does not say). It does not follow another sink: the sink going away fails it (event 1).
+    /// does not say). It does not follow another sink: the sink going away, while it opens or
+    /// runs, fails it (event 1).
     int capture_sink;
 } hs_pw_config;
 
@@ -129,10 +132,13 @@ uint32_t hs_pw_channels(const hs_pw_stream *stream);
 
 /// What a monitor capture of the sink named (or numbered) `target` on `remote` (NULL: the default
 /// server) opened with 0 channels and rate would get: the sink's channels, as its node's
-/// audio.channels says (2 when it does not say), and the server's default.clock.rate (48000 when
-/// it does not say). 0, or a negative errno: -EHOSTDOWN no server, -ENOENT no such sink,
+/// audio.channels (else audio.position) says (2 when neither does), and the server's
+/// default.clock.rate (48000 when it does not say); and the sink's node.name into `name` (the
+/// name to follow it by: a number may be another sink's after a restart). 0, or a negative
+/// errno: -EHOSTDOWN no server, -ENOENT no such sink (a sentence saying so in `error`),
 /// -ETIMEDOUT no answer within `timeout_ms`.
-int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, uint32_t *rate, int timeout_ms);
+int hs_pw_sink_info(const char *remote, const char *target, uint32_t *channels, uint32_t *rate, char *name, size_t name_size,
+                    char *error, size_t error_size, int timeout_ms);
 
 /// The server's version string ("0.3.65").
 const char *hs_pw_server_version(const hs_pw_stream *stream);
