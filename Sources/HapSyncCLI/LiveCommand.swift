@@ -236,7 +236,11 @@ struct LiveRun {
         let engine = try startEngine(audio: audio)
         defer { _ = engine.stop() }
         if let audio { try Self.checkRates(stream: audio, sink: real) }
-        if passThrough == nil { try Self.checkNotOwnDrive(engine, following: real.name) }
+        if passThrough == nil {
+            try Self.checkNotOwnDrive(engine, following: real.name) { name in
+                try? hold.control.withLock { () throws(PulseAudioOutput.PulseError) -> String in try hold.control.sinkInfo(named: name).name }
+            }
+        }
         let feed = LiveFeed(engine: engine, audio: audio, passThrough: passThrough, captureSink: liveSink?.name ?? real.name,
                             channels: liveSink?.channels ?? real.channels, rate: rate, source: .monitor(server: server), style: style, profile: profile,
                             sensitivity: detector.sensitivity, minimumGap: detector.minimumGap, recoversCapture: true)
@@ -348,15 +352,18 @@ struct LiveRun {
             case .failure(let why): throw .failure("--no-delay follows a sink's monitor, and \(why)", hint: "name the sink to follow with --sink")
             }
         }
+        let refuseLiveSink = { (name: String) throws(CLIError) in
+            guard name == LiveCommand.sinkName else { return }
+            throw .usage("the real sink is '\(name)' itself\(options.sinkName == nil ? " (PipeWire's default)" : ""); name the sink to follow with --sink")
+        }
+        try refuseLiveSink(asked)
         // Followed by its node.name from here on (a number may be another sink's after a restart).
         let format = try Self.monitorFormat(of: asked, remote: remote)
         let sink = format.name
-        if sink == LiveCommand.sinkName {
-            throw .usage("the real sink is '\(sink)' itself\(options.sinkName == nil ? " (PipeWire's default)" : ""); name the sink to follow with --sink")
-        }
+        try refuseLiveSink(sink)
         let engine = try startEngine(audio: nil)
         defer { _ = engine.stop() }
-        try Self.checkNotOwnDrive(engine, following: sink)
+        try Self.checkNotOwnDrive(engine, following: sink) { name in try? PipeWireSinkCapture.monitorFormat(of: name, remote: remote).get().name }
         let feed = LiveFeed(engine: engine, audio: nil, passThrough: nil, captureSink: sink, channels: format.channels, rate: format.sampleRate,
                             source: .pipeWireMonitor(remote: remote), style: style, profile: profile, sensitivity: detector.sensitivity,
                             minimumGap: detector.minimumGap, recoversCapture: true)
@@ -367,7 +374,8 @@ struct LiveRun {
             // pipewire-pulse, down first: the sink goes a moment before the server does.)
             let patience = MonotonicClock.nanoseconds() + 2_000_000_000
             while !feed.captureServerWentAway, PipeWireOutput.probe(remote: remote) == .answers {
-                if MonotonicClock.nanoseconds() >= patience || stopAsked() { return nil }
+                if stopAsked() { return false }
+                if MonotonicClock.nanoseconds() >= patience { return nil }
                 usleep(100_000)
             }
             console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
@@ -401,11 +409,13 @@ struct LiveRun {
         }
     }
 
-    /// `--no-delay` follows `sink`: refused when `engine`'s waveform drive plays on that sink
-    /// too (`--haptics waveform:SINK`, or `auto` found it): its monitor would carry the drive,
-    /// and the analysis would find the haptics' own bursts as onsets and answer them.
-    static func checkNotOwnDrive(_ engine: HapticEngine, following sink: String) throws(CLIError) {
-        guard let waveform = PlaySummary.waveform(in: engine.configuration.backend), waveform.configuration.sink == sink else { return }
+    /// `--no-delay` follows `sink` (its name): refused when `engine`'s waveform drive plays on
+    /// that sink too (`--haptics waveform:SINK`, or `auto` found it; a number or another name for
+    /// it turned into its name by `resolve`, nil when it cannot be): its monitor would carry the
+    /// drive, and the analysis would find the haptics' own bursts as onsets and answer them.
+    static func checkNotOwnDrive(_ engine: HapticEngine, following sink: String, resolve: (String) -> String?) throws(CLIError) {
+        guard let waveform = PlaySummary.waveform(in: engine.configuration.backend),
+              waveform.configuration.sink == sink || resolve(waveform.configuration.sink) == sink else { return }
         throw .usage("--no-delay follows '\(sink)', which also carries the waveform drive (--haptics waveform): the analysis would take the haptics for the sound",
                      hint: "follow another sink with --sink, or leave out --no-delay (the live sink carries the sound alone)")
     }

@@ -603,10 +603,13 @@ struct LiveTests {
         // Its rear channels carrying the waveform drive too: refused (the drive would be analysed).
         let own = hapsync(["live", "--no-delay", "--sink", name, "--seconds", "1", "--haptics", "waveform:\(name):rear"])
         #expect(own.status == 64 && own.err.contains("also carries the waveform drive"), "\(own.err)")
-        // Named by its number (its index: the node's id on PipeWire), it is known by its name.
+        // Named by its number (PulseAudio's index; on PipeWire the node's id, its object.id: the
+        // index pipewire-pulse shows is its object.serial), it is known by its name.
         let index = Self.sinks(pactl).split(separator: "\n").first { $0.split(separator: "\t").dropFirst().first.map(String.init) == name }?
             .split(separator: "\t").first.map(String.init)
-        let byNumber = hapsync(["live", "--no-delay", "--sink", try #require(index), "--seconds", "1", "--haptics", "waveform:\(name):rear"])
+        let block = try Self.run(pactl, ["list", "sinks"]).out.components(separatedBy: "\nSink #").first { $0.contains("Name: \(name)\n") } ?? ""
+        let number = block.firstMatch(of: /object\.id = "([0-9]+)"/).map { String($0.1) } ?? index
+        let byNumber = hapsync(["live", "--no-delay", "--sink", try #require(number), "--seconds", "1", "--haptics", "waveform:\(name):rear"])
         #expect(byNumber.status == 64 && byNumber.err.contains("follows '\(name)', which also carries"), "\(byNumber.err)")
         let trace = dir.appendingPathComponent("t.jsonl")
         let live = try BackgroundRun(["live", "--no-delay", "--sink", name, "--seconds", "30", "--haptics", "trace:\(trace.path)", "--force"], in: dir)

@@ -300,11 +300,11 @@ def check(out, name):
         expected = [offset for offset, _ in live]
         # The onset log numbers frames as the capture handed them over; when it lost some it did
         # not count (seen once as the graph's cycle grew to 1024 frames under emulation), the
-        # clicks after it sit at other distances from the first sound than the track's: such a
-        # click's onset cannot be placed in the track, and its burst is held to the onset's 1 ms
-        # grid from the click on the card instead of to the sample (and its sync not taken).
-        middle = sorted(expected)[len(expected) // 2]
-        renumbered = [abs(e - middle) > RENUMBERED_SAMPLES for e in expected]
+        # clicks after it sit at other distances from the first sound (click 0's first frame,
+        # whose own onset is the reference) than the track's: such a click's onset cannot be
+        # placed in the track, and its burst is held to the onset's 1 ms grid from the click on
+        # the card instead of to the sample (and its sync not taken).
+        renumbered = [abs(e - expected[0]) > RENUMBERED_SAMPLES for e in expected]
         templates = [burst_template(rate, t.get("sharpness", 0.8)) for t in taps]
         bursts = [(tmpl, first_audible(tmpl, t.get("intensity", 1.0))) for tmpl, t in zip(templates, taps)]
         # A dropout at the card (an underrun: every channel silent at once) inside a click: 16
@@ -336,9 +336,10 @@ def check(out, name):
         elif renumbered[n]:
             offsets.append(f"renumbered {b - c:+d}")
             regrid[n] = b - c
-            continue
         else:
             offsets.append(b - c)
+        if renumbered[n]:
+            continue    # its onset's frame is not the track's: no sync taken
         # Where the card played the frame HapSync's time is for: the click's, or for the live
         # pass the onset's (`expected` frames from the click).
         heard = t0 + (c + expected[n]) * frame_ns
