@@ -313,10 +313,7 @@ struct LiveRun {
             // A server that went away may answer again at once (a socket-activated one).
             guard feed.captureServerWentAway || PipeWireOutput.probe(remote: remote) != .answers else { return nil }
             console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
-            while PipeWireOutput.probe(remote: remote) != .answers {
-                if stopAsked() { return false }
-                usleep(250_000)
-            }
+            guard Self.awaitPipeWire(remote: remote, stop: stopAsked) else { return false }
             guard try Self.awaitOutput(outputBack, stop: stopAsked) else { return false }
             guard audio.clock.fit.sampleRate == rate else {
                 throw .failure("PipeWire came back at \(Int(audio.clock.fit.sampleRate)) Hz, the run began at \(Int(rate)) Hz (live haptics do not follow a rate change)",
@@ -379,10 +376,7 @@ struct LiveRun {
                 usleep(100_000)
             }
             console.err("warning: the sound server went away (\(why)); live haptics wait for it to come back\n")
-            while PipeWireOutput.probe(remote: remote) != .answers {
-                if stopAsked() { return false }
-                usleep(250_000)
-            }
+            guard Self.awaitPipeWire(remote: remote, stop: stopAsked) else { return false }
             // A server sets its sinks up a moment after it answers.
             let giveUp = MonotonicClock.nanoseconds() + 10_000_000_000
             var again: (name: String, channels: Int, sampleRate: Double)?
@@ -490,6 +484,16 @@ struct LiveRun {
         } catch {
             throw .failure(error.description)
         }
+    }
+
+    /// Waits for a PipeWire server to answer on `remote` again (asked every 250 ms); false when
+    /// `stop` came first.
+    private static func awaitPipeWire(remote: String?, stop: () -> Bool) -> Bool {
+        while PipeWireOutput.probe(remote: remote) != .answers {
+            if stop() { return false }
+            usleep(250_000)
+        }
+        return true
     }
 
     /// Waits for the engine's output to be back on a server that came back (`outputBack`), at
