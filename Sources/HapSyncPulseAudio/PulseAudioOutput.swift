@@ -243,7 +243,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
         // A stream made anew is not held (`hold`); the old connection's callbacks are gone.
         connection.withLock { heldTo = nil }
         do {
-            stream = try connection.withLock { () throws(PulseError) -> OpaquePointer in
+            // `stream` is set under the mainloop lock, before the stream is uncorked (callbacks
+            // while it connects, when `connectCorkedPlayback` waits, may still find it nil).
+            try connection.withLock { () throws(PulseError) in
                 serverName = connection.serverName()
                 let sink = try connection.sinkInfo(named: configuration.sink ?? "@DEFAULT_SINK@")
                 sampleRate = Double(sink.rate)
@@ -290,9 +292,9 @@ public final class PulseAudioOutput: AudioDevice, RealtimeThreaded, @unchecked S
                     return PulseConnection.connectCorkedPlayback(s, sink: configuration.sink, latency: latency,
                                                                  rate: sampleRate, frameBytes: frameBytes)
                 }
+                stream = s
                 running.store(true, ordering: .releasing)
                 connection.uncork(s, on: sink, latency: latency, server: timing.server)
-                return s
             }
             // Players follow the clock only once its fit is ready (once per engine start, not per trigger).
             try PulseConnection.awaitReady(clock) { running.load(ordering: .acquiring) }
