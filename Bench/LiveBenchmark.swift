@@ -30,13 +30,20 @@ import Synchronization
 ///   and timed against the labels as the offline detector is: a second baseline, left out when
 ///   aubio-tools is not installed;
 /// - the lag `hapsync live` reports, and its CPU time over the run (utime + stime from /proc).
-func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Row], distributions: [Distribution]) {
+///
+/// With `noDelay` (`hapsync-bench live-nodelay`), `hapsync live --no-delay` follows the real
+/// sink's monitor instead, and paplay plays into the real sink itself: nothing is held back, so
+/// each transient comes after its hit is heard, and "transient − the hit heard" is the lag a user
+/// feels, measured by the pipe beside the lag the run's summary reports.
+func liveBenchmark(short: Bool, assets: URL, label: String, noDelay: Bool = false) throws -> (rows: [Row], distributions: [Distribution]) {
+    let bench = noDelay ? "live-nodelay" : "live"
+    let command = noDelay ? "hapsync live --no-delay" : "hapsync live"
     guard PulseAudioOutput().canConnect() else {
-        print("live: no PulseAudio-protocol server answers (run under .ci/with-pulse or .ci/with-pipewire); left out")
+        print("\(bench): no PulseAudio-protocol server answers (run under .ci/with-pulse or .ci/with-pipewire); left out")
         return ([], [])
     }
     guard let paplay = ["/usr/bin/paplay", "/bin/paplay"].first(where: { (path: String) in access(path, X_OK) == 0 }) else {
-        print("live: paplay is not installed (Debian: pulseaudio-utils); left out")
+        print("\(bench): paplay is not installed (Debian: pulseaudio-utils); left out")
         return ([], [])
     }
     let hapsync = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("hapsync")
@@ -51,11 +58,13 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
     var output = ""
     var rows: [Row] = [], distributions: [Distribution] = []
     var allSync: [Double] = [], allOwn: [Double] = [], allOffline: [Double] = [], allAubio: [Double] = [], cpu: [Double] = [], lags: [Double] = []
+    // Per file: each transient − the nearest hit heard, median, ms (`--no-delay`: the lag felt).
+    var nearestMedians: [Double] = []
     // Per run, from the summary's analysis line: per fragment p99 and max, the most in 100 ms,
     // ms; the share of the run.
     var analysis: [(p99: Double, max: Double, window: Double, share: Double)] = []
     let aubio = AubioOnset.locate() == nil ? nil : AubioOnset.standard
-    if aubio == nil { print("live: aubioonset is not installed (Debian: apt-get install aubio-tools); its rows are left out") }
+    if aubio == nil { print("\(bench): aubioonset is not installed (Debian: apt-get install aubio-tools); its rows are left out") }
     for file in files {
         let name = file.snr.map { "music bed at \(Int($0)) dB" } ?? "clean"
         let labels = set.tracks[file.track].labels.map(\.time)
@@ -66,22 +75,23 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         defer { reader.stop() }
         let trace = dir.appendingPathComponent("live.jsonl"), onsetLog = dir.appendingPathComponent("onsets.jsonl")
         let (text, cpuShare, audio) = try LiveTools.runLive(hapsync, ["live", "--sink", reader.sinkName, "--seconds", String(file.seconds + 3),
-                                                               "--haptics", "trace:\(trace.path)", "--onsets", onsetLog.path, "--force"]) {
-            _ = try LiveTools.run(paplay, ["--device=hapsync-live", file.url.path])
+                                                               "--haptics", "trace:\(trace.path)", "--onsets", onsetLog.path, "--force"]
+                                                                 + (noDelay ? ["--no-delay"] : [])) {
+            _ = try LiveTools.run(paplay, ["--device=\(noDelay ? reader.sinkName : "hapsync-live")", file.url.path])
         }
         cpu.append(cpuShare)
         if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("analysis on the capture's thread: ") }) {
             let f = line.matches(of: /([0-9]+\.[0-9]+) (ms|%)/).compactMap { Double($0.1) }
-            if f.count == 5 { analysis.append((f[1], f[2], f[4], f[3])) } else { print("live (\(name)): the analysis line did not parse: \(line)") }
+            if f.count == 5 { analysis.append((f[1], f[2], f[4], f[3])) } else { print("\(bench) (\(name)): the analysis line did not parse: \(line)") }
         }
-        if let audio { output = " (played on: \(audio))" }
+        if let audio { output = noDelay ? " (\(audio))" : " (played on: \(audio))" }
         if let lag = text.split(separator: "\n").first(where: { $0.hasPrefix("lag (") }).flatMap({ line in
             line.split(separator: " ").firstIndex(of: "p50").flatMap { Double(line.split(separator: " ")[$0 + 1]) }
         }) { lags.append(lag) }
         // Where the file's first sound is in the recording and in the file.
         let recording = reader.recording
         guard let r0 = recording.firstIndex(where: { abs($0) > 1e-4 }), let f0 = samples.firstIndex(where: { abs($0) > 1e-4 }) else {
-            print("live (\(name)): nothing of the file reached the pipe sink; \(text)")
+            print("\(bench) (\(name)): nothing of the file reached the pipe sink; \(text)")
             continue
         }
         // The matching wants both ascending; the pipe's clock, fitted through starved reads, can
@@ -94,27 +104,27 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         let heard = labelFrames.compactMap { places[$0].flatMap { reader.heardTime(ofFrame: $0) } }.map { Double($0) / 1e9 }.sorted()
         let taps = LiveTools.transients(trace).map { Double($0) / 1e9 }.sorted()
         guard heard.count == labels.count, let first = heard.first else {
-            print("live (\(name)): the pipe's clock did not place every label")
+            print("\(bench) (\(name)): the pipe's clock did not place every label")
             continue
         }
         let scoredFrom = first - labels[0] + OnsetTestSet.scoredFrom
         let liveScore = OnsetScore(labels: heard, detections: taps.filter { $0 >= scoredFrom }, tolerance: 0.025)
         let offlineScore = OnsetScore(labels: labels, detections: offline, tolerance: 0.025)
-        rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name), \(server)\(output)\(label): hapsync live", unit: "F",
+        rows.append(Row(benchmark: bench, subject: "onset F ±25 ms, \(name), \(server)\(output)\(label): \(command)", unit: "F",
                         median: liveScore.f, min: liveScore.f, max: liveScore.f, ratioToBaseline: offlineScore.f > 0 ? liveScore.f / offlineScore.f : nil))
-        rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name): generate (offline, baseline)", unit: "F",
+        rows.append(Row(benchmark: bench, subject: "onset F ±25 ms, \(name): generate (offline, baseline)", unit: "F",
                         median: offlineScore.f, min: offlineScore.f, max: offlineScore.f, ratioToBaseline: nil))
         var aubioSummary = ""
         if let aubio {
             do {
                 let onsets = try aubio.run(file.url, scratch: dir).onsets.filter { $0 >= OnsetTestSet.scoredFrom }
                 let score = OnsetScore(labels: labels, detections: onsets, tolerance: 0.025)
-                rows.append(Row(benchmark: "live", subject: "onset F ±25 ms, \(name): \(aubio.name) (baseline)", unit: "F",
+                rows.append(Row(benchmark: bench, subject: "onset F ±25 ms, \(name): \(aubio.name) (baseline)", unit: "F",
                                 median: score.f, min: score.f, max: score.f, ratioToBaseline: nil))
                 allAubio += LiveTools.offsets(onsets, from: labels)
                 aubioSummary = ", \(aubio.name) \(score.summary)"
             } catch {
-                print("live (\(name)): \(error); aubio's row for it is left out")
+                print("\(bench) (\(name)): \(error); aubio's row for it is left out")
             }
         }
         allSync += LiveTools.offsets(taps, from: heard)
@@ -127,7 +137,7 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         let log = LiveOnsetLog.settled(LiveTools.onsetLog(onsetLog))
         let countsUntil = reader.discontinuities.map(\.frame).min() ?? .max
         if text.contains("set anew"), countsUntil == .max {
-            print("live (\(name)): the run set its sound's distance anew with no discontinuity at the pipe: its own-onset times after that are off by what it skipped")
+            print("\(bench) (\(name)): the run set its sound's distance anew with no discontinuity at the pipe: its own-onset times after that are off by what it skipped")
         }
         // Each logged transient: its onset's time from the first sound, transient − heard (µs),
         // and whether the count still holds there.
@@ -142,52 +152,59 @@ func liveBenchmark(short: Bool, assets: URL, label: String) throws -> (rows: [Ro
         // HAPSYNC_BENCH_DEBUG: each transient more than 1 ms from its own onset heard (counted or not).
         if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
             for t in timed where abs(t.offset) > 1_000 {
-                print("live debug (\(name)): onset at \(String(format: "%.3f", t.seconds)) s from the first sound: "
+                print("\(bench) debug (\(name)): onset at \(String(format: "%.3f", t.seconds)) s from the first sound: "
                       + "transient − heard \(String(format: "%+.2f", t.offset / 1e3)) ms\(t.counted ? "" : " (after the pipe's first discontinuity)")")
             }
         }
         allOffline += LiveTools.offsets(offline, from: labels)
         let ownMedianMs = String(format: "%.2f", own.isEmpty ? 0 : own.sorted()[own.count / 2] / 1e3)
         let nearest = taps.compactMap { t in heard.min(by: { abs($0 - t) < abs($1 - t) }).map { (t - $0) * 1000 } }.sorted()
-        print("live (\(name), \(server)\(output)\(label)): \(taps.count) transients for \(labels.count) labels; P/R/F \(liveScore.summary) (offline \(offlineScore.summary)\(aubioSummary)); "
+        if !nearest.isEmpty { nearestMedians.append(nearest[nearest.count / 2]) }
+        print("\(bench) (\(name), \(server)\(output)\(label)): \(taps.count) transients for \(labels.count) labels; P/R/F \(liveScore.summary) (offline \(offlineScore.summary)\(aubioSummary)); "
               + "each transient − the nearest hit heard, median \(String(format: "%.2f", nearest.isEmpty ? 0 : nearest[nearest.count / 2])) ms; "
               + "− its own onset heard (\(own.count) transients\(leftOut > 0 ? ", \(leftOut) after the pipe's first discontinuity left out" : "")), median \(ownMedianMs) ms; "
               + "the pipe: \(reader.discontinuities.count) discontinuities, \(reader.starved) starved reads; "
               + "\(text.split(separator: "\n").filter { $0.hasPrefix("lag") || $0.hasPrefix("sound played") || $0.hasPrefix("capture") || $0.hasPrefix("analysis") }.joined(separator: "; "))")
     }
-    distributions.append(Distribution(benchmark: "live", subject: "transient − its hit heard at the real sink (pipe), \(server)\(output)\(label)", values: allSync))
-    let ownDistribution = Distribution(benchmark: "live", subject: "transient − its own onset heard at the real sink (pipe; the onset log's frame), \(server)\(output)\(label)",
+    distributions.append(Distribution(benchmark: bench, subject: "transient − its hit heard at the real sink (pipe), \(server)\(output)\(label)", values: allSync))
+    let ownDistribution = Distribution(benchmark: bench, subject: "transient − its own onset heard at the real sink (pipe; the onset log's frame), \(server)\(output)\(label)",
                                        values: allOwn)
     distributions.append(ownDistribution)
     if !allOwn.isEmpty {
         // Both ways: the table's columns are one-sided.
-        let magnitudes = Distribution(benchmark: "live", subject: "|transient − its own onset heard|", values: allOwn.map(abs))
+        let magnitudes = Distribution(benchmark: bench, subject: "|transient − its own onset heard|", values: allOwn.map(abs))
         let ms = { (us: Double, sign: String) in String(format: "%\(sign).2f", us / 1e3) }
-        print("live (\(server)\(output)\(label)): transient − its own onset heard, \(allOwn.count) transients: p1 \(ms(ownDistribution.percentile(1), "+")) ms, "
+        print("\(bench) (\(server)\(output)\(label)): transient − its own onset heard, \(allOwn.count) transients: p1 \(ms(ownDistribution.percentile(1), "+")) ms, "
               + "p50 \(ms(ownDistribution.percentile(50), "+")) ms, p99 \(ms(ownDistribution.percentile(99), "+")) ms; |x| p99 \(ms(magnitudes.percentile(99), "")) ms, "
               + "max \(ms(magnitudes.percentile(100), "")) ms; beyond ±1 ms: \(magnitudes.overOneMillisecond)")
     }
-    distributions.append(Distribution(benchmark: "live", subject: "baseline: generate's onset − the hit's label (offline)", values: allOffline))
+    distributions.append(Distribution(benchmark: bench, subject: "baseline: generate's onset − the hit's label (offline)", values: allOffline))
     if let aubio, !allAubio.isEmpty {
-        distributions.append(Distribution(benchmark: "live", subject: "baseline: \(aubio.name)'s onset − the hit's label", values: allAubio))
+        distributions.append(Distribution(benchmark: bench, subject: "baseline: \(aubio.name)'s onset − the hit's label", values: allAubio))
     }
     if !cpu.isEmpty {
-        rows.append(Row(benchmark: "live", subject: "CPU of hapsync live (capture, analysis, engine, the sound played on), \(server)\(output)\(label)", unit: "% of a core",
+        rows.append(Row(benchmark: bench, subject: "CPU of \(command) (capture, analysis, engine\(noDelay ? "" : ", the sound played on")), \(server)\(output)\(label)", unit: "% of a core",
                         median: cpu.sorted()[cpu.count / 2], min: cpu.min()!, max: cpu.max()!, ratioToBaseline: nil))
     }
     if !analysis.isEmpty {
         // What the session's work costs the capture's thread (SCHED_FIFO, above every normal
         // process): per fragment, and the most in a 100 ms window (a backlog's burst).
         for (what, values) in [("per fragment p99", analysis.map(\.p99)), ("per fragment max", analysis.map(\.max)), ("most in 100 ms", analysis.map(\.window))] {
-            rows.append(Row(benchmark: "live", subject: "analysis on the capture's thread, \(what), \(server)\(output)\(label)", unit: "ms",
+            rows.append(Row(benchmark: bench, subject: "analysis on the capture's thread, \(what), \(server)\(output)\(label)", unit: "ms",
                             median: values.sorted()[values.count / 2], min: values.min()!, max: values.max()!, ratioToBaseline: nil))
         }
         let shares = analysis.map(\.share)
-        rows.append(Row(benchmark: "live", subject: "analysis on the capture's thread, share of the run, \(server)\(output)\(label)", unit: "% of a core",
+        rows.append(Row(benchmark: bench, subject: "analysis on the capture's thread, share of the run, \(server)\(output)\(label)", unit: "% of a core",
                         median: shares.sorted()[shares.count / 2], min: shares.min()!, max: shares.max()!, ratioToBaseline: nil))
     }
+    if noDelay, !nearestMedians.isEmpty {
+        // The lag as felt: measured at the pipe, per file the median over its transients.
+        rows.append(Row(benchmark: bench, subject: "lag: transient − the hit heard at the real sink (pipe), per file p50, \(server)\(output)\(label)", unit: "ms",
+                        median: nearestMedians.sorted()[nearestMedians.count / 2], min: nearestMedians.min()!, max: nearestMedians.max()!, ratioToBaseline: nil))
+    }
     if !lags.isEmpty {
-        rows.append(Row(benchmark: "live", subject: "lag: sound heard after it reached the live sink, p50, \(server)\(output)\(label)", unit: "ms",
+        let what = noDelay ? "haptics felt after their sound was heard, as the run's summary reports it" : "sound heard after it reached the live sink"
+        rows.append(Row(benchmark: bench, subject: "lag: \(what), p50, \(server)\(output)\(label)", unit: "ms",
                         median: lags.sorted()[lags.count / 2], min: lags.min()!, max: lags.max()!, ratioToBaseline: nil))
     }
     return (rows, distributions)
@@ -212,7 +229,8 @@ enum LiveTools {
     /// (paplay into it), and waits for the run to end: its summary (standard output), its CPU
     /// time over the run from `play` on, % of a core (utime + stime from /proc), and the audio
     /// output it played the sound on through, as its start line names it ("pipewire 0.3.65":
-    /// natively; "pulseaudio ...": PulseAudio's protocol), nil if it did not say.
+    /// natively; "pulseaudio ...": PulseAudio's protocol; with `--no-delay`, which plays nothing
+    /// on, how it follows the real sink's monitor), nil if it did not say.
     static func runLive(_ hapsync: URL, _ arguments: [String], play: () throws -> Void) throws -> (summary: String, cpu: Double, audio: String?) {
         let (summary, cpu, audio, _) = try runLiveNoting(hapsync, arguments, play: play)
         return (summary, cpu, audio)
@@ -284,8 +302,11 @@ enum LiveTools {
         // (the sink's path named only when it was made natively).
         let start = ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").split(separator: "\n")
             .first { $0.hasPrefix("live: ") && $0.hasSuffix("; Ctrl-C stops") }
-        let audio = start.flatMap { line in line.range(of: "; audio ", options: .backwards).map { String(line[$0.upperBound...].dropLast("; Ctrl-C stops".count)) } }
-            .map { start?.contains("(PipeWire, natively)") == true ? "\($0), the live sink made natively" : $0 }
+        // `--no-delay` plays nothing on: its start line names how it follows the real sink instead.
+        let audio = start?.contains("--no-delay)") == true
+            ? (start?.contains("(PipeWire, natively; --no-delay)") == true ? "its monitor followed natively" : "its monitor through PulseAudio's protocol")
+            : start.flatMap { line in line.range(of: "; audio ", options: .backwards).map { String(line[$0.upperBound...].dropLast("; Ctrl-C stops".count)) } }
+                .map { start?.contains("(PipeWire, natively)") == true ? "\($0), the live sink made natively" : $0 }
         return (String(decoding: summary.withLock { $0 }, as: UTF8.self), cpu, audio, notes.withLock { $0.said })
     }
 

@@ -22,7 +22,9 @@
 // cost as a multiple of real time), live (`hapsync live` itself: labelled drum files played into
 // its sink with paplay, each transient against when its hit is heard at a pipe sink, its onset F
 // beside the offline detector's and aubioonset's on the same files, its lag and CPU; under --load
-// as well),
+// as well), live-nodelay (`hapsync live --no-delay` following the pipe sink the same files are
+// played into: each transient's lag after its hit is heard, measured beside the lag the run
+// reports, and its onset F; under --load as well),
 // live-long (one 10-minute `hapsync live` run of clicks: its last minute's sync beside its first,
 // the lag's growth; only when named; with --load, under the load). See Bench/README.md.
 //
@@ -168,10 +170,10 @@ let corpusOption = Option<URL?>("corpus", "DIR", .folder, help: "the AHAP files 
 let setOption = Option<Int>("onset-set", "N", .integer(nil, 0...1000), default: 0,
                             help: "generate and live-onsets: which draw of the labelled onset set to score (0, Bench/README.md's; others are held out from tuning)")
 let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
-                                help: "sync, underrun and live: also run, drift and live-long: run, with N busy threads at nice 0; auto: two per core")
+                                help: "sync, underrun, live and live-nodelay: also run, drift and live-long: run, with N busy threads at nice 0; auto: two per core")
 let cardOption = Option<Double>("card-ppm", "P", .decimal("ppm", .from(-2000, to: 2000)), default: 0,
                                 help: "live-long: the real sink's reader P ppm off the system's clock, as a sound card's crystal is (PulseAudio only)")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-long"]
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-nodelay", "live-long"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all but live-long.
@@ -279,6 +281,15 @@ do {
         var liveRows: [Row] = []
         distributions += try alsoUnderLoad("live") { label in
             let result = try liveBenchmark(short: dispatchSeconds < 5, assets: assets, label: label)
+            liveRows += result.rows
+            return result.distributions
+        }
+        rows += liveRows
+    }
+    if names.contains("live-nodelay") {
+        var liveRows: [Row] = []
+        distributions += try alsoUnderLoad("live-nodelay") { label in
+            let result = try liveBenchmark(short: dispatchSeconds < 5, assets: assets, label: label, noDelay: true)
             liveRows += result.rows
             return result.distributions
         }
