@@ -25,8 +25,13 @@ final class AudioRig {
     let history: AudioClockHistory
 
     /// An engine playing to `sink` (nil: the default sink) through `server`.
-    init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil, server: AudioServerChoice = .pulse) throws {
-        audio = server.output(sink: sink, latency: 0.020, environment: ProcessInfo.processInfo.environment)!
+    convenience init(sync: HapticEngine.AudioSync = .followAudioClock, sink: String? = nil, server: AudioServerChoice = .pulse) throws {
+        try self.init(sync: sync, audio: server.output(sink: sink, latency: 0.020, environment: ProcessInfo.processInfo.environment)!)
+    }
+
+    /// An engine playing through `audio`.
+    init(sync: HapticEngine.AudioSync = .followAudioClock, audio: SoundServerOutput) throws {
+        self.audio = audio
         engine = try HapticEngine(configuration: .init(backend: NullHapticBackend(), lockMemory: true, audio: audio, audioSync: sync))
         try engine.start()
         history = AudioClockHistory(audio.clock)
@@ -116,11 +121,16 @@ struct PipeSinkRun {
 /// back to back 0.3 s from now, and returns once the last has played.
 func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatternPlayer] {
     let (pattern, files) = try clicksPattern(assets: assets)
+    return try play(pattern, files: files, loops: loops, period: 2.25, on: rig)
+}
+
+/// `pattern` (its audio `files`) played once to warm up, then `loops` times `period` seconds
+/// apart; returns once the last has played.
+func play(_ pattern: AHAPPattern, files: [String: URL], loops: Int, period: Double, on rig: AudioRig) throws -> [HapticPatternPlayer] {
     // Warm-up: one pass, not measured.
     let warm = try rig.engine.makePlayer(with: pattern, audioFiles: files)
     try warm.start(atTime: HapticEngine.timeImmediate)
-    Thread.sleep(forTimeInterval: 2.5)
-    let period = 2.25
+    Thread.sleep(forTimeInterval: period + 0.25)
     let t0 = rig.engine.currentTime + 0.3
     var players: [HapticPatternPlayer] = []
     for k in 0..<loops {

@@ -8,7 +8,9 @@
 // on one core: SeqLock vs the spinning sequence lock it replaced), trigger (immediate start to first output vs a semaphore wake), dispatch
 // (release − scheduled for dense patterns vs naive sleeping and cyclictest), sync (audio-haptic
 // offset through PulseAudio, by the engine's clock and by the sink's monitor), underrun (the same
-// to a pipe sink while the audio thread is starved, beside a run without), first-sound (an
+// to a pipe sink while the audio thread is starved, beside a run without), quantum-step (PipeWire
+// natively: taps against their clicks at a pipe sink while another stream changes the graph's
+// quantum, the step PipeWire 0.3.65 makes expected and, the baseline, not), first-sound (an
 // immediate start with audio to its first sound read from a pipe sink), launch (`hapsync play`
 // spawned to its first command, beside `--audio none`, and where its first taps land), drift (offset over a
 // long playback: real, following the audio clock vs open-loop; simulated 10 min at −200/0/+200 ppm),
@@ -173,7 +175,7 @@ let loadOption = Option<String>("load", "N|auto|none", .text, default: "none",
                                 help: "sync, underrun, live and live-nodelay: also run, drift and live-long: run, with N busy threads at nice 0; auto: two per core")
 let cardOption = Option<Double>("card-ppm", "P", .decimal("ppm", .from(-2000, to: 2000)), default: 0,
                                 help: "live-long: the real sink's reader P ppm off the system's clock, as a sound card's crystal is (PulseAudio only)")
-let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-nodelay", "live-long"]
+let all = ["parse", "render", "ring", "inversion", "trigger", "dispatch", "sync", "underrun", "quantum-step", "first-sound", "launch", "drift", "cpu", "serve", "generate", "live-onsets", "live", "live-nodelay", "live-long"]
 let syntax = CommandSyntax(command: "hapsync-bench", about: """
     Benchmarks: \(all.joined(separator: ", ")) (sync, real drift and the
     audio rows of cpu need a sound server: run under .ci/with-pulse or .ci/with-pipewire on a headless machine). Default: all but live-long.
@@ -249,6 +251,7 @@ do {
     if names.contains("underrun") {
         distributions += try alsoUnderLoad("underrun") { try underrunBenchmark(loops: max(1, Int(dispatchSeconds / 2.25)), assets: assets, label: $0) }
     }
+    if names.contains("quantum-step") { distributions += try quantumStepBenchmark(seconds: max(2.1, dispatchSeconds), assets: assets) }
     if names.contains("drift") {
         // Simulated: 10 minutes (1 in the smoke run) at -200, 0 and +200 ppm, both modes.
         let minutes = dispatchSeconds < 5 ? 1.0 : 10.0

@@ -236,6 +236,10 @@ static hs_pw_time cycle_time(struct hs_pw_stream *s, const struct pw_buffer *b) 
     // A monitor: the sink's latency at this cycle's quantum, as pw_stream_get_time_n adds a
     // playback stream's peer latency (stream.c).
     const struct spa_io_position *position = s->position;
+    if (position) {
+        time.duration = position->clock.duration;
+        time.timer_driver = strncmp(position->clock.name, "clock.system.monotonic", sizeof position->clock.name) == 0;
+    }
     if (s->config.capture_sink && position && t.rate.num > 0 && t.rate.denom > 0) {
         uint32_t bits = __atomic_load_n(&s->latency_quantum_bits, __ATOMIC_RELAXED);
         float quantum;

@@ -53,6 +53,10 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         /// `node.group` (nil: none): the stream runs in the same driver's cycles as the other
         /// nodes of that group (`hapsync live`'s sink node: sample-locked with its capture).
         package var group: String?
+        /// Whether the stream tells its clock of the step a quantum change makes on a server
+        /// that needs it (`expectQuantumStep`; default true). False only for the benchmark's
+        /// baseline, which measures what it is for.
+        package var expectsQuantumSteps = true
 
         /// Makes settings; defaults as described on each property.
         public init(sink: String? = nil, latency: Double = 0.020, maxPlayers: Int = 32, remote: String? = nil, pauseWhenIdle: Double? = IdlePause.defaultSeconds) {
@@ -197,6 +201,12 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     /// The data thread's own: the last cycle's start (`pw_time.now`), ns.
     private var lastCycleNow: Int64 = 0
     private var lastFrames = 0
+    /// The data thread's own: the last cycle's quantum and graph ticks (0: none yet).
+    private var lastQuantum: UInt64 = 0
+    private var lastTicks: UInt64 = 0
+    /// Whether the server's timer drivers start the cycle after a quantum change an old quantum
+    /// on (`timesOldQuantum`): set once the server's version is known.
+    private let oldQuantumAfterChange = Atomic<Bool>(false)
 
     /// Makes an output; nothing connects until `open`.
     public init(configuration: Configuration = Configuration()) {
@@ -311,6 +321,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
     public func open() throws {
         guard stream == nil else { return }
         lastGraphTime = -1
+        (lastQuantum, lastTicks) = (0, 0)
         requested.store(0, ordering: .relaxed)
         lastCycleStart.store(0, ordering: .relaxed)
         alignedEpoch = resumeEpoch.load(ordering: .relaxed)
@@ -385,6 +396,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         // Under `lifetime`, as `close` clears it: `willPlay` and `hold` read it there from other threads.
         lifetime.withLock { _ in stream = opened }
         serverVersion = String(cString: hs_pw_server_version(opened))
+        oldQuantumAfterChange.store(configuration.expectsQuantumSteps && Self.timesOldQuantum(serverVersion: serverVersion), ordering: .relaxed)
         do {
             try awaitReady()
         } catch {
@@ -538,6 +550,45 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         return (UInt64(max(0, heard)), Int64(Double(time.ticks) * tick))
     }
 
+    /// Whether a PipeWire server of `serverVersion` ("0.3.65") has timer drivers (a null sink,
+    /// the Dummy-Driver) that start the cycle after a quantum change one old quantum after the
+    /// change, not one new quantum: releases before 0.3.68 (where the new quantum reaches the
+    /// driver only after it has set its next wake-up; fixed upstream by "node: add target_rate
+    /// and target_duration in io_clock"). False for a version that does not parse. Pure.
+    package static func timesOldQuantum(serverVersion: String) -> Bool {
+        let parts = serverVersion.split(separator: ".").prefix(3).map { Int($0.prefix { $0.isNumber }) }
+        guard parts.count == 3, let major = parts[0], let minor = parts[1], let micro = parts[2] else { return false }
+        return (major, minor, micro) < (0, 3, 68)
+    }
+
+    /// Where the frames after a cycle's are heard off the line, when its quantum is not the last
+    /// one's and its timer driver starts the next cycle an old quantum on (`timesOldQuantum`)
+    /// and takes each cycle's frames at its start: from the frame after this cycle's
+    /// (`firstFrame` + `frames`) on, (old − new quantum) later, for good (ns; negative: earlier).
+    /// Nil for a cycle that does not follow the last without a gap (ticks moved on by the last
+    /// quantum), is not at the stream's own rate (`sampleRate`), or was not rendered whole. Pure;
+    /// does not allocate, lock or block.
+    package static func quantumStep(_ time: hs_pw_time, lastQuantum: UInt64, lastTicks: UInt64, firstFrame first: Int64, frames n: Int,
+                                    sampleRate: Double) -> (frame: Int64, ns: Double)? {
+        guard time.timer_driver != 0, time.duration > 0, lastQuantum > 0, time.duration != lastQuantum,
+              time.ticks &- lastTicks == lastQuantum, UInt64(n) == time.duration,
+              time.rate_num == 1, Double(time.rate_denom) == sampleRate
+        else { return nil }
+        return (first + Int64(n), (Double(lastQuantum) - Double(time.duration)) * 1e9 / sampleRate)
+    }
+
+    /// Tells the clock of a step `quantumStep` finds (`AudioClock.expectStep`) before any report
+    /// can show it, on a server that needs it, so that haptics released meanwhile go with the
+    /// frames (measured before: one tap per growth of the quantum late by the growth, 10.7-21.3
+    /// ms). Does not allocate, lock or block.
+    private func expectQuantumStep(_ time: hs_pw_time, firstFrame first: Int64, frames n: Int) {
+        defer { (lastQuantum, lastTicks) = (time.duration, time.ticks) }
+        guard oldQuantumAfterChange.load(ordering: .relaxed),
+              let step = Self.quantumStep(time, lastQuantum: lastQuantum, lastTicks: lastTicks, firstFrame: first, frames: n, sampleRate: sampleRate)
+        else { return }
+        clock.expectStep(fromFrame: step.frame, by: step.ns)
+    }
+
     /// Fills one cycle's buffer and tells the clock when its first frame is heard. Does not
     /// allocate, lock or block.
     private func process(_ data: UnsafeMutablePointer<Float>, frames: Int, time: hs_pw_time) -> UInt32 {
@@ -573,6 +624,7 @@ public final class PipeWireOutput: AudioDevice, RealtimeThreaded, @unchecked Sen
         lastCycleNow = time.now
         clock.observe(frame: first, heardAt: heard)
         let n = renderer.render(into: data, frames: frames, clock: clock, writesAhead: writesAhead)
+        expectQuantumStep(time, firstFrame: first, frames: n)
         // After the frames (see `earliestStartFrame`).
         if time.requested > 0 { requested.store(Int(clamping: time.requested), ordering: .relaxed) }
         lastCycleStart.store(UInt64(time.now), ordering: .releasing)

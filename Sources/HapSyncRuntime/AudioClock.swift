@@ -31,7 +31,17 @@ import HapSyncCore
 /// The floor goes once the line places F no earlier than T (the reports caught up), after
 /// `floorPatience`, and at `reset`.
 ///
-/// Threads: one observing thread (the audio output's) calls `observe` and `restart`; `reset` is
+/// **A step the output sees coming.** An output that knows its device will hear frames from F on
+/// earlier or later than the line by a fixed amount, before any report shows it (PipeWire before
+/// 0.3.68: a timer-driven graph's first cycle after a quantum change comes an old quantum after
+/// the change), says so (`expectStep`): frames from F on are placed that much off the line at
+/// once, published with it (`Fit.stepFrom`). The first observation of a frame from F on settles
+/// it: nearer the stepped place than the line, the step came, and the line and the observations
+/// it was fitted through move by what that observation says; else it did not, and the line
+/// alone stands.
+///
+/// Threads: one observing thread (the audio output's) calls `observe`, `restart`, `noteWrite` and
+/// `expectStep`; `reset` is
 /// called while nothing observes (the output opening). The fit is published through a `SeqLock`:
 /// the real-time scheduler reads it through a snapshot of its own (`snapshot()`, `refresh`), which
 /// never waits for the observing thread; other threads read `fit` (and the conveniences built on
@@ -59,6 +69,17 @@ public final class AudioClock: @unchecked Sendable {
         /// When the newest observation's frame was heard, CLOCK_MONOTONIC ns (0: none yet): one
         /// later than `lateAt` was taken after the late write, and places its frames.
         public var observedAt: UInt64 = 0
+        /// The first frame of a step the output expects (`expectStep`): from it on, frames are
+        /// heard `stepBy` ns off the line. `Int64.max`: none.
+        public var stepFrom: Int64 = .max
+        /// How far frames from `stepFrom` on are heard off the line, ns (negative: earlier).
+        public var stepBy: Double = 0
+        /// Expected steps so far that the next observation found nearer where they put the frames
+        /// than the line, and within 5 ms of it (they came), since the clock was made.
+        public var stepsCame = 0
+        /// Expected steps so far that did not come (the next observation on the line, or far
+        /// from both), or that a restart dropped, since the clock was made.
+        public var stepsWithdrawn = 0
 
         /// The nominal line of a device at `sampleRate`, before any observation.
         public init(sampleRate: Double) {
@@ -69,22 +90,30 @@ public final class AudioClock: @unchecked Sendable {
         /// Whether the line comes from observations (else there is no mapping yet).
         public var isFitted: Bool { observations > 0 }
 
-        /// When `frame` is (or was) heard, CLOCK_MONOTONIC ns: by the line, and no earlier than
-        /// a late write's floor; nil before the first observation. Does not allocate, lock or block.
+        /// When `frame` is (or was) heard, CLOCK_MONOTONIC ns: by the line (moved by an expected
+        /// step from `stepFrom` on), and no earlier than a late write's floor; nil before the
+        /// first observation. Does not allocate, lock or block.
         @inline(__always)
         public func time(ofFrame frame: Int64) -> UInt64? {
             guard isFitted else { return nil }
             var t = lineTime(frame)
+            if frame >= stepFrom { t += stepBy }
             if frame >= lateFrom { t = max(t, Double(lateAt) + Double(frame - lateFrom) * slope) }
             return t <= 0 ? 0 : UInt64(t)
         }
 
-        /// The frame heard at `time` (the inverse of `time(ofFrame:)`: during a floor's gap, the
-        /// last frame before it); nil before the first observation. Does not allocate, lock or block.
+        /// The frame heard at `time` (the inverse of `time(ofFrame:)`: during a floor's gap, or an
+        /// expected step's later one, the last frame before it; where an earlier step places two
+        /// frames at once, the later); nil before the first observation. Does not allocate, lock
+        /// or block.
         @inline(__always)
         public func frame(atTime time: UInt64) -> Int64? {
             guard isFitted else { return nil }
-            let byLine = f0 + Int64(((Double(time) - Double(t0)) / slope).rounded())
+            var byLine = f0 + Int64(((Double(time) - Double(t0)) / slope).rounded())
+            if stepFrom != .max {
+                let stepped = f0 + Int64(((Double(time) - Double(t0) - stepBy) / slope).rounded())
+                byLine = stepped >= stepFrom ? stepped : min(byLine, stepFrom - 1)
+            }
             guard byLine >= lateFrom else { return byLine }
             let byFloor = lateFrom + Int64(((Double(time) - Double(lateAt)) / slope).rounded())
             return min(byLine, max(lateFrom - 1, byFloor))
@@ -92,6 +121,9 @@ public final class AudioClock: @unchecked Sendable {
 
         /// Whether a late write's floor is in force.
         public var hasFloor: Bool { lateFrom != .max }
+
+        /// Whether an expected step is in force (`expectStep`), not yet settled by an observation.
+        public var hasStep: Bool { stepFrom != .max }
 
         /// The line alone at `frame`, ns (may be negative). Does not allocate, lock or block.
         @inline(__always)
@@ -108,6 +140,11 @@ public final class AudioClock: @unchecked Sendable {
     private var times = [UInt64](repeating: 0, count: 64)
     private var count = 0
     private var next = 0
+
+    /// `ns` as a monotonic time: clamped to 0...2^62 (a time the arithmetic made absurd is not a
+    /// trap). Does not allocate, lock or block.
+    @inline(__always)
+    static func nanoseconds(_ ns: Double) -> UInt64 { ns.isFinite ? UInt64(min(max(ns, 0), 4.6e18)) : 0 }
 
     /// Largest move of the published mapping per observation, ns.
     static let maxSlew = 25_000.0
@@ -192,16 +229,36 @@ public final class AudioClock: @unchecked Sendable {
     public func reset(sampleRate: Double) {
         count = 0
         next = 0
+        let (came, withdrawn) = (current.stepsCame, current.stepsWithdrawn)
         current = Fit(sampleRate: sampleRate)
+        (current.stepsCame, current.stepsWithdrawn) = (came, withdrawn)
         published.write(current)
     }
 
     /// Forgets the observations (the device reported an underrun: where frames are heard may have
-    /// moved). The next observation is published as it is and the fit settles again from there.
+    /// moved). The next observation is published as it is and the fit settles again from there;
+    /// an expected step (`expectStep`) is dropped, counted withdrawn.
     /// Called from the observing thread only. Does not allocate, lock or block.
     public func restart() {
         count = 0
         next = 0
+        // An expected step goes with the history it was expected against (withdrawn).
+        if current.hasStep {
+            (current.stepFrom, current.stepBy) = (.max, 0)
+            current.stepsWithdrawn += 1
+            published.write(current)
+        }
+    }
+
+    /// The output expects frames from `frame` on to be heard `ns` nanoseconds off the line
+    /// (negative: earlier) before any report can show it: they are placed there at once, and the
+    /// first observation of a frame from `frame` on settles it (see the type's notes). Nothing
+    /// before the first observation, or for a step under 10 µs. Called from the observing thread.
+    /// Does not allocate, lock or block.
+    public func expectStep(fromFrame frame: Int64, by ns: Double) {
+        guard current.isFitted, ns.isFinite, abs(ns) >= 10_000, abs(ns) < 1e9 else { return }
+        (current.stepFrom, current.stepBy) = (frame, ns)
+        published.write(current)
     }
 
     /// The writer is handing frames from `frame` on to the device at monotonic `now`, so none of
@@ -219,6 +276,24 @@ public final class AudioClock: @unchecked Sendable {
     /// Adds an observation (frame `frame` heard at monotonic `time`) and republishes the fit.
     /// Called from one thread only (the audio output's). Does not allocate, lock or block.
     public func observe(frame: Int64, heardAt time: UInt64) {
+        // The first observation past an expected step settles it: nearer where the step put the
+        // frame than the line, the step came, and the line and its history move by what the
+        // observation says (the fit goes on as it was, its slope kept); else the line alone stands.
+        if current.hasStep, frame >= current.stepFrom {
+            let off = Double(time) - current.lineTime(frame)
+            if abs(off - current.stepBy) < abs(off), abs(off - current.stepBy) <= Self.stepThreshold, count > 0 {
+                // The history moves so that its newest observation's line meets this one (the
+                // published line may be partway through a slew from it).
+                let newest = (next + frames.count - 1) % frames.count
+                let shift = Double(time) - (Double(times[newest]) + Double(frame - frames[newest]) * current.slope)
+                for i in 0..<min(count, frames.count) { times[i] = Self.nanoseconds(Double(times[i]) + shift) }
+                current.t0 = Self.nanoseconds(Double(current.t0) + off)
+                current.stepsCame += 1
+            } else {
+                current.stepsWithdrawn += 1
+            }
+            (current.stepFrom, current.stepBy) = (.max, 0)
+        }
         // A jump (a late start, a restarted stream): forget the history and start over from here.
         if current.isFitted, abs(Double(time) - current.lineTime(frame)) > Self.stepThreshold {
             count = 0
@@ -264,7 +339,9 @@ public final class AudioClock: @unchecked Sendable {
         current.observations = n
         current.observedAt = time
         // The reports caught up with a late write, or it is long past: the line alone.
-        if current.hasFloor, current.lineTime(current.lateFrom) >= Double(current.lateAt) || time > current.lateAt &+ Self.floorPatience {
+        if current.hasFloor,
+           current.lineTime(current.lateFrom) + (current.lateFrom >= current.stepFrom ? current.stepBy : 0) >= Double(current.lateAt)
+            || time > current.lateAt &+ Self.floorPatience {
             current.lateFrom = .max
         }
         published.write(current)

@@ -16,7 +16,7 @@ struct BenchArgumentsTests {
             (["--corpus", "/nonexistent"], "--corpus must be an existing folder, not '/nonexistent'"),
             (["--json"], "option '--json' needs a value"),
             (["--onset-set", "-1"], "--onset-set must be a whole number from 0 to 1000, not '-1'"),
-            (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, inversion, trigger, dispatch, sync, underrun, first-sound, launch, drift, cpu, serve, generate, live-onsets, live, live-nodelay, live-long"),
+            (["parse", "bogus"], "unknown benchmark 'bogus'; known: parse, render, ring, inversion, trigger, dispatch, sync, underrun, quantum-step, first-sound, launch, drift, cpu, serve, generate, live-onsets, live, live-nodelay, live-long"),
         ]
         for (args, message) in cases {
             let r = try BinaryTests.run(args, executable: Self.bench)

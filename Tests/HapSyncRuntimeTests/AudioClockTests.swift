@@ -66,4 +66,66 @@ struct AudioClockTests {
         #expect(abs(Double(slewing.time(ofFrame: 48_000)!) - truth) > 2_900_000, "without a restart it moves 25 µs per observation")
         #expect(abs(Double(restarted.time(ofFrame: 48_000)!) - truth) < 1_000, "after a restart the next observation is taken as it is")
     }
+
+    /// A step the output sees coming (`expectStep`: PipeWire 0.3.65's cycle after a quantum
+    /// change): frames from it on are placed off the line at once, both ways, and the inverse
+    /// agrees; the first observation past it keeps it (the slope and history moving with it, not
+    /// slewed 25 µs at a time) or, when it did not come, withdraws it.
+    @Test func anExpectedStepPlacesTheFramesAfterItAtOnce() {
+        // 1024-frame cycles at 48 kHz, frame f heard at 1 s + f / 48 kHz.
+        func settled(cycles: Int = 100) -> AudioClock {
+            let clock = AudioClock(sampleRate: 48_000)
+            for k in 0..<cycles { clock.observe(frame: Int64(k * 1024), heardAt: UInt64(1e9 + Double(k * 1024) * 1e9 / 48_000)) }
+            return clock
+        }
+        let step = -10_666_667.0, from: Int64 = 101 * 1024
+        let line = { (f: Int64) in 1e9 + Double(f) * 1e9 / 48_000 }
+        let clock = settled()
+        #expect(AudioClock(sampleRate: 48_000).fit.hasStep == false)
+        clock.expectStep(fromFrame: from, by: step)
+        #expect(clock.fit.hasStep)
+        #expect(abs(Double(clock.time(ofFrame: from - 1)!) - line(from - 1)) < 1_000, "frames before it stay")
+        #expect(abs(Double(clock.time(ofFrame: from)!) - (line(from) + step)) < 1_000, "frames from it on move at once")
+        // The inverse: where the earlier step places two frames at one time, the later.
+        #expect(abs(clock.frame(atTime: UInt64(line(from) + step))! - from) <= 1)
+        #expect(abs(clock.frame(atTime: UInt64(line(from + 4800) + step))! - (from + 4800)) <= 1)
+        #expect(abs(clock.frame(atTime: UInt64(line(from - 1024)))! - (from - 1024)) <= 1)
+        // The step comes: kept exactly, the slope as it was.
+        clock.observe(frame: 100 * 1024, heardAt: UInt64(line(100 * 1024)))
+        #expect(clock.fit.hasStep, "an observation before it leaves it pending")
+        clock.observe(frame: from, heardAt: UInt64(line(from) + step))
+        #expect(!clock.fit.hasStep && clock.fit.stepsCame == 1 && clock.fit.stepsWithdrawn == 0)
+        #expect(abs(Double(clock.time(ofFrame: from + 48_000)!) - (line(from + 48_000) + step)) < 1_000)
+        #expect(abs(clock.rateErrorPPM) < 1)
+        clock.observe(frame: from + 1024, heardAt: UInt64(line(from + 1024) + step))
+        #expect(abs(Double(clock.time(ofFrame: from + 1024)!) - (line(from + 1024) + step)) < 1_000, "and stays")
+        // It comes 1.1 ms short of what was expected: it came, by what the observation says.
+        let short = settled()
+        short.expectStep(fromFrame: from, by: step)
+        short.observe(frame: from, heardAt: UInt64(line(from) + step + 1_100_000))
+        #expect(short.fit.stepsCame == 1)
+        #expect(abs(Double(short.time(ofFrame: from + 1024)!) - (line(from + 1024) + step + 1_100_000)) < 1_000)
+        // It does not come (a server that keeps time): withdrawn, the line stands.
+        let fixed = settled()
+        fixed.expectStep(fromFrame: from, by: step)
+        fixed.observe(frame: 100 * 1024, heardAt: UInt64(line(100 * 1024)))
+        fixed.observe(frame: from, heardAt: UInt64(line(from)))
+        #expect(!fixed.fit.hasStep && fixed.fit.stepsCame == 0 && fixed.fit.stepsWithdrawn == 1)
+        #expect(abs(Double(fixed.time(ofFrame: from + 1024)!) - line(from + 1024)) < 1_000)
+        // Later, not earlier (the quantum shrank): a gap, the frame before it through the gap.
+        let later = settled()
+        later.expectStep(fromFrame: from, by: -step)
+        #expect(abs(Double(later.time(ofFrame: from)!) - (line(from) - step)) < 1_000)
+        #expect(later.frame(atTime: UInt64(line(from) + 5e6)) == from - 1)
+        // Nothing before the first observation, nor a step under 10 µs; a restart drops it.
+        let empty = AudioClock(sampleRate: 48_000)
+        empty.expectStep(fromFrame: 0, by: step)
+        #expect(!empty.fit.hasStep)
+        later.restart()
+        later.observe(frame: 100 * 1024, heardAt: UInt64(line(100 * 1024)))
+        #expect(!later.fit.hasStep)
+        let tiny = settled()
+        tiny.expectStep(fromFrame: from, by: 5_000)
+        #expect(!tiny.fit.hasStep)
+    }
 }

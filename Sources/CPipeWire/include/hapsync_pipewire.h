@@ -39,6 +39,13 @@ typedef struct {
     /// what they read of its monitor is what it took the cycle before); 0 when another node
     /// drives it (the sink ran earlier in this very cycle).
     int64_t sink_took_before;
+    /// The graph's quantum this cycle, graph ticks (its driver's clock.duration; 0 when the
+    /// stream has no position yet).
+    uint64_t duration;
+    /// Non-zero when the graph's driver keeps time by the system's clock, not a device's (its
+    /// clock is named "clock.system.monotonic": a null sink, the Dummy-Driver), so it takes
+    /// each cycle's frames at the cycle's start.
+    int32_t timer_driver;
 } hs_pw_time;
 
 /// A playback stream: fills `frames` interleaved float frames at `data` (of `channels` each) for
