@@ -70,6 +70,10 @@ func quantumStepBenchmark(seconds: Double, assets: URL) throws -> [Distribution]
         let onsets = ClickOnsets.frames(in: reader.recording, quiet: 0.03).compactMap { reader.heardTime(ofFrame: Int64($0)) }
         let pairs = rig.pairs(players: players, onsets: onsets)
         let offsets = pairs.compactMap(\.independent), byEngine = pairs.compactMap(\.byEngine)
+        // HAPSYNC_BENCH_DEBUG: each tap in order, seconds from the first: release − click heard by the pipe (ms).
+        if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
+            print(pairs.map { String(format: "%.2f:%+.1f", $0.elapsed, ($0.independent ?? .nan) / 1000) }.joined(separator: " "))
+        }
         let late = offsets.filter { $0 > 1000 }, early = offsets.filter { $0 < -1000 }
         let engineOff = byEngine.filter { abs($0) > 1000 }
         let magnitudes = offsets.map(abs).sorted()
