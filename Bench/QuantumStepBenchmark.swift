@@ -77,12 +77,12 @@ func quantumStepBenchmark(seconds: Double, assets: URL) throws -> [Distribution]
         let late = offsets.filter { $0 > 1000 }, early = offsets.filter { $0 < -1000 }
         let engineOff = byEngine.filter { abs($0) > 1000 }
         let magnitudes = offsets.map(abs).sorted()
-        let at = { (p: Double) in magnitudes.isEmpty ? Double.nan : magnitudes[min(magnitudes.count - 1, Int(Double(magnitudes.count) * p))] / 1000 }
+        let at = { (p: Double) in (magnitudes.nearestRankPercentile(p) ?? .nan) / 1000 }
         let fit = audio.clock.fit
         let subject = expects ? "the step expected (HapSync)" : "baseline: the step not expected"
         let ms = { (xs: [Double]) in xs.sorted().map { String(format: "%+.1f", $0 / 1000) }.joined(separator: " ") }
         print("quantum-step: pipe sink, native PipeWire \(audio.serverVersion), \(subject): \(offsets.count) taps, the second stream joined \(joins.load(ordering: .relaxed)) times; "
-              + String(format: "|release − heard by the pipe| p50 %.2f, p90 %.2f, p99 %.2f, max %.2f ms; ", at(0.5), at(0.9), at(0.99), at(1))
+              + String(format: "|release − heard by the pipe| p50 %.2f, p90 %.2f, p99 %.2f, max %.2f ms; ", at(50), at(90), at(99), at(100))
               + "\(late.count) late by more than 1 ms [\(ms(late))], \(early.count) early [\(ms(early))] (ms); steps the clock expected: \(fit.stepsCame) came, \(fit.stepsWithdrawn) withdrawn; underruns \(audio.underruns); "
               + "by the engine's own later reports: \(engineOff.count) of \(byEngine.count) off by more than 1 ms [\(ms(engineOff))]")
         result.append(Distribution(benchmark: "quantum-step", subject: "haptic release − click read from the pipe, native PipeWire, \(subject)", values: offsets))

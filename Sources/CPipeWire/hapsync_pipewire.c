@@ -233,19 +233,20 @@ static hs_pw_time cycle_time(struct hs_pw_stream *s, const struct pw_buffer *b) 
         .now = t.now, .rate_num = t.rate.num, .rate_denom = t.rate.denom, .ticks = t.ticks, .delay = t.delay,
         .queued = t.queued, .buffered = t.buffered, .requested = b->requested,
     };
-    // A monitor: the sink's latency at this cycle's quantum, as pw_stream_get_time_n adds a
-    // playback stream's peer latency (stream.c).
+    // The graph's quantum, and whether its driver keeps time by the system's clock.
     const struct spa_io_position *position = s->position;
     if (position) {
         time.duration = position->clock.duration;
         time.timer_driver = strncmp(position->clock.name, "clock.system.monotonic", sizeof position->clock.name) == 0;
     }
+    // A monitor: the sink's latency at this cycle's quantum, as pw_stream_get_time_n adds a
+    // playback stream's peer latency (stream.c).
     if (s->config.capture_sink && position && t.rate.num > 0 && t.rate.denom > 0) {
         uint32_t bits = __atomic_load_n(&s->latency_quantum_bits, __ATOMIC_RELAXED);
         float quantum;
         memcpy(&quantum, &bits, sizeof quantum);
         // In doubles, each part kept sane (a sink may report anything): at most 10 s in all.
-        double duration = (double)(position->clock.duration < (1u << 20) ? position->clock.duration : (1u << 20));
+        double duration = (double)(time.duration < (1u << 20) ? time.duration : (1u << 20));
         double ticks = (isfinite(quantum) && quantum > 0 && quantum < 64 ? quantum : 0) * duration
                        + (double)__atomic_load_n(&s->latency_rate, __ATOMIC_RELAXED)
                        + (double)__atomic_load_n(&s->latency_ns, __ATOMIC_RELAXED) / 1e9 * t.rate.denom / t.rate.num;
