@@ -69,13 +69,12 @@ func quantumStepBenchmark(seconds: Double, assets: URL) throws -> [Distribution]
         stopToggling()
         let onsets = ClickOnsets.frames(in: reader.recording, quiet: 0.03).compactMap { reader.heardTime(ofFrame: Int64($0)) }
         let pairs = rig.pairs(players: players, onsets: onsets)
-        let offsets = pairs.compactMap(\.independent), byEngine = pairs.compactMap(\.byEngine)
+        let offsets = pairs.compactMap(\.independent)
         // HAPSYNC_BENCH_DEBUG: each tap in order, seconds from the first: release − click heard by the pipe (ms).
         if ProcessInfo.processInfo.environment["HAPSYNC_BENCH_DEBUG"] != nil {
             print(pairs.map { String(format: "%.2f:%+.1f", $0.elapsed, ($0.independent ?? .nan) / 1000) }.joined(separator: " "))
         }
         let late = offsets.filter { $0 > 1000 }, early = offsets.filter { $0 < -1000 }
-        let engineOff = byEngine.filter { abs($0) > 1000 }
         let magnitudes = offsets.map(abs).sorted()
         let at = { (p: Double) in (magnitudes.nearestRankPercentile(p) ?? .nan) / 1000 }
         let fit = audio.clock.fit
@@ -83,8 +82,7 @@ func quantumStepBenchmark(seconds: Double, assets: URL) throws -> [Distribution]
         let ms = { (xs: [Double]) in xs.sorted().map { String(format: "%+.1f", $0 / 1000) }.joined(separator: " ") }
         print("quantum-step: pipe sink, native PipeWire \(audio.serverVersion), \(subject): \(offsets.count) taps, the second stream joined \(joins.load(ordering: .relaxed)) times; "
               + String(format: "|release − heard by the pipe| p50 %.2f, p90 %.2f, p99 %.2f, max %.2f ms; ", at(50), at(90), at(99), at(100))
-              + "\(late.count) late by more than 1 ms [\(ms(late))], \(early.count) early [\(ms(early))] (ms); steps the clock expected: \(fit.stepsCame) came, \(fit.stepsWithdrawn) withdrawn; underruns \(audio.underruns); "
-              + "by the engine's own later reports: \(engineOff.count) of \(byEngine.count) off by more than 1 ms [\(ms(engineOff))]")
+              + "\(late.count) late by more than 1 ms [\(ms(late))], \(early.count) early [\(ms(early))] (ms); steps the clock expected: \(fit.stepsCame) came, \(fit.stepsWithdrawn) withdrawn; underruns \(audio.underruns)")
         result.append(Distribution(benchmark: "quantum-step", subject: "haptic release − click read from the pipe, native PipeWire, \(subject)", values: offsets))
     }
     return result

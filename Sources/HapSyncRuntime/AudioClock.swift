@@ -40,6 +40,14 @@ import HapSyncCore
 /// it was fitted through move by what that observation says; else it did not, and the line
 /// alone stands.
 ///
+/// **Frames that move earlier.** A reader that sleeps until a deadline it took from the line (the
+/// engine's scheduler) would not see a later publication place that frame earlier (a jump, a
+/// step expected or withdrawn, a floor gone) until it woke at the old deadline, late by the
+/// move. Publications that move the frames still to come more than 0.5 ms earlier (at once or
+/// over a slew) post `earlierWake` (the scheduler's wake), so a sleeper waiting on it takes the
+/// new deadline then (the scheduler's last millisecond before a deadline is an uninterrupted
+/// sleep).
+///
 /// Threads: one observing thread (the audio output's) calls `observe`, `restart`, `noteWrite` and
 /// `expectStep`; `reset` is
 /// called while nothing observes (the output opening). The fit is published through a `SeqLock`:
@@ -134,6 +142,16 @@ public final class AudioClock: @unchecked Sendable {
     }
 
     let published: SeqLock<Fit>
+    /// Posted from the observing thread when a publication moves the frames still to come more
+    /// than `earlierWakeThreshold` earlier (`publish(after:)`): the engine's scheduler wake, so
+    /// that a haptic whose deadline moved earlier is not held to the old one. Set while nothing
+    /// observes (the engine, before it opens the output); nil: nobody to wake.
+    var earlierWake: Syscalls.Semaphore?
+    /// How far earlier the frames still to come must move for `earlierWake` to be posted, ns.
+    static let earlierWakeThreshold = 500_000.0
+    /// How far earlier the frames still to come have moved since `earlierWake` was last posted
+    /// (moves later take it back, to 0 at least), ns. The observing thread's.
+    private var unwokenMove = 0.0
     // The observing thread's state: the fit it last published and the observations.
     private var current: Fit
     private var frames = [Int64](repeating: 0, count: 64)
@@ -244,9 +262,10 @@ public final class AudioClock: @unchecked Sendable {
         next = 0
         // An expected step goes with the history it was expected against (withdrawn).
         if current.hasStep {
+            let before = current
             (current.stepFrom, current.stepBy) = (.max, 0)
             current.stepsWithdrawn += 1
-            published.write(current)
+            publish(after: before)
         }
     }
 
@@ -257,8 +276,9 @@ public final class AudioClock: @unchecked Sendable {
     /// Does not allocate, lock or block.
     public func expectStep(fromFrame frame: Int64, by ns: Double) {
         guard current.isFitted, ns.isFinite, abs(ns) >= 10_000, abs(ns) < 1e9 else { return }
+        let before = current
         (current.stepFrom, current.stepBy) = (frame, ns)
-        published.write(current)
+        publish(after: before)
     }
 
     /// The writer is handing frames from `frame` on to the device at monotonic `now`, so none of
@@ -268,14 +288,16 @@ public final class AudioClock: @unchecked Sendable {
     /// frames are handed over. Does not allocate, lock or block.
     public func noteWrite(frame: Int64, at now: UInt64) {
         guard current.isFitted, let heard = current.time(ofFrame: frame), heard < now else { return }
+        let before = current
         current.lateFrom = frame
         current.lateAt = now
-        published.write(current)
+        publish(after: before)
     }
 
     /// Adds an observation (frame `frame` heard at monotonic `time`) and republishes the fit.
     /// Called from one thread only (the audio output's). Does not allocate, lock or block.
     public func observe(frame: Int64, heardAt time: UInt64) {
+        let before = current
         // The first observation past an expected step settles it: nearer where the step put the
         // frame than the line, the step came, and the line and its history move by what the
         // observation says (the fit goes on as it was, its slope kept); else the line alone stands.
@@ -344,6 +366,31 @@ public final class AudioClock: @unchecked Sendable {
             || time > current.lateAt &+ Self.floorPatience {
             current.lateFrom = .max
         }
+        publish(after: before)
+    }
+
+    /// Publishes `current` (the fit was `before`) and, when the frames still to come have moved
+    /// more than `earlierWakeThreshold` earlier since the last post (in one publication, or
+    /// summed over a slew's small ones), posts `earlierWake`: a reader sleeping on it until a
+    /// deadline it took from the old line wakes and takes the new one. The move is measured at
+    /// the newest observed frame, or an expected step's or a floor's first frame (in either fit)
+    /// when later, and 1 s of frames beyond it (a slope that changed), the larger taken. Called
+    /// from the observing thread. Does not allocate, lock or block.
+    private func publish(after before: Fit) {
         published.write(current)
+        guard let wake = earlierWake, before.isFitted, current.isFitted else { return }
+        @inline(__always) func atLeast(_ f: Int64, _ g: Int64) -> Int64 { g == .max ? f : max(f, g) }
+        let probe = atLeast(atLeast(atLeast(atLeast(max(before.f0, current.f0), before.stepFrom), current.stepFrom),
+                                    before.lateFrom), current.lateFrom)
+        @inline(__always) func earlier(_ f: Int64) -> Double {
+            guard let was = before.time(ofFrame: f), let now = current.time(ofFrame: f) else { return 0 }
+            return Double(was) - Double(now)
+        }
+        let moved = max(earlier(probe), earlier(probe &+ Int64(current.sampleRate)))
+        unwokenMove = max(0, unwokenMove + moved)
+        if unwokenMove > Self.earlierWakeThreshold {
+            unwokenMove = 0
+            wake.post()
+        }
     }
 }

@@ -37,8 +37,9 @@ extension HapticEngine {
     // MARK: - Real-time (scheduler thread)
 
     /// The real-time loop. Does not allocate, lock or block: it sleeps only until deadlines
-    /// (a semaphore wait, cut short by control messages, while the deadline is more than a
-    /// millisecond away; then clock_nanosleep to `spinMargin` before it) and spins the rest.
+    /// (a semaphore wait, cut short by control messages and by the audio clock moving frames
+    /// earlier (`AudioClock.earlierWake`), while the deadline is more than a millisecond away;
+    /// then clock_nanosleep to `spinMargin` before it) and spins the rest.
     /// With a `timingResolution` above 0 (a backend that cannot use that precision, and not
     /// `precise`) it only sleeps: the semaphore wait to the deadline.
     ///
@@ -71,7 +72,8 @@ extension HapticEngine {
             let long = remaining > 2_000_000
             let m = long ? max(margin, min(longLateness.margin, 1_000_000)) : margin
             if remaining > m + wakeWindow {
-                // Far: wait, but let a control message (a player starting) cut the wait short.
+                // Far: wait, but let a control message (a player starting) or the audio clock
+                // moving frames earlier cut the wait short.
                 let target = deadline - m
                 let posted = schedulerWake.wait(untilMonotonic: target)
                 let woke = clock.now()

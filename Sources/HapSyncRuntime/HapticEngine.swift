@@ -316,6 +316,9 @@ public final class HapticEngine: @unchecked Sendable {
         }
         if let audio = configuration.audio {
             audio.onServerLost = { [weak self] why in self?.audioLost(why) }
+            // Before the stream opens (nothing observes the clock yet): a fit that moves frames
+            // earlier wakes the scheduler from a deadline taken from the old line.
+            audio.clock.earlierWake = configuration.threading == .realtime ? schedulerWake : nil
             // Before the stream opens: its thread consumes the messages from its first callback,
             // which comes before open() returns (the previous stream's thread is gone).
             audio.messages.resetOwnership()
@@ -419,6 +422,8 @@ public final class HapticEngine: @unchecked Sendable {
         // The audio first: a waveform output mixed into its stream stops with it, and no block
         // record reaches a trace after the trace has closed.
         configuration.audio?.close()
+        // Nothing observes the clock now: it keeps no wake of a stopped scheduler.
+        configuration.audio?.clock.earlierWake = nil
         var closeError: Error?
         do { try configuration.backend.close() } catch { closeError = error }
         let retired = control.withLock { state -> [Unmanaged<PlayerAudio>] in

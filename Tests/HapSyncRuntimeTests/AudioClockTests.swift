@@ -128,4 +128,55 @@ struct AudioClockTests {
         tiny.expectStep(fromFrame: from, by: 5_000)
         #expect(!tiny.fit.hasStep)
     }
+
+    @Test func framesMovedEarlierWakeTheSchedulerAndNothingElseDoes() {
+        // 1024-frame cycles at 48 kHz, frame f heard at 1 s + f / 48 kHz; the clock posts its
+        // wake (the engine's scheduler's) only when frames still to come move over 0.5 ms earlier.
+        let line = { (f: Int64) in 1e9 + Double(f) * 1e9 / 48_000 }
+        func settled() -> (AudioClock, Syscalls.Semaphore) {
+            let clock = AudioClock(sampleRate: 48_000)
+            let wake = Syscalls.Semaphore()
+            clock.earlierWake = wake
+            for k in 0..<100 { clock.observe(frame: Int64(k * 1024), heardAt: UInt64(line(Int64(k * 1024)))) }
+            return (clock, wake)
+        }
+        /// Whether the wake was posted since the last look (taking the post).
+        func posted(_ wake: Syscalls.Semaphore) -> Bool { wake.wait(untilMonotonic: 0) }
+        let from: Int64 = 101 * 1024
+        // Settling and following an exact line: no wake.
+        let (clock, wake) = settled()
+        #expect(!posted(wake))
+        // An expected step earlier: a wake; the observation that finds it where it was put: none.
+        clock.expectStep(fromFrame: from, by: -10_666_667)
+        #expect(posted(wake))
+        #expect(!posted(wake), "one post per move")
+        clock.observe(frame: from, heardAt: UInt64(line(from) - 10_666_667))
+        #expect(clock.fit.stepsCame == 1 && !posted(wake))
+        // A step later, then withdrawn by a restart: the withdrawal moves frames earlier.
+        let (later, laterWake) = settled()
+        later.expectStep(fromFrame: from, by: 8_000_000)
+        #expect(!posted(laterWake))
+        later.restart()
+        #expect(posted(laterWake))
+        // A report 20 ms earlier than the line (taken at once): a wake; 20 ms later: none.
+        let (jump, jumpWake) = settled()
+        jump.observe(frame: 100 * 1024, heardAt: UInt64(line(100 * 1024) - 20e6))
+        #expect(posted(jumpWake))
+        let (late, lateWake) = settled()
+        late.observe(frame: 100 * 1024, heardAt: UInt64(line(100 * 1024) + 20e6))
+        #expect(!posted(lateWake))
+        // A late write's floor moves frames later: no wake.
+        late.noteWrite(frame: 200 * 1024, at: UInt64(line(200 * 1024) + 30e6))
+        #expect(late.fit.hasFloor && !posted(lateWake))
+        // A slewed disagreement (1 ms earlier, taken 25 µs per report, none 0.5 ms at once): a
+        // wake once the small moves add up past 0.5 ms.
+        let (slewed, slewedWake) = settled()
+        for k in 100..<140 { slewed.observe(frame: Int64(k * 1024), heardAt: UInt64(line(Int64(k * 1024)) - 1e6)) }
+        #expect(posted(slewedWake))
+        // Nobody to wake: nothing happens.
+        let alone = AudioClock(sampleRate: 48_000)
+        for k in 0..<40 { alone.observe(frame: Int64(k * 1024), heardAt: UInt64(line(Int64(k * 1024)))) }
+        alone.expectStep(fromFrame: 41 * 1024, by: -10_666_667)
+        #expect(alone.fit.hasStep)
+    }
 }

@@ -43,6 +43,39 @@ struct RealtimeEngineTests {
         #expect(engine.realtimeStatus.fifoPriority != nil || engine.realtimeStatus.fifoError != nil, "the attempt is reported either way")
     }
 
+    @Test func aTapWhoseFrameTheClockMovesEarlierIsNotHeldToItsOldDeadline() throws {
+        // The scheduler sleeps toward a tap's deadline taken from the audio clock's line; the
+        // line then moves the tap's frame 19.4 s earlier (a report, as after PipeWire's quantum
+        // grew, magnified). The clock wakes the scheduler, which takes the new deadline: the tap
+        // goes out about 0.6 s after the start. Checked as an order, not a duration: before the
+        // old deadline less 10 s, which a scheduler left asleep could not reach.
+        let device = SteeredAudioDevice()
+        let backend = RecordingHapticBackend()
+        let engine = try HapticEngine(configuration: .init(backend: backend, lockMemory: false, audio: device))
+        try engine.start()
+        defer { engine.stop() }
+        let pattern = try AHAPPatternBuilder().audioContinuous(at: 0, duration: 21).transient(at: 20).build()
+        let player = try engine.makePlayer(with: pattern)
+        try player.start(atTime: HapticEngine.timeImmediate)
+        // Wait until the scheduler has the player (its start on the audio clock posted).
+        let started = MonotonicClock.nanoseconds()
+        while device.startFrame == nil, MonotonicClock.nanoseconds() - started < 10_000_000_000 {
+            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 1_000_000)
+        }
+        let zero = try #require(device.startFrame)
+        let oldDeadline = try #require(device.clock.time(ofFrame: zero + 960_000))
+        device.moveEarlier(by: 19_400_000_000)
+        let moved = try #require(device.clock.time(ofFrame: zero + 960_000))
+        #expect(oldDeadline - moved > 19_000_000_000)
+        let transients = { backend.entries.filter { $0.command.kind == .transient } }
+        while transients().isEmpty, MonotonicClock.nanoseconds() < oldDeadline + 5_000_000_000 {
+            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 5_000_000)
+        }
+        let tap = try #require(transients().first)
+        #expect(tap.command.released >= moved, "never before the new deadline")
+        #expect(tap.command.released < oldDeadline - 10_000_000_000, "not held to the old deadline")
+    }
+
     @Test func aPlayersHandlerRunsAfterWhatItPlayedReachedTheBackend() throws {
         // A slow device (20 ms per command): the scheduler has long finished the player when the
         // output thread is still applying; the completion handler waits for the output.
@@ -229,3 +262,55 @@ private final class ReentryCountingBackend: HapticBackend, @unchecked Sendable {
         return now + 100_000
     }
 }
+
+/// An audio device that exists only as a clock on CLOCK_MONOTONIC, for the real-threaded engine:
+/// frame f is heard at `origin` + f / 48 kHz − the shift the test made (`moveEarlier`), reported
+/// to the clock from the test's thread (the one observing thread), 20 ms of frames written ahead
+/// of what is heard. It renders nothing; it keeps the frame its first start put pattern time 0 at.
+private final class SteeredAudioDevice: AudioDevice, @unchecked Sendable {
+    let name = "steered"
+    let sampleRate = 48_000.0
+    let clock = AudioClock(sampleRate: 48_000)
+    let messages = SPSCRing<AudioMessage>(capacity: 64)
+    var onServerLost: (@Sendable (String) -> Void)?
+    var liveParameters: LiveParameters?
+    var isMuted = false
+    let underruns = 0
+    var writesAhead: Bool { false }
+    private let origin = MonotonicClock.nanoseconds()
+    private let shift = Atomic<UInt64>(0)
+    private let zero = Atomic<Int64>(-1)
+
+    /// The frame heard now.
+    private var frameNow: Int64 { Int64(Double(MonotonicClock.nanoseconds() + shift.load(ordering: .acquiring) - origin) * 48_000 / 1e9) }
+    var nextWritableFrame: Int64 { frameNow + 960 }
+    /// The frame of pattern time 0 of the first player started, once the scheduler sent it.
+    var startFrame: Int64? {
+        if zero.load(ordering: .acquiring) < 0, let m = messages.pop(), m.kind == .start { zero.store(m.frame, ordering: .releasing) }
+        let z = zero.load(ordering: .acquiring)
+        return z < 0 ? nil : z
+    }
+    /// Reports the frame heard now, as a sound server's timing does.
+    func observe() {
+        let f = frameNow
+        clock.observe(frame: f, heardAt: origin + UInt64(Double(f) * 1e9 / 48_000) - shift.load(ordering: .acquiring))
+    }
+    /// Frames are heard `ns` earlier from now on, and a report says so.
+    func moveEarlier(by ns: UInt64) {
+        shift.add(ns, ordering: .releasing)
+        observe()
+    }
+    func open() throws {
+        for _ in 0..<AudioClock.settlingObservations {
+            observe()
+            HelperThreadCalls.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 2_000_000)
+        }
+    }
+    func close() {}
+    func setSource(slot: Int, _ source: Unmanaged<PlayerAudio>?) {}
+    func load(_ timeline: PatternTimeline, files: [String: URL]) throws -> PlayerAudio {
+        PlayerAudio(timeline: timeline, samples: timeline.voices.map { _ in nil })
+    }
+    func canConnect() -> Bool { true }
+}
+
