@@ -125,7 +125,9 @@ func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatt
 }
 
 /// `pattern` (its audio `files`) played once to warm up, then `loops` times `period` seconds
-/// apart; returns once the last has played.
+/// apart; returns once the last has played. Each pass is started 0.3 s before its time, not all
+/// at once: a started player holds its voices from its start on, and the mixer holds
+/// `AudioStreamRenderer.voiceCapacity` (a pattern of 32 sounds fills it with 8 players waiting).
 func play(_ pattern: AHAPPattern, files: [String: URL], loops: Int, period: Double, on rig: AudioRig) throws -> [HapticPatternPlayer] {
     // Warm-up: one pass, not measured.
     let warm = try rig.engine.makePlayer(with: pattern, audioFiles: files)
@@ -134,11 +136,14 @@ func play(_ pattern: AHAPPattern, files: [String: URL], loops: Int, period: Doub
     let t0 = rig.engine.currentTime + 0.3
     var players: [HapticPatternPlayer] = []
     for k in 0..<loops {
+        let at = t0 + Double(k) * period
         let p = try rig.engine.makePlayer(with: pattern, audioFiles: files)
-        try p.start(atTime: t0 + Double(k) * period)
+        Thread.sleep(forTimeInterval: max(0, at - 0.3 - rig.engine.currentTime))
+        try p.start(atTime: at)
         players.append(p)
     }
-    Thread.sleep(forTimeInterval: 0.3 + Double(loops) * period + 0.5)
+    Thread.sleep(forTimeInterval: max(0, t0 + Double(loops) * period + 0.5 - rig.engine.currentTime))
+    if rig.audio.droppedVoices > 0 { print("note: \(rig.audio.droppedVoices) voices dropped (the mixer was full): their clicks were not played") }
     return players
 }
 

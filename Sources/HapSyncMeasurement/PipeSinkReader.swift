@@ -108,7 +108,10 @@ public final class PipeSinkReader: @unchecked Sendable {
             // PipeWire's writes each cycle's block without waiting, and drops what does not fit:
             // room for the largest quantum (8192 frames of float stereo), which a 50 ms
             // node.latency asks for (2048 frames: 16 KiB, twice the 8 KiB PulseAudio needs).
-            if pacing == .asWritten { pipe.setCapacity(1 << 16) }
+            if pacing == .asWritten {
+                pipe.setCapacity(1 << 16)
+                observed.withLock { $0.splitsAtSteps = true }
+            }
         } catch {
             stop()
             throw error
@@ -129,18 +132,28 @@ public final class PipeSinkReader: @unchecked Sendable {
     }
 
     /// `.asWritten`: waits for data, times the read as soon as there is some, and observes its
-    /// first frame as heard then.
+    /// first frame as heard then: only a read that found the pipe empty and waited for its data
+    /// (data already waiting came while this thread was away, so its time says nothing of when
+    /// it came), and not one within `burst` of the last read (the rest of a block the sink
+    /// wrote at once, which woke this thread part-way).
     private func readAsWritten(_ pipe: NamedPipe, buffer: UnsafeMutableRawPointer, capacity: Int) {
         var frames = Frames()
+        var lastRead: UInt64 = 0
         while running.load(ordering: .acquiring) {
-            guard pipe.waitReadable(milliseconds: 20) else { continue }
+            let waiting = pipe.waitReadable(milliseconds: 0)
+            guard waiting || pipe.waitReadable(milliseconds: 20) else { continue }
             let time = MonotonicClock.nanoseconds()
             let n = pipe.read(into: buffer + frames.carry, capacity: capacity - frames.carry)
             guard n > 0 else { continue }
-            observe(frame: frames.count, at: time)
+            if !waiting, time &- lastRead >= Self.burst { observe(frame: frames.count, at: time) }
+            lastRead = time
             take(&frames, bytes: n, from: buffer)
         }
     }
+
+    /// Reads closer together than this are one block the sink wrote at once (PipeWire's
+    /// shortest cycle, 32 frames at 48 kHz, is 0.67 ms), ns.
+    private static let burst: UInt64 = 500_000
 
     /// `.nominalRate`: from the first data on, every tick takes the frames due by then at the
     /// nominal rate and observes the next one as heard at that moment. When the pipe has less

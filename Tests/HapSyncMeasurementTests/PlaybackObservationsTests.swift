@@ -103,4 +103,42 @@ struct PlaybackObservationsTests {
         // Too few observations to judge (two windows of 40 are needed).
         #expect(Self.observations(80) { $0 >= 40 ? 3_000_000 : 0 }.discontinuities.isEmpty)
     }
+
+    @Test func stepsThatComeAndGoAreFollowedWhereTheSinkSplitsAtThem() throws {
+        // A graph whose cycle changes length every 0.37 s (128 <-> 1024 frames on PipeWire
+        // 0.3.65): every frame of the long spells heard 18.7 ms earlier than the short spells'
+        // line. Split at its steps, each frame is timed by its own spell; without, the short
+        // spells' line (the majority within ±0.5 s) stands for both.
+        let step = -896 * 1e9 / Self.rate
+        func spell(_ f: Int64) -> Bool { (f / 17_760) % 2 == 1 }  // 0.37 s spells
+        var split = PlaybackObservations(sampleRate: Self.rate)
+        split.splitsAtSteps = true
+        var whole = PlaybackObservations(sampleRate: Self.rate)
+        var f: Int64 = 0
+        while f < 200_000 {
+            let long = spell(f)
+            let t = UInt64(Self.line(f) + (long ? step : 0))
+            split.append(frame: f, time: t)
+            whole.append(frame: f, time: t)
+            f += long ? 1024 : 128
+        }
+        // One late read (a reader stalled 3 ms) is no step: left out, as before.
+        for frame: Int64 in [17_760 + 5_000, 17_760 * 2 + 5_000, 17_760 * 3 + 9_000, 17_760 * 5 + 100] {
+            let expected = Self.line(frame) + (spell(frame) ? step : 0)
+            let t = try #require(split.heardTime(ofFrame: frame))
+            #expect(abs(Double(t) - expected) < 50_000, "frame \(frame): \((Double(t) - expected) / 1e6) ms off")
+        }
+        let longFrame: Int64 = 17_760 * 3 + 9_000
+        let unsplit = try #require(whole.heardTime(ofFrame: longFrame))
+        #expect(abs(Double(unsplit) - Self.line(longFrame)) < 50_000, "unsplit, the short spells' line")
+        // A single late observation does not split.
+        var late = PlaybackObservations(sampleRate: Self.rate)
+        late.splitsAtSteps = true
+        for i in 0..<600 {
+            let g = Int64(i * 480)
+            late.append(frame: g, time: UInt64(Self.line(g) + (i == 300 ? 3_000_000 : 0)))
+        }
+        let t = try #require(late.heardTime(ofFrame: 144_100))
+        #expect(abs(Double(t) - Self.line(144_100)) < 5)
+    }
 }
