@@ -117,8 +117,8 @@ struct PipeSinkRun {
     }
 }
 
-/// Plays Assets/clicks.ahap `loops` times on `rig` after one unmeasured pass: the players, started
-/// back to back 0.3 s from now, and returns once the last has played.
+/// Plays Assets/clicks.ahap `loops` times on `rig`, 2.25 s apart, after one unmeasured pass (see
+/// `play`): the players, once the last has played.
 func playClicks(loops: Int, on rig: AudioRig, assets: URL) throws -> [HapticPatternPlayer] {
     let (pattern, files) = try clicksPattern(assets: assets)
     return try play(pattern, files: files, loops: loops, period: 2.25, on: rig)

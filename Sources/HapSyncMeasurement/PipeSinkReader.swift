@@ -21,7 +21,8 @@ import Synchronization
 ///   PulseAudio sees the pipe drain in those steps, which makes it think frames are heard up to
 ///   0.25 ms later than they are.
 ///
-/// Every read gives an observation "frame F heard at T", kept in `PlaybackObservations`, and
+/// Reads give observations "frame F heard at T", kept in `PlaybackObservations` (`.asWritten`:
+/// only reads that waited for their data, with a timeline that may step), and
 /// `heardTime(ofFrame:)` fits a line through those within half a second of a frame. Nothing here
 /// reads the server's timing reports: that is the point. The frames are the sink's own, so a
 /// recorded click's frame (`ClickOnsets`) gives the moment it was heard.
@@ -108,10 +109,8 @@ public final class PipeSinkReader: @unchecked Sendable {
             // PipeWire's writes each cycle's block without waiting, and drops what does not fit:
             // room for the largest quantum (8192 frames of float stereo), which a 50 ms
             // node.latency asks for (2048 frames: 16 KiB, twice the 8 KiB PulseAudio needs).
-            if pacing == .asWritten {
-                pipe.setCapacity(1 << 16)
-                observed.withLock { $0.splitsAtSteps = true }
-            }
+            if pacing == .asWritten { pipe.setCapacity(1 << 16) }
+            observed.withLock { $0.splitsAtSteps = pacing == .asWritten }
         } catch {
             stop()
             throw error

@@ -10,11 +10,12 @@ public struct PlaybackObservations: Sendable {
     public private(set) var frames: [Int64] = []
     /// When each of `frames` was played (CLOCK_MONOTONIC ns).
     public private(set) var times: [UInt64] = []
-    /// Whether a step of the observations (a jump of over 1 ms against the nominal rate that the
-    /// next observation keeps) ends a frame's stretch as a pause does: for a sink whose frames
-    /// are heard as they are written, where a graph whose cycle changed length moves every
-    /// frame after it by the change (PipeWire before 0.3.68: `PipeSinkReader`'s `.asWritten`).
-    /// Without it a step is taken for lateness of the observations on its smaller side.
+    /// Whether the sink's timeline may step (a jump of the observations against the nominal rate
+    /// that lasts): for a sink whose frames are heard as they are written, where a graph whose
+    /// cycle changed length moves every frame after it by the change (PipeWire before 0.3.68:
+    /// `PipeSinkReader`'s `.asWritten`). A frame is then timed by the observations at the level
+    /// of its own block's and the four after it (their median against the nominal rate), not
+    /// the level of the whole window, which a step leaves to whichever side has more of them.
     public var splitsAtSteps = false
 
     /// No observations yet, with room for `capacity` of them.
@@ -34,8 +35,9 @@ public struct PlaybackObservations: Sendable {
 
     /// When `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through the
     /// observations within ±0.5 s of it and in its stretch of continuous play (none across a
-    /// pause of the sink, nor across a step with `splitsAtSteps`), leaving out those more than 1 ms off the line at the nominal rate
-    /// through their median: reads the recording thread made late (a reader starved for 30 ms
+    /// pause of the sink), leaving out those more than 1 ms off the line at the nominal rate
+    /// through their median (with `splitsAtSteps`, through the median of the frame's own block
+    /// and the four after it): reads the recording thread made late (a reader starved for 30 ms
     /// among the 23 reads of a 2048-frame quantum moved a least-squares line by 1.3 ms and tilted
     /// it, so that a second fit around that line threw away the good reads). Nil with fewer than
     /// 8 observations around it that agree.
@@ -48,12 +50,12 @@ public struct PlaybackObservations: Sendable {
         while end < frames.count, frames[end] <= frame + window { end += 1 }
         // Only the observations of the frame's own stretch of continuous play: where the sink
         // paused (suspended while nothing played), the frames after it are heard on another line.
+        var mid = lo
         if lo < end {
-            var mid = lo
             while mid + 1 < end, frames[mid + 1] <= frame { mid += 1 }
             var first = mid, last = mid
-            while first > lo, !paused(between: first - 1, and: first), !stepped(between: first - 1, and: first) { first -= 1 }
-            while last + 1 < end, !paused(between: last, and: last + 1), !stepped(between: last, and: last + 1) { last += 1 }
+            while first > lo, !paused(between: first - 1, and: first) { first -= 1 }
+            while last + 1 < end, !paused(between: last, and: last + 1) { last += 1 }
             lo = first
             end = last + 1
         }
@@ -74,9 +76,15 @@ public struct PlaybackObservations: Sendable {
         // The robust start: at the nominal rate, the median offset of the observations (half of
         // them may be late without moving it).
         let nominal = 1e9 / sampleRate
-        let offsets = near.map { Double(times[$0]) - ref - nominal * Double(frames[$0] - frame) }.sorted()
+        func offset(_ i: Int) -> Double { Double(times[i]) - ref - nominal * Double(frames[i] - frame) }
+        // The level: of the whole window, or where the timeline steps, of the frame's block and
+        // the four after it (the five before the stretch's end, near its end). A median of five:
+        // two late reads among them do not move it.
+        let start = max(lo, min(mid, end - 5))
+        let levelReads = splitsAtSteps ? start..<min(end, start + 5) : near
+        let offsets = levelReads.map(offset).sorted()
         let median = offsets[offsets.count / 2]
-        guard let line = fit({ i in abs(Double(times[i]) - ref - nominal * Double(frames[i] - frame) - median) <= 1_000_000 }) else { return nil }
+        guard let line = fit({ i in abs(offset(i) - median) <= 1_000_000 }) else { return nil }
         return UInt64(max(0, ref + line.intercept))
     }
 
@@ -84,18 +92,6 @@ public struct PlaybackObservations: Sendable {
     /// on more than 50 ms beyond the frames played in between.
     private func paused(between i: Int, and j: Int) -> Bool {
         Double(times[j]) - Double(times[i]) - Double(frames[j] - frames[i]) / sampleRate * 1e9 > 50_000_000
-    }
-
-    /// With `splitsAtSteps`: whether observation `j` (= `i` + 1) is more than 1 ms off
-    /// observation `i` against the nominal rate while the one before `i` and the one after `j`
-    /// (where there are) agree with their neighbour to within 1 ms: a step of the sink's
-    /// timeline, not one late observation (which differs from both its neighbours).
-    private func stepped(between i: Int, and j: Int) -> Bool {
-        guard splitsAtSteps else { return false }
-        let nominal = 1e9 / sampleRate
-        func offset(_ k: Int) -> Double { Double(times[k]) - Double(frames[k]) * nominal }
-        func agree(_ a: Int, _ b: Int) -> Bool { abs(offset(a) - offset(b)) <= 1_000_000 }
-        return !agree(i, j) && (i == 0 || agree(i - 1, i)) && (j + 1 >= frames.count || agree(j, j + 1))
     }
 
     /// Places where the observations jump by more than 2 ms against the line through their

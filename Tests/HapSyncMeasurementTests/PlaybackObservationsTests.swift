@@ -104,41 +104,40 @@ struct PlaybackObservationsTests {
         #expect(Self.observations(80) { $0 >= 40 ? 3_000_000 : 0 }.discontinuities.isEmpty)
     }
 
-    @Test func stepsThatComeAndGoAreFollowedWhereTheSinkSplitsAtThem() throws {
+    @Test func stepsThatComeAndGoAreFollowedWhereTheTimelineSteps() throws {
         // A graph whose cycle changes length every 0.37 s (128 <-> 1024 frames on PipeWire
         // 0.3.65): every frame of the long spells heard 18.7 ms earlier than the short spells'
-        // line. Split at its steps, each frame is timed by its own spell; without, the short
-        // spells' line (the majority within ±0.5 s) stands for both.
+        // line. Timed by the level of its own block and the four after it, each frame takes its
+        // own spell's line; by the level of the whole ±0.5 s window, the short spells' line (the
+        // majority) stands for both. Late reads (a reader stalled 3 ms) beside a step, two in a
+        // row, and the first read do not move either.
         let step = -896 * 1e9 / Self.rate
         func spell(_ f: Int64) -> Bool { (f / 17_760) % 2 == 1 }  // 0.37 s spells
-        var split = PlaybackObservations(sampleRate: Self.rate)
-        split.splitsAtSteps = true
-        var whole = PlaybackObservations(sampleRate: Self.rate)
-        var f: Int64 = 0
-        while f < 200_000 {
-            let long = spell(f)
-            let t = UInt64(Self.line(f) + (long ? step : 0))
-            split.append(frame: f, time: t)
-            whole.append(frame: f, time: t)
-            f += long ? 1024 : 128
+        func observations(splits: Bool) -> PlaybackObservations {
+            var o = PlaybackObservations(sampleRate: Self.rate)
+            o.splitsAtSteps = splits
+            var f: Int64 = 0, k = 0
+            var lastLong = false
+            while f < 200_000 {
+                let long = spell(f)
+                // Late: the first read of each long spell (beside its step), two in a row in the
+                // third short spell, and the very first read.
+                let late = (long && !lastLong) || (f >= 17_760 * 2 + 5_120 && f < 17_760 * 2 + 5_120 + 256) || k == 0
+                o.append(frame: f, time: UInt64(Self.line(f) + (long ? step : 0) + (late ? 3_000_000 : 0)))
+                lastLong = long
+                f += long ? 1024 : 128
+                k += 1
+            }
+            return o
         }
-        // One late read (a reader stalled 3 ms) is no step: left out, as before.
-        for frame: Int64 in [17_760 + 5_000, 17_760 * 2 + 5_000, 17_760 * 3 + 9_000, 17_760 * 5 + 100] {
+        let split = observations(splits: true), whole = observations(splits: false)
+        for frame: Int64 in [10, 17_760 + 500, 17_760 + 5_000, 17_760 * 2 + 5_000, 17_760 * 2 + 5_200, 17_760 * 3 + 9_000, 17_760 * 5 + 100] {
             let expected = Self.line(frame) + (spell(frame) ? step : 0)
             let t = try #require(split.heardTime(ofFrame: frame))
             #expect(abs(Double(t) - expected) < 50_000, "frame \(frame): \((Double(t) - expected) / 1e6) ms off")
         }
         let longFrame: Int64 = 17_760 * 3 + 9_000
         let unsplit = try #require(whole.heardTime(ofFrame: longFrame))
-        #expect(abs(Double(unsplit) - Self.line(longFrame)) < 50_000, "unsplit, the short spells' line")
-        // A single late observation does not split.
-        var late = PlaybackObservations(sampleRate: Self.rate)
-        late.splitsAtSteps = true
-        for i in 0..<600 {
-            let g = Int64(i * 480)
-            late.append(frame: g, time: UInt64(Self.line(g) + (i == 300 ? 3_000_000 : 0)))
-        }
-        let t = try #require(late.heardTime(ofFrame: 144_100))
-        #expect(abs(Double(t) - Self.line(144_100)) < 5)
+        #expect(abs(Double(unsplit) - Self.line(longFrame)) < 50_000, "by the window's level, the short spells' line")
     }
 }
