@@ -14,8 +14,9 @@ public struct PlaybackObservations: Sendable {
     /// that lasts): for a sink whose frames are heard as they are written, where a graph whose
     /// cycle changed length moves every frame after it by the change (PipeWire before 0.3.68:
     /// `PipeSinkReader`'s `.asWritten`). A frame is then timed by the observations at the level
-    /// of its own block's and the four after it (their median against the nominal rate), not
-    /// the level of the whole window, which a step leaves to whichever side has more of them.
+    /// of its own side of a step (the median, against the nominal rate, of its block's read and
+    /// the four after it, or the four before it when only those agree with it), not the level
+    /// of the whole window, which a step leaves to whichever side has more of them.
     public var splitsAtSteps = false
 
     /// No observations yet, with room for `capacity` of them.
@@ -36,8 +37,8 @@ public struct PlaybackObservations: Sendable {
     /// When `frame` was played (CLOCK_MONOTONIC ns), from a least-squares line through the
     /// observations within ±0.5 s of it and in its stretch of continuous play (none across a
     /// pause of the sink), leaving out those more than 1 ms off the line at the nominal rate
-    /// through their median (with `splitsAtSteps`, through the median of the frame's own block
-    /// and the four after it): reads the recording thread made late (a reader starved for 30 ms
+    /// through their median (with `splitsAtSteps`, through the median of the reads on the
+    /// frame's own side of a step): reads the recording thread made late (a reader starved for 30 ms
     /// among the 23 reads of a 2048-frame quantum moved a least-squares line by 1.3 ms and tilted
     /// it, so that a second fit around that line threw away the good reads). Nil with fewer than
     /// 8 observations around it that agree.
@@ -77,14 +78,25 @@ public struct PlaybackObservations: Sendable {
         // them may be late without moving it).
         let nominal = 1e9 / sampleRate
         func offset(_ i: Int) -> Double { Double(times[i]) - ref - nominal * Double(frames[i] - frame) }
-        // The level: of the whole window, or where the timeline steps, of the frame's block and
-        // the four after it (the five before the stretch's end, near its end). A median of five:
-        // two late reads among them do not move it.
-        let start = max(lo, min(mid, end - 5))
-        let levelReads = splitsAtSteps ? start..<min(end, start + 5) : near
-        let offsets = levelReads.map(offset).sorted()
-        let median = offsets[offsets.count / 2]
-        guard let line = fit({ i in abs(offset(i) - median) <= 1_000_000 }) else { return nil }
+        func median(_ reads: Range<Int>) -> Double {
+            let sorted = reads.map(offset).sorted()
+            return sorted[sorted.count / 2]
+        }
+        // The level: of the whole window, or where the timeline steps, of the frame's side of
+        // a step: the median of its block's read and the four after it, unless that read agrees
+        // only with the four before it (the last block before a step). Medians of five: two
+        // late reads among them do not move them; a late read of the frame's own block (which
+        // agrees with neither) is taken to open what follows.
+        let level: Double
+        if splitsAtSteps {
+            let after = median(mid..<min(end, mid + 5)), before = median(max(lo, mid - 4)..<(mid + 1))
+            let own = offset(mid)
+            let beforeIsWhole = mid - 4 >= lo, afterIsWhole = mid + 5 <= end
+            level = beforeIsWhole && abs(own - before) <= 1_000_000 && (abs(own - after) > 1_000_000 || !afterIsWhole) ? before : after
+        } else {
+            level = median(near)
+        }
+        guard let line = fit({ i in abs(offset(i) - level) <= 1_000_000 }) else { return nil }
         return UInt64(max(0, ref + line.intercept))
     }
 

@@ -107,8 +107,8 @@ struct PlaybackObservationsTests {
     @Test func stepsThatComeAndGoAreFollowedWhereTheTimelineSteps() throws {
         // A graph whose cycle changes length every 0.37 s (128 <-> 1024 frames on PipeWire
         // 0.3.65): every frame of the long spells heard 18.7 ms earlier than the short spells'
-        // line. Timed by the level of its own block and the four after it, each frame takes its
-        // own spell's line; by the level of the whole ±0.5 s window, the short spells' line (the
+        // line. Timed by the level of its own side of a step, each frame takes its own spell's
+        // line (the last block before a step and the first after it too); by the level of the whole ±0.5 s window, the short spells' line (the
         // majority) stands for both. Late reads (a reader stalled 3 ms) beside a step, two in a
         // row, and the first read do not move either.
         let step = -896 * 1e9 / Self.rate
@@ -131,7 +131,7 @@ struct PlaybackObservationsTests {
             return o
         }
         let split = observations(splits: true), whole = observations(splits: false)
-        for frame: Int64 in [10, 17_760 + 500, 17_760 + 5_000, 17_760 * 2 + 5_000, 17_760 * 2 + 5_200, 17_760 * 3 + 9_000, 17_760 * 5 + 100] {
+        for frame: Int64 in [10, 17_700, 17_760 + 500, 17_760 + 5_000, 35_200 + 100, 17_760 * 2 + 5_000, 17_760 * 2 + 5_200, 17_760 * 3 + 9_000, 17_760 * 5 + 100] {
             let expected = Self.line(frame) + (spell(frame) ? step : 0)
             let t = try #require(split.heardTime(ofFrame: frame))
             #expect(abs(Double(t) - expected) < 50_000, "frame \(frame): \((Double(t) - expected) / 1e6) ms off")
