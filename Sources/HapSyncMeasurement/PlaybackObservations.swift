@@ -74,30 +74,32 @@ public struct PlaybackObservations: Sendable {
             let slope = (k * sxy - sx * sy) / d
             return (slope, (sy - slope * sx) / k)
         }
-        // The robust start: at the nominal rate, the median offset of the observations (half of
-        // them may be late without moving it).
-        let nominal = 1e9 / sampleRate
-        func offset(_ i: Int) -> Double { Double(times[i]) - ref - nominal * Double(frames[i] - frame) }
-        func median(_ reads: Range<Int>) -> Double {
-            let sorted = reads.map(offset).sorted()
-            return sorted[sorted.count / 2]
-        }
-        // The level: of the whole window, or where the timeline steps, of the frame's side of
-        // a step: the median of its block's read and the four after it, unless that read agrees
-        // only with the four before it (the last block before a step). Medians of five: two
-        // late reads among them do not move them; a late read of the frame's own block (which
-        // agrees with neither) is taken to open what follows.
+        // The robust start: the median offset of the observations from the nominal rate (half of
+        // them may be late without moving it), of the whole window, or where the timeline steps,
+        // of the frame's side of a step: the median of its block's read and the four after it,
+        // unless that read agrees only with the four before it (the last block before a step).
+        // Medians of five: two late reads among them do not move them; a late read of the
+        // frame's own block (which agrees with neither) is taken to open what follows.
         let level: Double
         if splitsAtSteps {
-            let after = median(mid..<min(end, mid + 5)), before = median(max(lo, mid - 4)..<(mid + 1))
+            let after = medianOffset(mid..<min(end, mid + 5)), before = medianOffset(max(lo, mid - 4)..<(mid + 1))
             let own = offset(mid)
             let beforeIsWhole = mid - 4 >= lo, afterIsWhole = mid + 5 <= end
             level = beforeIsWhole && abs(own - before) <= 1_000_000 && (abs(own - after) > 1_000_000 || !afterIsWhole) ? before : after
         } else {
-            level = median(near)
+            level = medianOffset(near)
         }
         guard let line = fit({ i in abs(offset(i) - level) <= 1_000_000 }) else { return nil }
         return UInt64(max(0, ref + line.intercept))
+    }
+
+    /// When observation `i` was heard less when the nominal rate from frame 0 puts it, ns.
+    private func offset(_ i: Int) -> Double { Double(times[i]) - Double(frames[i]) * 1e9 / sampleRate }
+
+    /// The median `offset` of observations `reads` (not empty).
+    private func medianOffset(_ reads: Range<Int>) -> Double {
+        let sorted = reads.map(offset).sorted()
+        return sorted[sorted.count / 2]
     }
 
     /// Whether the sink stopped playing between observations `i` and `j` (i < j): the clock moved
@@ -114,15 +116,10 @@ public struct PlaybackObservations: Sendable {
         var result: [(Int64, Double)] = []
         let span = 40
         guard frames.count > 2 * span else { return [] }
-        let nominal = 1e9 / sampleRate
         var i = span
         while i < frames.count - span {
             // Median offset from nominal before and after i.
-            func level(_ r: Range<Int>) -> Double {
-                let xs = r.map { Double(times[$0]) - Double(frames[$0]) * nominal }.sorted()
-                return xs[xs.count / 2]
-            }
-            let jump = level(i..<(i + span)) - level((i - span)..<i)
+            let jump = medianOffset(i..<(i + span)) - medianOffset((i - span)..<i)
             if abs(jump) > 2_000_000 {
                 result.append((frames[i], jump))
                 i += span
